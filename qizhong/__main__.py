@@ -1,0 +1,3 @@
+from qizhong.cli import main
+
+raise SystemExit(main())
