@@ -1,0 +1,435 @@
+"""The MQTT wire contract (DESIGN.md §4) as pydantic models: topics, payloads, commands.
+
+Both ends use these: the node builds its messages with them and validates the commands it
+receives; the station validates everything it receives. ``docs/asyncapi.yaml`` is checked
+against these models by a test.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+__all__ = [
+    "COMMAND_ARGS",
+    "EVENT_DATA",
+    "ID_PATTERN",
+    "PROTOCOL_VERSION",
+    "BoardStatus",
+    "ClockPart",
+    "Command",
+    "EventEnvelope",
+    "Reply",
+    "StateSnapshot",
+    "StationStatus",
+    "TopicName",
+    "Topics",
+    "WireError",
+    "decode",
+    "encode",
+    "parse_command",
+    "parse_topic",
+    "txn_of",
+]
+
+PROTOCOL_VERSION = 1
+ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
+_ID_RE = re.compile(ID_PATTERN)
+
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+SideName = Literal["red", "black"]
+Ms = Annotated[int, Field(ge=0)]
+
+
+class WireError(ValueError):
+    """A payload, topic or command that does not match the contract; the message says what."""
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+# -- topics ----------------------------------------------------------------------------------
+@dataclass(frozen=True, slots=True)
+class TopicName:
+    venue: str
+    kind: Literal["board", "venue", "station"]
+    leaf: str
+    board: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Topics:
+    """Topic names under ``qz/v1/{venue}``."""
+
+    venue: str
+
+    def __post_init__(self) -> None:
+        check_id("venue", self.venue)
+
+    @property
+    def root(self) -> str:
+        return f"qz/v1/{self.venue}"
+
+    def board(self, board: str, leaf: str) -> str:
+        return f"{self.root}/board/{board}/{leaf}"
+
+    def status(self, board: str) -> str:
+        return self.board(board, "status")
+
+    def state(self, board: str) -> str:
+        return self.board(board, "state")
+
+    def event(self, board: str) -> str:
+        return self.board(board, "event")
+
+    def cmd(self, board: str) -> str:
+        return self.board(board, "cmd")
+
+    def reply(self, board: str) -> str:
+        return self.board(board, "reply")
+
+    @property
+    def venue_cmd(self) -> str:
+        return f"{self.root}/venue/cmd"
+
+    @property
+    def station_status(self) -> str:
+        return f"{self.root}/station/status"
+
+
+_BOARD_LEAVES = {"status", "state", "event", "cmd", "reply"}
+
+
+def check_id(what: str, value: str) -> str:
+    if not isinstance(value, str) or not _ID_RE.match(value):
+        raise WireError(f"{what} {value!r} must match {ID_PATTERN}")
+    return value
+
+
+def parse_topic(topic: str) -> TopicName:
+    """Split a topic of the contract; raises ``WireError`` for anything else."""
+    parts = topic.split("/")
+    if len(parts) < 4 or parts[0] != "qz" or parts[1] != "v1":
+        raise WireError(f"topic {topic!r} is not under qz/v1/{{venue}}")
+    venue = parts[2]
+    if not _ID_RE.match(venue):
+        raise WireError(f"topic {topic!r}: bad venue id")
+    rest = parts[3:]
+    if len(rest) == 3 and rest[0] == "board" and rest[2] in _BOARD_LEAVES:
+        if not _ID_RE.match(rest[1]):
+            raise WireError(f"topic {topic!r}: bad board id")
+        return TopicName(venue, "board", rest[2], rest[1])
+    if rest == ["venue", "cmd"]:
+        return TopicName(venue, "venue", "cmd")
+    if rest == ["station", "status"]:
+        return TopicName(venue, "station", "status")
+    raise WireError(f"topic {topic!r} is not a topic of the contract")
+
+
+# -- status and state ------------------------------------------------------------------------
+class BoardStatus(_Model):
+    state: Literal["online", "offline", "lost"]
+    node: Id
+    session: Annotated[int, Field(ge=0)]
+    ts: Ms
+
+
+class StationStatus(_Model):
+    state: Literal["online", "offline", "lost"]
+    session: Annotated[int, Field(ge=0)]
+    ts: Ms
+
+
+class SidePair(_Model):
+    red: Annotated[int, Field(ge=0)]
+    black: Annotated[int, Field(ge=0)]
+
+
+class StateSnapshot(_Model):
+    v: Literal[1] = 1
+    board: Id
+    node: Id
+    session: Annotated[int, Field(ge=0)]
+    seq: Annotated[int, Field(ge=0)]
+    ts: Ms
+    game: str | None
+    tc: str | None
+    phase: Literal["idle", "ready", "running", "paused", "finished"]
+    running: SideName | None
+    red_ms: Ms
+    black_ms: Ms
+    moves: SidePair
+    flag: SideName | None
+    fouls: SidePair
+    result: dict[str, Any] | None = None
+    # Beyond the minimum of DESIGN.md §4: optional, ignored by those who don't know them.
+    red: str | None = None
+    black: str | None = None
+    arbiter_mode: bool = False
+    pending: list[dict[str, Any]] = Field(default_factory=list)
+
+
+# -- events ----------------------------------------------------------------------------------
+class ClockPart(_Model):
+    red_ms: Ms
+    black_ms: Ms
+    running: SideName | None
+
+
+class ReadyData(_Model):
+    game: str
+    tc: str
+    red: str | None = None
+    black: str | None = None
+    black_tc: str | None = None
+
+
+class EmptyData(_Model):
+    pass
+
+
+class MoveData(_Model):
+    side: SideName
+    used_ms: Ms
+    move: Annotated[int, Field(ge=1)]
+
+
+class PausedData(_Model):
+    by: Literal["board", "arbiter"]
+    side_on_move: SideName | None
+
+
+class FlagData(_Model):
+    side: SideName
+
+
+class FoulData(_Model):
+    side: SideName
+    reason: str
+    status: Literal["pending", "confirmed", "dismissed"]
+    count: Annotated[int, Field(ge=0)]
+    ref: int | None = None  # seq of the event this ruling settles
+
+
+class ForfeitData(_Model):
+    side: SideName
+    reason: str
+    status: Literal["pending", "confirmed", "dismissed"]
+    ref: int | None = None
+
+
+class ShutdownData(_Model):
+    cause: Literal["power_switch", "node_restart"]
+    duration_ms: Ms
+    side_on_move: SideName | None
+    authorised: bool
+
+
+class LateData(_Model):
+    side: SideName
+
+
+class AdjustedData(_Model):
+    side: SideName
+    delta_ms: int
+    by: Literal["arbiter", "board"] = "arbiter"
+
+
+class ResultData(_Model):
+    winner: SideName | None
+    reason: str
+
+
+class MoveCountData(_Model):
+    status: Literal["started", "reached"]
+    limit: Annotated[int, Field(ge=1)]
+    at_move: int | None = None
+
+
+class WarningData(_Model):
+    reason: str
+    side: SideName | None = None
+    detail: str | None = None
+
+
+EVENT_DATA: dict[str, type[_Model]] = {
+    "ready": ReadyData,
+    "started": EmptyData,
+    "move": MoveData,
+    "paused": PausedData,
+    "resumed": EmptyData,
+    "flag": FlagData,
+    "foul": FoulData,
+    "forfeit": ForfeitData,
+    "shutdown": ShutdownData,
+    "late": LateData,
+    "adjusted": AdjustedData,
+    "result": ResultData,
+    "move_count": MoveCountData,
+    "warning": WarningData,
+}
+
+
+class EventEnvelope(_Model):
+    v: Literal[1] = 1
+    board: Id
+    node: Id
+    game: str | None
+    session: Annotated[int, Field(ge=0)]
+    seq: Annotated[int, Field(ge=1)]
+    ts: Ms
+    type: str
+    replay: bool = False
+    clock: ClockPart
+    data: dict[str, Any]
+
+    @field_validator("type")
+    @classmethod
+    def _known_type(cls, value: str) -> str:
+        if value not in EVENT_DATA:
+            raise ValueError(f"unknown event type {value!r}")
+        return value
+
+    @model_validator(mode="after")
+    def _valid_data(self) -> EventEnvelope:
+        try:
+            EVENT_DATA[self.type].model_validate(self.data)
+        except ValidationError as exc:
+            raise ValueError(f"data of a {self.type!r} event: {_first_error(exc)}") from None
+        return self
+
+
+# -- commands --------------------------------------------------------------------------------
+class SetGameArgs(_Model):
+    game: Annotated[str, Field(min_length=1, max_length=64)]
+    tc: str
+    red: str | None = None
+    black: str | None = None
+    black_tc: str | None = None
+    tiebreak: bool = False
+    # carry-over to a spare clock
+    red_ms: Ms | None = None
+    black_ms: Ms | None = None
+    moves: SidePair | None = None
+    on_move: SideName | None = None
+
+
+class StartArgs(_Model):
+    at: Ms | None = None
+
+
+class AdjustArgs(_Model):
+    side: SideName
+    delta_ms: Annotated[int, Field(ge=-36_000_000, le=36_000_000)]
+
+
+class ArbiterModeArgs(_Model):
+    on: bool
+
+
+class ResolveArgs(_Model):
+    seq: Annotated[int, Field(ge=1)]
+    status: Literal["confirmed", "dismissed"]
+
+
+class ResultArgs(_Model):
+    winner: SideName | None
+    reason: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class MoveCountArgs(_Model):
+    limit: Annotated[int, Field(ge=1, le=500)] | None = None
+
+
+class FoulArgs(_Model):
+    side: SideName
+    reason: Annotated[str, Field(min_length=1, max_length=64)]
+
+
+COMMAND_ARGS: dict[str, type[_Model]] = {
+    "set_game": SetGameArgs,
+    "start": StartArgs,
+    "pause": EmptyData,
+    "resume": EmptyData,
+    "adjust": AdjustArgs,
+    "arbiter_mode": ArbiterModeArgs,
+    "resolve": ResolveArgs,
+    "result": ResultArgs,
+    "move_count": MoveCountArgs,
+    "foul": FoulArgs,
+    "reset": EmptyData,
+    "rebirth": EmptyData,
+}
+VENUE_COMMANDS = frozenset({"start", "pause", "resume", "rebirth"})
+
+
+class Command(_Model):
+    txn: Annotated[str, Field(min_length=1, max_length=64)]
+    cmd: str
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class Reply(_Model):
+    txn: str
+    ok: bool
+    error: str | None = None
+
+
+# -- coding ----------------------------------------------------------------------------------
+def encode(model: BaseModel) -> bytes:
+    return model.model_dump_json(exclude_none=False).encode()
+
+
+def _first_error(exc: ValidationError) -> str:
+    err = exc.errors()[0]
+    where = ".".join(str(p) for p in err["loc"]) or "payload"
+    return f"{where}: {err['msg']}"
+
+
+M = TypeVar("M", bound=BaseModel)
+
+
+def decode(model: type[M], payload: bytes | str) -> M:
+    """Parse and validate a payload; ``WireError`` says what and where."""
+    try:
+        obj = json.loads(payload)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise WireError(f"not JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise WireError(f"expected a JSON object, got {type(obj).__name__}")
+    try:
+        return model.model_validate(obj)
+    except ValidationError as exc:
+        raise WireError(f"{model.__name__}: {_first_error(exc)}") from None
+
+
+def txn_of(payload: bytes | str) -> str | None:
+    """The ``txn`` of a command payload if one can be read, so a bad command still gets a reply."""
+    try:
+        obj = json.loads(payload)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return None
+    txn = obj.get("txn") if isinstance(obj, dict) else None
+    return txn if isinstance(txn, str) and 0 < len(txn) <= 64 else None
+
+
+def parse_command(payload: bytes | str, *, venue_wide: bool = False) -> tuple[Command, _Model]:
+    """Validate a command and its args; returns ``(command, args)`` or raises ``WireError``.
+
+    The ``txn`` is recovered when possible so that even a bad command can be answered.
+    """
+    command = decode(Command, payload)
+    model = COMMAND_ARGS.get(command.cmd)
+    if model is None:
+        raise WireError(f"unknown cmd {command.cmd!r}")
+    if venue_wide and command.cmd not in VENUE_COMMANDS:
+        raise WireError(f"cmd {command.cmd!r} is not a venue-wide command")
+    try:
+        return command, model.model_validate(command.args)
+    except ValidationError as exc:
+        raise WireError(f"{command.cmd} args: {_first_error(exc)}") from None
