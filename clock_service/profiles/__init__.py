@@ -1,0 +1,1 @@
+"""Bundled regulation profiles (``*.toml``), loaded with ``Regulation.load(name)``."""
