@@ -346,6 +346,11 @@ class MoveCountArgs(_Model):
     limit: Annotated[int, Field(ge=1, le=500)] | None = None
 
 
+class RebirthArgs(_Model):
+    # Replay journaled events from this seq on; without it, the current game's events.
+    from_seq: Annotated[int, Field(ge=1)] | None = None
+
+
 class FoulArgs(_Model):
     side: SideName
     reason: Annotated[str, Field(min_length=1, max_length=64)]
@@ -363,7 +368,7 @@ COMMAND_ARGS: dict[str, type[_Model]] = {
     "move_count": MoveCountArgs,
     "foul": FoulArgs,
     "reset": EmptyData,
-    "rebirth": EmptyData,
+    "rebirth": RebirthArgs,
 }
 VENUE_COMMANDS = frozenset({"start", "pause", "resume", "rebirth"})
 

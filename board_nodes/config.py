@@ -1,0 +1,161 @@
+"""``node.toml``: the node's configuration, validated with pydantic.
+
+A bad file fails at start with the file, the key and the reason, e.g.::
+
+    node.toml: board[1].face: Input should be 'gpio', 'serial' or 'simulated'
+"""
+
+from __future__ import annotations
+
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+from urllib.parse import urlsplit
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from board_nodes.wire import ID_PATTERN
+
+__all__ = ["BoardConfig", "BrokerConfig", "ConfigError", "NodeConfig", "SimulatedConfig"]
+
+Id = Annotated[str, Field(pattern=ID_PATTERN)]
+
+
+class ConfigError(ValueError):
+    """A configuration file that cannot be used; the message names file, key and reason."""
+
+
+class _Strict(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class BrokerConfig(_Strict):
+    url: str = "mqtt://127.0.0.1:1883"
+    username: str | None = None
+    password_file: Path | None = None
+    password: str | None = None  # for tests and the demo; production uses password_file
+    ca_file: Path | None = None
+    cert_file: Path | None = None
+    key_file: Path | None = None
+    keepalive_s: Annotated[int, Field(ge=2, le=600)] = 10
+    reconnect_min_s: Annotated[float, Field(gt=0, le=60)] = 0.2
+    reconnect_max_s: Annotated[float, Field(gt=0, le=600)] = 10.0
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        parts = urlsplit(value)
+        if parts.scheme not in ("mqtt", "mqtts"):
+            raise ValueError(f"must start with mqtt:// or mqtts://, not {value!r}")
+        if not parts.hostname:
+            raise ValueError(f"has no host: {value!r}")
+        try:
+            parts.port  # noqa: B018 - raises on a bad port
+        except ValueError:
+            raise ValueError(f"has a bad port: {value!r}") from None
+        return value
+
+    @property
+    def host(self) -> str:
+        return urlsplit(self.url).hostname or "127.0.0.1"
+
+    @property
+    def port(self) -> int:
+        parts = urlsplit(self.url)
+        return parts.port or (8883 if parts.scheme == "mqtts" else 1883)
+
+    @property
+    def tls(self) -> bool:
+        return urlsplit(self.url).scheme == "mqtts"
+
+    def read_password(self) -> str | None:
+        if self.password is not None:
+            return self.password
+        if self.password_file is None:
+            return None
+        return self.password_file.read_text(encoding="utf-8").strip()
+
+
+class SimulatedConfig(_Strict):
+    mode: Literal["random", "idle"] = "random"
+    mean_move_s: Annotated[float, Field(gt=0)] = 20.0
+    sigma: Annotated[float, Field(ge=0, le=3)] = 0.9
+    pause_probability: Annotated[float, Field(ge=0, le=1)] = 0.0
+    pause_s: Annotated[float, Field(gt=0)] = 10.0
+    speed: Annotated[float, Field(gt=0)] = 1.0
+    seed: int | None = None
+
+
+class BoardConfig(_Strict):
+    id: Id
+    face: Literal["gpio", "serial", "simulated"]
+    url: str | None = None  # serial: /dev/ttyUSB0, socket://host:port or a pty path
+    gpio: dict[str, Any] | None = None  # GpioFaceConfig, validated by firmware_bridge
+    simulated: SimulatedConfig = Field(default_factory=SimulatedConfig)
+
+    @model_validator(mode="after")
+    def _face_needs(self) -> BoardConfig:
+        if self.face == "serial" and not self.url:
+            raise ValueError("a serial face needs url (a device path, socket://host:port or a pty)")
+        if self.face == "gpio" and not self.gpio:
+            raise ValueError("a gpio face needs a [board.gpio] table of pins")
+        return self
+
+
+class NodeConfig(_Strict):
+    venue: Id
+    node: Id
+    regulation: str = "meishan-2016"
+    data_dir: Path
+    broker: BrokerConfig = Field(default_factory=BrokerConfig)
+    board: Annotated[list[BoardConfig], Field(min_length=1)]
+    checkpoint_s: Annotated[float, Field(gt=0, le=1.0)] = 1.0
+    outbox_capacity: Annotated[int, Field(ge=100)] = 100_000
+    outbox_alarm_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.8
+    replay_keep: Annotated[int, Field(ge=100)] = 20_000
+
+    @model_validator(mode="after")
+    def _unique_boards(self) -> NodeConfig:
+        seen: set[str] = set()
+        for board in self.board:
+            if board.id in seen:
+                raise ValueError(f"board {board.id!r} is configured twice")
+            seen.add(board.id)
+        return self
+
+    @classmethod
+    def load(cls, path: str | Path) -> NodeConfig:
+        path = Path(path)
+        try:
+            text = path.read_text(encoding="utf-8")
+        except OSError as exc:
+            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        return cls.from_toml(text, source=str(path), base=path.parent)
+
+    @classmethod
+    def from_toml(cls, text: str, *, source: str = "<node.toml>", base: Path | None = None) -> NodeConfig:
+        try:
+            raw = tomllib.loads(text)
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+        try:
+            config = cls.model_validate(raw)
+        except ValidationError as exc:
+            raise ConfigError(f"{source}: {describe(exc)}") from None
+        if base is not None and not config.data_dir.is_absolute():
+            config.data_dir = base / config.data_dir
+        return config
+
+
+def describe(exc: ValidationError) -> str:
+    """The first error of a validation as ``key.path: reason`` with list indexes as ``[i]``."""
+    err = exc.errors()[0]
+    where = ""
+    for part in err["loc"]:
+        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+    reason = err["msg"]
+    if err["type"] == "extra_forbidden":
+        reason = "unknown key"
+    elif err["type"] == "missing":
+        reason = "missing value"
+    return f"{where or 'file'}: {reason}"

@@ -1,0 +1,259 @@
+"""The node's journal: seq numbers, the outbox, clock checkpoints and command replies.
+
+One SQLite file in WAL mode with ``synchronous=FULL``: an event is on disk before it is
+published, so a power cut loses nothing the node has decided. Each event is written in the
+same transaction as the checkpoint of the board that caused it, so after a restart the board's
+state and its event history agree.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+__all__ = ["BoardRecord", "Journal", "JournalError", "OutboxRow"]
+
+log = logging.getLogger(__name__)
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS board (
+    board TEXT PRIMARY KEY,
+    last_seq INTEGER NOT NULL DEFAULT 0,
+    checkpoint TEXT,
+    checkpoint_wall_ms INTEGER
+);
+CREATE TABLE IF NOT EXISTS outbox (
+    id INTEGER PRIMARY KEY AUTOINCREMENT,
+    board TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    payload TEXT NOT NULL,
+    sent INTEGER NOT NULL DEFAULT 0,
+    UNIQUE (board, seq)
+);
+CREATE INDEX IF NOT EXISTS outbox_unsent ON outbox (sent, id);
+CREATE TABLE IF NOT EXISTS txn (
+    board TEXT NOT NULL,
+    txn TEXT NOT NULL,
+    reply TEXT NOT NULL,
+    id INTEGER NOT NULL,
+    PRIMARY KEY (board, txn)
+);
+"""
+_SCHEMA_VERSION = "1"
+
+
+class JournalError(Exception):
+    """The journal cannot be opened or is from an incompatible version."""
+
+
+@dataclass(frozen=True, slots=True)
+class BoardRecord:
+    board: str
+    last_seq: int
+    checkpoint: dict[str, Any] | None
+    checkpoint_wall_ms: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class OutboxRow:
+    id: int
+    board: str
+    seq: int
+    payload: str
+
+
+class Journal:
+    def __init__(self, path: str | Path, *, txn_keep: int = 1000) -> None:
+        self.path = Path(path)
+        self.txn_keep = txn_keep
+        self._db: sqlite3.Connection | None = None
+
+    # -- lifecycle -------------------------------------------------------------------------------
+    def open(self) -> Journal:
+        if self._db is not None:
+            return self
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=FULL")
+            db.executescript(_SCHEMA)
+        except sqlite3.DatabaseError as exc:
+            raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
+        version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if version is None:
+            db.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
+        elif version[0] != _SCHEMA_VERSION:
+            db.close()
+            raise JournalError(
+                f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}"
+            )
+        self._db = db
+        return self
+
+    def close(self) -> None:
+        if self._db is not None:
+            self._db.close()
+            self._db = None
+
+    def __enter__(self) -> Journal:
+        return self.open()
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def db(self) -> sqlite3.Connection:
+        if self._db is None:
+            raise JournalError("the journal is not open")
+        return self._db
+
+    # -- sessions ----------------------------------------------------------------------------------
+    def next_session(self) -> int:
+        """Count one more start of the node; returned as the session of every message."""
+        with self._tx() as db:
+            row = db.execute("SELECT value FROM meta WHERE key='session'").fetchone()
+            session = int(row[0]) + 1 if row else 1
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('session', ?)", (str(session),))
+        return session
+
+    # -- boards ------------------------------------------------------------------------------------
+    def board(self, board: str) -> BoardRecord:
+        row = self.db.execute(
+            "SELECT last_seq, checkpoint, checkpoint_wall_ms FROM board WHERE board=?", (board,)
+        ).fetchone()
+        if row is None:
+            return BoardRecord(board, 0, None, None)
+        checkpoint = json.loads(row[1]) if row[1] else None
+        return BoardRecord(board, row[0], checkpoint, row[2])
+
+    def checkpoint(self, board: str, checkpoint: dict[str, Any], wall_ms: int) -> None:
+        with self._tx() as db:
+            self._write_checkpoint(db, board, checkpoint, wall_ms)
+
+    def record(
+        self,
+        board: str,
+        build: Callable[[int], dict[str, Any]],
+        *,
+        checkpoint: dict[str, Any] | None = None,
+        wall_ms: int | None = None,
+    ) -> dict[str, Any]:
+        """Give the next seq of ``board`` to ``build`` and store what it builds, atomically."""
+        with self._tx() as db:
+            row = db.execute("SELECT last_seq FROM board WHERE board=?", (board,)).fetchone()
+            seq = (row[0] if row else 0) + 1
+            payload = build(seq)
+            db.execute(
+                "INSERT INTO outbox (board, seq, payload) VALUES (?, ?, ?)",
+                (board, seq, json.dumps(payload, ensure_ascii=False, separators=(",", ":"))),
+            )
+            db.execute(
+                "INSERT INTO board (board, last_seq) VALUES (?, ?) "
+                "ON CONFLICT (board) DO UPDATE SET last_seq=excluded.last_seq",
+                (board, seq),
+            )
+            if checkpoint is not None:
+                self._write_checkpoint(db, board, checkpoint, wall_ms or 0)
+        return payload
+
+    # -- outbox ------------------------------------------------------------------------------------
+    def unsent(self, limit: int = 100) -> list[OutboxRow]:
+        rows = self.db.execute(
+            "SELECT id, board, seq, payload FROM outbox WHERE sent=0 ORDER BY id LIMIT ?", (limit,)
+        ).fetchall()
+        return [OutboxRow(*row) for row in rows]
+
+    def unsent_count(self) -> int:
+        return int(self.db.execute("SELECT count(*) FROM outbox WHERE sent=0").fetchone()[0])
+
+    def mark_sent(self, ids: list[int]) -> None:
+        if not ids:
+            return
+        with self._tx() as db:
+            db.executemany("UPDATE outbox SET sent=1 WHERE id=?", [(i,) for i in ids])
+
+    def events_from(self, board: str, from_seq: int) -> list[OutboxRow]:
+        rows = self.db.execute(
+            "SELECT id, board, seq, payload FROM outbox WHERE board=? AND seq>=? ORDER BY seq",
+            (board, from_seq),
+        ).fetchall()
+        return [OutboxRow(*row) for row in rows]
+
+    def all_events(self) -> list[OutboxRow]:
+        rows = self.db.execute("SELECT id, board, seq, payload FROM outbox ORDER BY id").fetchall()
+        return [OutboxRow(*row) for row in rows]
+
+    def prune(self, *, keep: int, capacity: int) -> int:
+        """Forget sent events beyond the newest ``keep``; returns unsent events dropped.
+
+        Unsent events are dropped only past ``capacity`` (days of outage): that is loss, and
+        it is logged as such.
+        """
+        with self._tx() as db:
+            sent = db.execute("SELECT count(*) FROM outbox WHERE sent=1").fetchone()[0]
+            if sent > keep:
+                db.execute(
+                    "DELETE FROM outbox WHERE id IN "
+                    "(SELECT id FROM outbox WHERE sent=1 ORDER BY id LIMIT ?)",
+                    (sent - keep,),
+                )
+            unsent = db.execute("SELECT count(*) FROM outbox WHERE sent=0").fetchone()[0]
+            dropped = max(0, unsent - capacity)
+            if dropped:
+                db.execute(
+                    "DELETE FROM outbox WHERE id IN "
+                    "(SELECT id FROM outbox WHERE sent=0 ORDER BY id LIMIT ?)",
+                    (dropped,),
+                )
+        if dropped:
+            log.critical("outbox over capacity %d: dropped %d unsent events", capacity, dropped)
+        return int(dropped)
+
+    # -- commands ----------------------------------------------------------------------------------
+    def reply_for(self, board: str, txn: str) -> str | None:
+        row = self.db.execute(
+            "SELECT reply FROM txn WHERE board=? AND txn=?", (board, txn)
+        ).fetchone()
+        return row[0] if row else None
+
+    def remember_reply(self, board: str, txn: str, reply: str) -> None:
+        with self._tx() as db:
+            row = db.execute("SELECT coalesce(max(id), 0) FROM txn").fetchone()
+            db.execute(
+                "INSERT OR REPLACE INTO txn (board, txn, reply, id) VALUES (?, ?, ?, ?)",
+                (board, txn, reply, row[0] + 1),
+            )
+            db.execute("DELETE FROM txn WHERE id <= ?", (row[0] + 1 - self.txn_keep,))
+
+    # -- internals ---------------------------------------------------------------------------------
+    def _write_checkpoint(
+        self, db: sqlite3.Connection, board: str, checkpoint: dict[str, Any], wall_ms: int
+    ) -> None:
+        db.execute(
+            "INSERT INTO board (board, checkpoint, checkpoint_wall_ms) VALUES (?, ?, ?) "
+            "ON CONFLICT (board) DO UPDATE SET checkpoint=excluded.checkpoint, "
+            "checkpoint_wall_ms=excluded.checkpoint_wall_ms",
+            (board, json.dumps(checkpoint, separators=(",", ":")), wall_ms),
+        )
+
+    def _tx(self) -> _Transaction:
+        return _Transaction(self.db)
+
+
+class _Transaction:
+    def __init__(self, db: sqlite3.Connection) -> None:
+        self.db = db
+
+    def __enter__(self) -> sqlite3.Connection:
+        self.db.execute("BEGIN IMMEDIATE")
+        return self.db
+
+    def __exit__(self, exc_type: object, *exc: object) -> None:
+        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
