@@ -4,6 +4,26 @@ No I/O and no imports from the other qizhong packages: time comes in through an 
 monotonic source, so a whole game runs in microseconds under a fake clock.
 """
 
+from clock_service.clock import ClockError, GameClock, Phase, Reading
+from clock_service.events import Adjusted, ClockEvent, Flagged, Moved, Paused, Resumed, Started
 from clock_service.side import Side
+from clock_service.timecontrol import Bonus, ByoYomi, Period, TimeControl
 
-__all__ = ["Side"]
+__all__ = [
+    "Adjusted",
+    "Bonus",
+    "ByoYomi",
+    "ClockError",
+    "ClockEvent",
+    "Flagged",
+    "GameClock",
+    "Moved",
+    "Paused",
+    "Period",
+    "Phase",
+    "Reading",
+    "Resumed",
+    "Side",
+    "Started",
+    "TimeControl",
+]
