@@ -13,7 +13,7 @@ class BrokerConfigError(Exception):
 
 @dataclass(frozen=True, slots=True)
 class RosterProblem:
-    """One thing wrong in a roster: ``key`` is a dotted path with table indexes (``node[1].boards``)."""
+    """One thing wrong in a roster; ``key`` is a dotted path with indexes: ``node[1].boards``."""
 
     key: str
     reason: str

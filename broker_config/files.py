@@ -129,7 +129,9 @@ def _write(path: Path, text: str, mode: int, gid: int | None, warnings: list[str
     os.replace(tmp, path)
 
 
-def _own(path: Path, mode: int, gid: int | None, warnings: list[str], uid: int | None = None) -> None:
+def _own(
+    path: Path, mode: int, gid: int | None, warnings: list[str], uid: int | None = None
+) -> None:
     problem = set_owner(path, mode, group=gid, user=uid)
     if problem and problem not in warnings:
         warnings.append(problem)

@@ -85,7 +85,7 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
     out += [
         "",
         f"# Sized for {len(roster.boards)} boards x {b.events_per_board_per_minute} events/min x "
-        f"{MESSAGES_PER_EVENT} messages x {b.outage_minutes} min x {HEADROOM} (see docs/broker.md).",
+        f"{MESSAGES_PER_EVENT} messages x {b.outage_minutes} min x {HEADROOM} (docs/broker.md).",
         f"max_queued_messages {queue_size(roster)}",
         "# No byte cap: the message count above is the bound (~600 B per message).",
         "max_queued_bytes 0",
