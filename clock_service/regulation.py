@@ -18,12 +18,10 @@ import re
 import tomllib
 from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import Any, TypeVar
 
 from clock_service.side import Side
-
-if TYPE_CHECKING:
-    from clock_service.timecontrol import TimeControl
+from clock_service.timecontrol import TimeControl
 
 __all__ = [
     "BUNDLED",
@@ -232,8 +230,6 @@ class Regulation:
 
 
 def _parse_time_control(text: str) -> TimeControl:
-    from clock_service.timecontrol import TimeControl
-
     return TimeControl.parse(text)
 
 
@@ -336,10 +332,7 @@ def _toml_type(value: Any) -> str:
 def _time_control(table: _Table, name: str) -> str:
     text = table.text(name)
     try:
-        _parse_time_control(text)
-    except ImportError:  # pragma: no cover - only while timecontrol.py is being written
-        if not re.fullmatch(r"\d+[hms](\d+[ms])?(\+\d+s)?", text):
-            raise table.error(name, f"bad time control {text!r}") from None
+        TimeControl.parse(text)
     except ValueError as exc:
         raise table.error(name, f"bad time control {text!r}: {exc}") from None
     return text
