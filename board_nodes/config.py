@@ -133,7 +133,9 @@ class NodeConfig(_Strict):
         return cls.from_toml(text, source=str(path), base=path.parent)
 
     @classmethod
-    def from_toml(cls, text: str, *, source: str = "<node.toml>", base: Path | None = None) -> NodeConfig:
+    def from_toml(
+        cls, text: str, *, source: str = "<node.toml>", base: Path | None = None
+    ) -> NodeConfig:
         try:
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:

@@ -36,7 +36,7 @@ CREATE TABLE IF NOT EXISTS outbox (
     sent INTEGER NOT NULL DEFAULT 0,
     UNIQUE (board, seq)
 );
-CREATE INDEX IF NOT EXISTS outbox_unsent ON outbox (sent, id);
+CREATE INDEX IF NOT EXISTS outbox_unsent ON outbox (sent, board, id);
 CREATE TABLE IF NOT EXISTS txn (
     board TEXT NOT NULL,
     txn TEXT NOT NULL,
@@ -91,9 +91,7 @@ class Journal:
             db.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
         elif version[0] != _SCHEMA_VERSION:
             db.close()
-            raise JournalError(
-                f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}"
-            )
+            raise JournalError(f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}")
         self._db = db
         return self
 
@@ -164,14 +162,19 @@ class Journal:
         return payload
 
     # -- outbox ------------------------------------------------------------------------------------
-    def unsent(self, limit: int = 100) -> list[OutboxRow]:
+    def unsent(self, board: str | None = None, *, limit: int = 100) -> list[OutboxRow]:
+        """Events not yet acknowledged by the broker, oldest first."""
+        where, params = ("AND board=?", (board,)) if board is not None else ("", ())
         rows = self.db.execute(
-            "SELECT id, board, seq, payload FROM outbox WHERE sent=0 ORDER BY id LIMIT ?", (limit,)
+            f"SELECT id, board, seq, payload FROM outbox WHERE sent=0 {where} ORDER BY id LIMIT ?",
+            (*params, limit),
         ).fetchall()
         return [OutboxRow(*row) for row in rows]
 
-    def unsent_count(self) -> int:
-        return int(self.db.execute("SELECT count(*) FROM outbox WHERE sent=0").fetchone()[0])
+    def unsent_count(self, board: str | None = None) -> int:
+        where, params = ("AND board=?", (board,)) if board is not None else ("", ())
+        row = self.db.execute(f"SELECT count(*) FROM outbox WHERE sent=0 {where}", params)
+        return int(row.fetchone()[0])
 
     def mark_sent(self, ids: list[int]) -> None:
         if not ids:

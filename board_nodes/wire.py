@@ -193,6 +193,10 @@ class EmptyData(_Model):
     pass
 
 
+class StartedData(_Model):
+    side_on_move: SideName | None = None
+
+
 class MoveData(_Model):
     side: SideName
     used_ms: Ms
@@ -243,6 +247,9 @@ class AdjustedData(_Model):
 class ResultData(_Model):
     winner: SideName | None
     reason: str
+    # A flag's result is proposed (pending) until the arbiter confirms it; entered ones stand.
+    status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
+    ref: int | None = None
 
 
 class MoveCountData(_Model):
@@ -255,14 +262,15 @@ class WarningData(_Model):
     reason: str
     side: SideName | None = None
     detail: str | None = None
+    status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
 
 
 EVENT_DATA: dict[str, type[_Model]] = {
     "ready": ReadyData,
-    "started": EmptyData,
+    "started": StartedData,
     "move": MoveData,
     "paused": PausedData,
-    "resumed": EmptyData,
+    "resumed": StartedData,
     "flag": FlagData,
     "foul": FoulData,
     "forfeit": ForfeitData,

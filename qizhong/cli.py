@@ -17,6 +17,7 @@ from qizhong import __version__
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
     "clock": ("qizhong.terminal_clock", "a two-player clock in the terminal, to try the core by hand"),
+    "node": ("board_nodes.cli", "the node daemon: run the boards of one Pi (--config node.toml)"),
 }
 
 

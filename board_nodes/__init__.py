@@ -1,0 +1,1 @@
+"""board_nodes — see README.md."""

@@ -1,0 +1,494 @@
+"""One board: ClockFace ⇄ GameClock ⇄ Referee ⇄ journal, with the MQTT link as a listener.
+
+Everything the players touch happens here, on the node, without the network: a press reaches
+the clock core with the instant of its edge, the flag is a ``loop.call_at`` at the exact zero
+instant, and the face is refreshed when the digits it shows change. Each fact the core or the
+referee decides becomes one journaled event (seq from the journal) before anyone is told.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from typing import Any
+
+from board_nodes.journal import Journal
+from clock_service import GameClock, Side
+from clock_service.clock import Phase
+from clock_service.referee import Proposal, ProposalStatus, Referee
+from clock_service.regulation import Regulation
+from firmware_bridge.face import ClockFace, FaceEvent, FaceEventKind, FaceView
+
+__all__ = ["Board", "NodeTime"]
+
+log = logging.getLogger(__name__)
+
+CHECKPOINT_VERSION = 1
+
+
+class NodeTime:
+    """The node's monotonic source for the clock core, never going backwards.
+
+    While a face event is applied, ``now()`` answers the instant of the event's edge, so the
+    time a player spent is measured to the edge, not to when the loop got round to it.
+    """
+
+    def __init__(self, source: Callable[[], int] = time.monotonic_ns) -> None:
+        self._source = source
+        self._last = 0
+        self._pinned: int | None = None
+
+    def __call__(self) -> int:
+        t = self._pinned if self._pinned is not None else self._source()
+        self._last = max(self._last, t)
+        return self._last
+
+    def pinned(self, instant_ns: int) -> _Pin:
+        return _Pin(self, instant_ns)
+
+
+class _Pin:
+    def __init__(self, owner: NodeTime, instant: int) -> None:
+        self.owner, self.instant = owner, instant
+
+    def __enter__(self) -> None:
+        # An edge older than what the core has seen is clamped: time never runs backwards.
+        self.owner._pinned = max(self.instant, self.owner._last)
+
+    def __exit__(self, *exc: object) -> None:
+        self.owner._pinned = None
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+class Board:
+    """The per-board pipeline. Commands are applied by :mod:`board_nodes.commands`."""
+
+    def __init__(
+        self,
+        board_id: str,
+        *,
+        venue: str,
+        node: str,
+        session: int,
+        regulation: Regulation,
+        face: ClockFace,
+        journal: Journal,
+        time_source: NodeTime | None = None,
+        checkpoint_s: float = 1.0,
+    ) -> None:
+        self.id = board_id
+        self.venue = venue
+        self.node = node
+        self.session = session
+        self.regulation = regulation
+        self.face = face
+        self.journal = journal
+        self.now = time_source or NodeTime()
+        self.checkpoint_s = checkpoint_s
+        # the game
+        self.game: dict[str, Any] | None = None  # game, tc, black_tc, red, black, tiebreak
+        self.clock: GameClock | None = None
+        self.referee: Referee | None = None
+        self.result: dict[str, Any] | None = None
+        self.arbiter_mode = False
+        self.round_start_ms: int | None = None
+        self.power_off_ns: int | None = None
+        self.proposal_seq: dict[int, int] = {}  # referee proposal id -> seq of its first event
+        self.last_seq = journal.board(board_id).last_seq
+        # listeners: the MQTT link wakes on these
+        self.on_event: Callable[[dict[str, Any]], None] = lambda payload: None
+        self.on_state: Callable[[], None] = lambda: None
+        # timers
+        self._flag_timer: asyncio.TimerHandle | None = None
+        self._display_timer: asyncio.TimerHandle | None = None
+        self._late_timer: asyncio.TimerHandle | None = None
+        self._start_timer: asyncio.TimerHandle | None = None
+        self._checkpoint_task: asyncio.Task[None] | None = None
+        self._face_task: asyncio.Task[None] | None = None
+        self.face_errors = 0
+
+    def __repr__(self) -> str:
+        return f"<Board {self.id} {self.phase} seq={self.last_seq}>"
+
+    # -- derived ---------------------------------------------------------------------------------
+    @property
+    def phase(self) -> str:
+        if self.game is None or self.clock is None:
+            return "idle"
+        phase = self.clock.phase
+        if self.result is not None or phase is Phase.FINISHED:
+            return "finished"
+        if phase is Phase.RUNNING:
+            return "running"
+        if phase is Phase.PAUSED and self.clock.snapshot()["started"]:
+            return "paused"
+        return "ready"
+
+    def side_on_move(self) -> Side | None:
+        if self.clock is None or self.phase not in ("running", "paused"):
+            return None
+        return self.clock.side_on_move
+
+    def clock_part(self) -> dict[str, Any]:
+        if self.clock is None:
+            return {"red_ms": 0, "black_ms": 0, "running": None}
+        running = self.clock.running
+        return {
+            "red_ms": self.clock.remaining_ms(Side.RED),
+            "black_ms": self.clock.remaining_ms(Side.BLACK),
+            "running": running.value if running else None,
+        }
+
+    def snapshot(self) -> dict[str, Any]:
+        """The retained ``state`` of DESIGN.md §4."""
+        clock = self.clock
+        part = self.clock_part()
+        referee = self.referee
+        flag = clock.flag if clock else None
+        return {
+            "v": 1,
+            "board": self.id,
+            "node": self.node,
+            "session": self.session,
+            "seq": self.last_seq,
+            "ts": wall_ms(),
+            "game": self.game["game"] if self.game else None,
+            "tc": self.game["tc"] if self.game else None,
+            "phase": self.phase,
+            "running": part["running"],
+            "red_ms": part["red_ms"],
+            "black_ms": part["black_ms"],
+            "moves": {
+                "red": clock.moves(Side.RED) if clock else 0,
+                "black": clock.moves(Side.BLACK) if clock else 0,
+            },
+            "flag": flag.value if flag else None,
+            "fouls": {
+                "red": referee.fouls(Side.RED) if referee else 0,
+                "black": referee.fouls(Side.BLACK) if referee else 0,
+            },
+            "result": self.result,
+            "red": self.game.get("red") if self.game else None,
+            "black": self.game.get("black") if self.game else None,
+            "arbiter_mode": self.arbiter_mode,
+            "pending": [self._pending_item(p) for p in referee.pending()] if referee else [],
+        }
+
+    def _pending_item(self, p: Proposal) -> dict[str, Any]:
+        return {
+            "seq": self.proposal_seq.get(p.id),
+            "kind": p.kind.value,
+            "reason": p.reason,
+            "side": p.side.value if p.side else None,
+        }
+
+    # -- the journal ------------------------------------------------------------------------------
+    def checkpoint_data(self) -> dict[str, Any]:
+        return {
+            "v": CHECKPOINT_VERSION,
+            "game": self.game,
+            "clock": self.clock.snapshot() if self.clock else None,
+            "referee": self.referee.snapshot() if self.referee else None,
+            "result": self.result,
+            "arbiter_mode": self.arbiter_mode,
+            "round_start_ms": self.round_start_ms,
+            "proposal_seq": {str(k): v for k, v in self.proposal_seq.items()},
+            "power_off": self.power_off_ns is not None,
+        }
+
+    def restore(self, checkpoint: dict[str, Any]) -> None:
+        """Bring the board back from its last checkpoint, with the clock paused."""
+        if checkpoint.get("v") != CHECKPOINT_VERSION:
+            raise ValueError(f"board {self.id}: checkpoint version {checkpoint.get('v')!r}")
+        self.game = checkpoint["game"]
+        self.result = checkpoint["result"]
+        self.arbiter_mode = bool(checkpoint["arbiter_mode"])
+        self.round_start_ms = checkpoint["round_start_ms"]
+        self.proposal_seq = {int(k): v for k, v in checkpoint["proposal_seq"].items()}
+        if self.game is not None and checkpoint["clock"] is not None:
+            self.clock = GameClock.restore(checkpoint["clock"], now=self.now)
+            if self.clock.running is not None:
+                self.clock.pause()
+            self.referee = Referee.restore(self.regulation, checkpoint["referee"])
+
+    def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
+        """Journal one event (with the checkpoint it leads to), then tell the listeners."""
+        checkpoint = self.checkpoint_data()
+        clock = self.clock_part()
+        game = self.game["game"] if self.game else None
+
+        def build(seq: int) -> dict[str, Any]:
+            return {
+                "v": 1,
+                "board": self.id,
+                "node": self.node,
+                "game": game,
+                "session": self.session,
+                "seq": seq,
+                "ts": wall_ms(),
+                "type": type_,
+                "replay": False,
+                "clock": clock,
+                "data": data,
+            }
+
+        payload = self.journal.record(self.id, build, checkpoint=checkpoint, wall_ms=wall_ms())
+        self.last_seq = payload["seq"]
+        log.info("board %s seq %d %s %s", self.id, self.last_seq, type_, data)
+        self.on_event(payload)
+        return payload
+
+    def emit_clock_events(self, events: Any) -> None:
+        for event in events:
+            data = event.data()
+            if event.type == "paused":
+                data = {"by": "arbiter" if self.arbiter_mode else "board", **data}
+            self.emit(event.type, data)
+            if event.type == "flag" and self.referee is not None:
+                self.emit_proposals(self.referee.flag_fell(Side.parse(data["side"])))
+            if event.type == "move" and self.referee is not None and self.clock is not None:
+                moves = (self.clock.moves(Side.RED), self.clock.moves(Side.BLACK))
+                self.emit_proposals(self.referee.moves_made(*moves))
+
+    def emit_proposals(self, proposals: list[Proposal]) -> None:
+        for proposal in proposals:
+            type_, data = proposal.to_wire()
+            first = proposal.id not in self.proposal_seq
+            if not first:
+                data = {**data, "ref": self.proposal_seq[proposal.id]}
+            if type_ == "result":
+                data["status"] = proposal.status.value
+                if proposal.status is ProposalStatus.CONFIRMED:
+                    self.finish(data)
+            if type_ == "warning":
+                data["status"] = proposal.status.value
+            payload = self.emit(type_, data)
+            if first:
+                self.proposal_seq[proposal.id] = payload["seq"]
+
+    def finish(self, result: dict[str, Any]) -> None:
+        """A result stands: the clock stops where it is."""
+        self.result = {"winner": result["winner"], "reason": result["reason"]}
+        if self.clock is not None and self.clock.running is not None:
+            self.clock.pause()
+        self.cancel_timers()
+
+    # -- the face ---------------------------------------------------------------------------------
+    async def run_face(self) -> None:
+        async for event in self.face.events():
+            try:
+                with self.now.pinned(event.mono_ns):
+                    self.handle_face(event)
+            except Exception:
+                # A face fact the board could not apply must not stop the board.
+                self.face_errors += 1
+                log.exception("board %s: cannot apply %r", self.id, event)
+            self.changed()
+
+    def handle_face(self, event: FaceEvent) -> None:
+        kind = event.kind
+        if kind is FaceEventKind.PRESS:
+            assert event.side is not None
+            self.press(event.side)
+        elif kind is FaceEventKind.PAUSE_KEY:
+            self.pause_key()
+        elif kind is FaceEventKind.ARBITER_KEY:
+            self.arbiter_mode = not self.arbiter_mode
+        elif kind is FaceEventKind.POWER_OFF:
+            self.power_off(event.mono_ns)
+        elif kind is FaceEventKind.POWER_ON:
+            self.power_on(event.mono_ns)
+        else:
+            self.emit("warning", {"reason": kind.value})
+
+    def press(self, side: Side) -> None:
+        clock = self.clock
+        if clock is None or self.result is not None:
+            return
+        if self.phase == "ready" and side is Side.BLACK and self._start_timer is None:
+            # The usual way to start a clock: black presses, red's time runs.
+            self.emit_clock_events(clock.start())
+            return
+        self.emit_clock_events(clock.press(side))
+
+    def pause_key(self) -> None:
+        clock = self.clock
+        if clock is None or self.result is not None:
+            return
+        if clock.running is not None:
+            side_on_move = clock.running
+            self.emit_clock_events(clock.pause())
+            if not self.arbiter_mode and self.referee is not None:
+                self.emit_proposals(self.referee.board_paused(side_on_move))
+        elif self.phase == "paused" and self.power_off_ns is None:
+            self.emit_clock_events(clock.resume())
+
+    def power_off(self, mono_ns: int) -> None:
+        if self.power_off_ns is not None:
+            return
+        self.power_off_ns = mono_ns
+        clock = self.clock
+        if clock is None or self.phase not in ("running", "paused"):
+            return
+        side_on_move = self.side_on_move()
+        if clock.running is not None:
+            clock.pause()  # the shutdown event carries the stop; no separate pause foul
+        self.emit(
+            "shutdown",
+            {
+                "cause": "power_switch",
+                "duration_ms": 0,
+                "side_on_move": side_on_move.value if side_on_move else None,
+                "authorised": self.arbiter_mode,
+            },
+        )
+        if self.referee is not None:
+            proposals = self.referee.clock_switched_off(side_on_move, authorised=self.arbiter_mode)
+            self.emit_proposals(proposals)
+
+    def power_on(self, mono_ns: int) -> None:
+        if self.power_off_ns is None:
+            return
+        off_ms = max(0, mono_ns - self.power_off_ns) // 1_000_000
+        self.power_off_ns = None
+        if self.phase in ("running", "paused"):
+            self.emit("warning", {"reason": "power_restored", "detail": f"off for {off_ms} ms"})
+
+    # -- timers -----------------------------------------------------------------------------------
+    def changed(self) -> None:
+        """After any change: reschedule the flag and the display, tell the link."""
+        self._schedule_flag()
+        self._refresh_display()
+        self.on_state()
+
+    def _schedule_flag(self) -> None:
+        if self._flag_timer is not None:
+            self._flag_timer.cancel()
+            self._flag_timer = None
+        if self.clock is None or self.result is not None:
+            return
+        deadline = self.clock.deadline_ns()
+        if deadline is not None:
+            loop = asyncio.get_running_loop()
+            self._flag_timer = loop.call_at(deadline / 1e9, self._flag_due)
+
+    def _flag_due(self) -> None:
+        self._flag_timer = None
+        if self.clock is None:
+            return
+        if self.clock.flag is None:
+            self._schedule_flag()  # the loop woke a hair early: wait for the exact instant
+            return
+        self.emit_clock_events(self.clock.settle())
+        self.changed()
+
+    def _refresh_display(self) -> None:
+        if self._display_timer is not None:
+            self._display_timer.cancel()
+            self._display_timer = None
+        view = self.view()
+        asyncio.get_running_loop().create_task(self._show(view))
+        if view.running is None or view.flag is not None:
+            return
+        # Wake when the running side's digits next change: the next whole second, or the
+        # next tenth below 20 s.
+        remaining = view.red_ms if view.running is Side.RED else view.black_ms
+        step = 100 if remaining <= 20_000 else 1000
+        wait_ms = remaining % step or step
+        loop = asyncio.get_running_loop()
+        self._display_timer = loop.call_at(loop.time() + wait_ms / 1000, self._refresh_display)
+
+    async def _show(self, view: FaceView) -> None:
+        try:
+            await self.face.show(view)
+        except Exception:
+            self.face_errors += 1
+            log.warning("board %s: the face refused a view", self.id, exc_info=True)
+
+    def view(self) -> FaceView:
+        now = self.now()
+        if self.clock is None:
+            return FaceView(0, 0, text=f"b{self.id}"[:8], mono_ns=now)
+        text = ""
+        if self.power_off_ns is not None:
+            text = "OFF"
+        elif self.arbiter_mode:
+            text = "ARB"
+        elif self.phase == "paused":
+            text = "PAUSE"
+        return FaceView(
+            self.clock.remaining_ms(Side.RED),
+            self.clock.remaining_ms(Side.BLACK),
+            running=self.clock.running,
+            flag=self.clock.flag,
+            text=text,
+            mono_ns=now,
+        )
+
+    def schedule_start(self, at_wall_ms: int | None) -> None:
+        """Start the clock now, or at a wall-clock instant (a round start announced ahead)."""
+        self.round_start_ms = at_wall_ms or wall_ms()
+        delay_s = max(0.0, (self.round_start_ms - wall_ms()) / 1000)
+        loop = asyncio.get_running_loop()
+        if self._start_timer is not None:
+            self._start_timer.cancel()
+        self._start_timer = loop.call_later(delay_s, self._start_due)
+        self._schedule_late()
+
+    def _start_due(self) -> None:
+        self._start_timer = None
+        if self.clock is not None and self.phase == "ready":
+            self.emit_clock_events(self.clock.start())
+        self.changed()
+
+    def _schedule_late(self) -> None:
+        if self._late_timer is not None:
+            self._late_timer.cancel()
+            self._late_timer = None
+        if self.referee is None or self.round_start_ms is None:
+            return
+        due_ms = self.referee.late_deadline_ms(self.round_start_ms)
+        delay_s = max(0.0, (due_ms - wall_ms()) / 1000)
+        self._late_timer = asyncio.get_running_loop().call_later(delay_s, self._late_due)
+
+    def _late_due(self) -> None:
+        self._late_timer = None
+        if self.referee is None or self.clock is None or self.round_start_ms is None:
+            return
+        side = self.referee.late_side(
+            now_ms=wall_ms(),
+            round_start_ms=self.round_start_ms,
+            red_moves=self.clock.moves(Side.RED),
+            black_moves=self.clock.moves(Side.BLACK),
+        )
+        if side is not None and self.result is None:
+            self.emit("late", {"side": side.value})
+            self.emit_proposals(self.referee.late(side))
+            self.changed()
+
+    async def checkpoint_loop(self) -> None:
+        """Keep the journal's times at most ``checkpoint_s`` old while a clock runs."""
+        while True:
+            await asyncio.sleep(self.checkpoint_s)
+            if self.clock is not None and self.clock.running is not None:
+                self.journal.checkpoint(self.id, self.checkpoint_data(), wall_ms())
+
+    def cancel_timers(self) -> None:
+        for name in ("_flag_timer", "_late_timer", "_start_timer"):
+            handle = getattr(self, name)
+            if handle is not None:
+                handle.cancel()
+                setattr(self, name, None)
+
+    def close(self) -> None:
+        self.cancel_timers()
+        if self._display_timer is not None:
+            self._display_timer.cancel()
+            self._display_timer = None
+        if self.clock is not None and self.clock.running is not None:
+            self.journal.checkpoint(self.id, self.checkpoint_data(), wall_ms())

@@ -1,0 +1,191 @@
+"""Apply a validated command (DESIGN.md §4) to a board.
+
+Each handler either changes the board and journals what it did, or raises ``CommandError``
+with the reason before changing anything; the link turns that into ``ok: false``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from board_nodes import wire
+from board_nodes.board import Board
+from clock_service import ClockError, GameClock, Side, TimeControl
+from clock_service.referee import ProposalStatus, Referee
+
+__all__ = ["CommandError", "apply_command"]
+
+
+class CommandError(ValueError):
+    """A command that cannot be applied now; nothing was changed."""
+
+
+def apply_command(board: Board, name: str, args: Any) -> None:
+    handler = _HANDLERS.get(name)
+    if handler is None:
+        raise CommandError(f"unknown cmd {name!r}")
+    try:
+        handler(board, args)
+    except (ClockError, ValueError) as exc:
+        if isinstance(exc, CommandError):
+            raise
+        raise CommandError(str(exc)) from None
+    board.changed()
+
+
+def _in_game(board: Board) -> None:
+    if board.clock is None or board.game is None:
+        raise CommandError("no game is set on this board")
+
+
+def _set_game(board: Board, args: wire.SetGameArgs) -> None:
+    if board.phase in ("running", "paused"):
+        raise CommandError(f"a game is in progress ({board.phase}); reset the board first")
+    tc = TimeControl.parse(args.tc)
+    black_tc = TimeControl.parse(args.black_tc) if args.black_tc else None
+    carried = args.red_ms is not None or args.black_ms is not None or args.moves is not None
+    if carried:
+        if args.red_ms is None or args.black_ms is None:
+            raise CommandError("carrying a game over needs both red_ms and black_ms")
+        moves = args.moves or wire.SidePair(red=0, black=0)
+        on_move = (
+            Side.parse(args.on_move)
+            if args.on_move
+            else (Side.RED if moves.red == moves.black else Side.BLACK)
+        )
+        clock = GameClock.carry_over(
+            tc, now=board.now, black=black_tc, red_ms=args.red_ms, black_ms=args.black_ms,
+            moves_red=moves.red, moves_black=moves.black, side_on_move=on_move,
+        )  # fmt: skip
+    else:
+        clock = GameClock(tc, now=board.now, black=black_tc)
+    board.cancel_timers()
+    board.game = {
+        "game": args.game,
+        "tc": str(tc),
+        "black_tc": str(black_tc) if black_tc else None,
+        "red": args.red,
+        "black": args.black,
+        "tiebreak": args.tiebreak,
+    }
+    board.clock = clock
+    board.referee = Referee(board.regulation, tiebreak_game=args.tiebreak)
+    board.result = None
+    board.round_start_ms = None
+    board.proposal_seq = {}
+    data: dict[str, Any] = {"game": args.game, "tc": str(tc), "red": args.red, "black": args.black}
+    if black_tc:
+        data["black_tc"] = str(black_tc)
+    board.emit("ready", data)
+
+
+def _start(board: Board, args: wire.StartArgs) -> None:
+    _in_game(board)
+    if board.phase != "ready":
+        raise CommandError(f"the clock cannot start: it is {board.phase}")
+    board.schedule_start(args.at)
+
+
+def _pause(board: Board, args: object) -> None:
+    _in_game(board)
+    assert board.clock is not None
+    if board.phase != "running":
+        raise CommandError(f"the clock is not running ({board.phase})")
+    events = board.clock.pause()
+    for event in events:
+        data = event.data()
+        if event.type == "paused":
+            data = {"by": "arbiter", **data}
+            board.emit("paused", data)
+        else:
+            board.emit_clock_events([event])
+
+
+def _resume(board: Board, args: object) -> None:
+    _in_game(board)
+    assert board.clock is not None
+    if board.phase != "paused":
+        raise CommandError(f"the clock is not paused ({board.phase})")
+    if board.power_off_ns is not None:
+        raise CommandError("the clock face is switched off")
+    board.emit_clock_events(board.clock.resume())
+
+
+def _adjust(board: Board, args: wire.AdjustArgs) -> None:
+    _in_game(board)
+    assert board.clock is not None
+    if board.phase == "finished":
+        raise CommandError("the game is finished")
+    events = board.clock.adjust(Side.parse(args.side), args.delta_ms)
+    for event in events:
+        if event.type == "adjusted":
+            board.emit("adjusted", {**event.data(), "by": "arbiter"})
+        else:
+            board.emit_clock_events([event])
+
+
+def _arbiter_mode(board: Board, args: wire.ArbiterModeArgs) -> None:
+    board.arbiter_mode = args.on
+
+
+def _resolve(board: Board, args: wire.ResolveArgs) -> None:
+    _in_game(board)
+    assert board.referee is not None
+    proposal_id = next((pid for pid, seq in board.proposal_seq.items() if seq == args.seq), None)
+    if proposal_id is None:
+        raise CommandError(f"event {args.seq} is not a proposal of this game")
+    proposals = board.referee.resolve(proposal_id, ProposalStatus.parse(args.status))
+    board.emit_proposals(proposals)
+
+
+def _result(board: Board, args: wire.ResultArgs) -> None:
+    _in_game(board)
+    assert board.referee is not None and board.clock is not None
+    winner = Side.parse(args.winner) if args.winner else None
+    full_moves = min(board.clock.moves(Side.RED), board.clock.moves(Side.BLACK))
+    board.emit_proposals(board.referee.result_entered(winner, args.reason, moves=full_moves))
+
+
+def _foul(board: Board, args: wire.FoulArgs) -> None:
+    _in_game(board)
+    assert board.referee is not None
+    board.emit_proposals(board.referee.arbiter_foul(Side.parse(args.side), args.reason))
+
+
+def _move_count(board: Board, args: wire.MoveCountArgs) -> None:
+    _in_game(board)
+    assert board.referee is not None and board.clock is not None
+    proposals = board.referee.start_move_count(
+        red_moves=board.clock.moves(Side.RED),
+        black_moves=board.clock.moves(Side.BLACK),
+        limit=args.limit,
+    )
+    board.emit_proposals(proposals)
+
+
+def _reset(board: Board, args: object) -> None:
+    if board.phase == "running":
+        raise CommandError("pause the clock before resetting the board")
+    board.cancel_timers()
+    board.game = None
+    board.clock = None
+    board.referee = None
+    board.result = None
+    board.round_start_ms = None
+    board.proposal_seq = {}
+    board.journal.checkpoint(board.id, board.checkpoint_data(), 0)
+
+
+_HANDLERS: dict[str, Any] = {
+    "set_game": _set_game,
+    "start": _start,
+    "pause": _pause,
+    "resume": _resume,
+    "adjust": _adjust,
+    "arbiter_mode": _arbiter_mode,
+    "resolve": _resolve,
+    "result": _result,
+    "foul": _foul,
+    "move_count": _move_count,
+    "reset": _reset,
+}

@@ -1,0 +1,284 @@
+"""A board's MQTT link: status with its will, retained state, the outbox drain, commands.
+
+The only module of the node that speaks aiomqtt. One connection per board: MQTT gives a
+connection one will, and DESIGN.md §4 wants a will (``lost``) on every board's status topic.
+The link never blocks the board: events wait in the journal's outbox and are drained in
+order whenever a connection is up; what was journaled before the connection came up goes out
+with ``replay: true``. Reconnects back off exponentially with jitter.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import ssl
+from collections import Counter
+from typing import Any
+
+import aiomqtt
+
+from board_nodes import wire
+from board_nodes.board import Board, wall_ms
+from board_nodes.commands import CommandError, apply_command
+from board_nodes.config import BrokerConfig
+from board_nodes.journal import Journal
+
+__all__ = ["BoardLink"]
+
+log = logging.getLogger(__name__)
+
+DRAIN_BATCH = 64
+
+
+class BoardLink:
+    def __init__(
+        self,
+        board: Board,
+        *,
+        broker: BrokerConfig,
+        journal: Journal,
+        outbox_capacity: int = 100_000,
+        outbox_alarm_ratio: float = 0.8,
+        replay_keep: int = 20_000,
+    ) -> None:
+        self.board = board
+        self.broker = broker
+        self.journal = journal
+        self.topics = wire.Topics(board.venue)
+        self.outbox_capacity = outbox_capacity
+        self.outbox_alarm_at = int(outbox_capacity * outbox_alarm_ratio)
+        self.replay_keep = replay_keep
+        self.client: aiomqtt.Client | None = None
+        self.connected = asyncio.Event()
+        self.counters: Counter[str] = Counter()
+        self._wake = asyncio.Event()
+        self._state_dirty = asyncio.Event()
+        self._backlog_upto = 0
+        self._station_session: int | None = None
+        self._alarmed = False
+        board.on_event = self._event_journaled
+        board.on_state = self._state_changed
+
+    # -- listeners on the board ---------------------------------------------------------------
+    def _event_journaled(self, payload: dict[str, Any]) -> None:
+        self._wake.set()
+        self._state_dirty.set()
+
+    def _state_changed(self) -> None:
+        self._state_dirty.set()
+
+    # -- payloads ------------------------------------------------------------------------------
+    def _status(self, state: str) -> bytes:
+        body = {"state": state, "node": self.board.node, "session": self.board.session}
+        return json.dumps({**body, "ts": wall_ms()}).encode()
+
+    def _client(self) -> aiomqtt.Client:
+        b = self.broker
+        tls = None
+        if b.tls:
+            tls = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
+            if b.cert_file:
+                tls.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
+        will = aiomqtt.Will(
+            self.topics.status(self.board.id), self._status("lost"), qos=1, retain=True
+        )
+        return aiomqtt.Client(
+            b.host,
+            b.port,
+            username=b.username,
+            password=b.read_password(),
+            identifier=f"{self.board.node}.{self.board.id}",
+            protocol=aiomqtt.ProtocolVersion.V5,
+            will=will,
+            keepalive=b.keepalive_s,
+            tls_context=tls,
+            timeout=10,
+        )
+
+    # -- the connection loop ------------------------------------------------------------------
+    async def run(self) -> None:
+        delay = self.broker.reconnect_min_s
+        while True:
+            try:
+                async with self._client() as client:
+                    self.client = client
+                    delay = self.broker.reconnect_min_s
+                    await self._connected(client)
+            except aiomqtt.MqttError as exc:
+                self.counters["disconnects"] += 1
+                log.warning("board %s: broker link down: %s", self.board.id, exc)
+            finally:
+                self.client = None
+                self.connected.clear()
+            await asyncio.sleep(delay * random.uniform(0.5, 1.5))
+            delay = min(delay * 2, self.broker.reconnect_max_s)
+
+    async def _connected(self, client: aiomqtt.Client) -> None:
+        board = self.board
+        unsent = self.journal.unsent(board.id, limit=1 << 30)
+        self._backlog_upto = unsent[-1].id if unsent else 0
+        await client.publish(
+            self.topics.status(board.id), self._status("online"), qos=1, retain=True
+        )
+        for topic in (self.topics.cmd(board.id), self.topics.venue_cmd, self.topics.station_status):
+            await client.subscribe(topic, qos=1)
+        self._state_dirty.set()
+        self._wake.set()
+        self.connected.set()
+        self.counters["connects"] += 1
+        log.info("board %s: online (%d events to send)", board.id, len(unsent))
+        async with asyncio.TaskGroup() as tg:
+            tg.create_task(self._drain(client), name=f"drain-{board.id}")
+            tg.create_task(self._publish_state(client), name=f"state-{board.id}")
+            tg.create_task(self._receive(client), name=f"receive-{board.id}")
+
+    async def _drain(self, client: aiomqtt.Client) -> None:
+        topic = self.topics.event(self.board.id)
+        while True:
+            rows = self.journal.unsent(self.board.id, limit=DRAIN_BATCH)
+            if not rows:
+                self._prune()
+                self._wake.clear()
+                await self._wake.wait()
+                continue
+            payloads = []
+            for row in rows:
+                payload = row.payload
+                if row.id <= self._backlog_upto:
+                    payload = _as_replay(payload)
+                payloads.append(payload.encode())
+            # paho sends in call order on one connection, so concurrent QoS 1 publishes
+            # keep the events' order while overlapping their round trips.
+            await asyncio.gather(*(client.publish(topic, p, qos=1) for p in payloads))
+            self.journal.mark_sent([row.id for row in rows])
+            self.counters["events_sent"] += len(rows)
+
+    def _prune(self) -> None:
+        dropped = self.journal.prune(keep=self.replay_keep, capacity=self.outbox_capacity)
+        self.counters["events_dropped"] += dropped
+
+    def check_outbox(self) -> int:
+        """Warn once the unsent backlog passes the alarm mark; returns the backlog."""
+        backlog = self.journal.unsent_count(self.board.id)
+        if backlog >= self.outbox_alarm_at and not self._alarmed:
+            self._alarmed = True
+            log.warning(
+                "board %s: outbox holds %d unsent events (capacity %d): is the broker reachable?",
+                self.board.id, backlog, self.outbox_capacity,
+            )  # fmt: skip
+        elif backlog < self.outbox_alarm_at:
+            self._alarmed = False
+        return backlog
+
+    async def _publish_state(self, client: aiomqtt.Client) -> None:
+        topic = self.topics.state(self.board.id)
+        while True:
+            await self._state_dirty.wait()
+            self._state_dirty.clear()
+            body = json.dumps(self.board.snapshot(), ensure_ascii=False).encode()
+            await client.publish(topic, body, qos=1, retain=True)
+
+    async def rebirth(self, client: aiomqtt.Client, from_seq: int | None = None) -> None:
+        """Publish status and state again, and replay journaled events for the station."""
+        board = self.board
+        await client.publish(
+            self.topics.status(board.id), self._status("online"), qos=1, retain=True
+        )
+        self._state_dirty.set()
+        if from_seq is None:
+            return
+        rows = self.journal.events_from(board.id, from_seq)
+        topic = self.topics.event(board.id)
+        for start in range(0, len(rows), DRAIN_BATCH):
+            batch = rows[start : start + DRAIN_BATCH]
+            await asyncio.gather(
+                *(client.publish(topic, _as_replay(r.payload).encode(), qos=1) for r in batch)
+            )
+        self.counters["events_replayed"] += len(rows)
+
+    # -- incoming --------------------------------------------------------------------------------
+    async def _receive(self, client: aiomqtt.Client) -> None:
+        async for message in client.messages:
+            topic = str(message.topic)
+            payload = message.payload if isinstance(message.payload, bytes | str) else b""
+            try:
+                if topic == self.topics.station_status:
+                    await self._station_status(client, payload)
+                elif topic == self.topics.cmd(self.board.id):
+                    await self._command(client, payload, venue_wide=False)
+                elif topic == self.topics.venue_cmd:
+                    await self._command(client, payload, venue_wide=True)
+                else:
+                    self.counters["unexpected_topic"] += 1
+                    log.warning("board %s: message on unexpected topic %s", self.board.id, topic)
+            except aiomqtt.MqttError:
+                raise
+            except Exception:
+                self.counters["handler_errors"] += 1
+                log.exception("board %s: failed to handle a message on %s", self.board.id, topic)
+
+    async def _station_status(self, client: aiomqtt.Client, payload: bytes | str) -> None:
+        try:
+            status = wire.decode(wire.StationStatus, payload)
+        except wire.WireError as exc:
+            self.counters["bad_station_status"] += 1
+            log.warning("board %s: bad station status: %s", self.board.id, exc)
+            return
+        if status.state == "online" and status.session != self._station_session:
+            self._station_session = status.session
+            await self.rebirth(client)
+        elif status.state != "online":
+            self._station_session = None
+
+    async def _command(
+        self, client: aiomqtt.Client, payload: bytes | str, *, venue_wide: bool
+    ) -> None:
+        board = self.board
+        txn = wire.txn_of(payload)
+        if txn is not None:
+            earlier = self.journal.reply_for(board.id, txn)
+            if earlier is not None:
+                # At most once per txn: the same answer again, nothing applied twice.
+                self.counters["commands_repeated"] += 1
+                await client.publish(self.topics.reply(board.id), earlier, qos=1)
+                return
+        try:
+            command, args = wire.parse_command(payload, venue_wide=venue_wide)
+            if command.cmd == "rebirth":
+                assert isinstance(args, wire.RebirthArgs)
+                await self.rebirth(client, args.from_seq)
+            elif venue_wide and board.game is None:
+                return  # a board without a game has nothing to start, pause or resume
+            else:
+                apply_command(board, command.cmd, args)
+            reply = wire.Reply(txn=command.txn, ok=True)
+            self.counters["commands_applied"] += 1
+        except (wire.WireError, CommandError) as exc:
+            self.counters["commands_rejected"] += 1
+            log.warning("board %s: command rejected: %s", board.id, exc)
+            if txn is None:
+                return
+            reply = wire.Reply(txn=txn, ok=False, error=str(exc))
+        body = wire.encode(reply)
+        self.journal.remember_reply(board.id, reply.txn, body.decode())
+        await client.publish(self.topics.reply(board.id), body, qos=1)
+
+    async def close(self) -> None:
+        """Say ``offline`` before a clean stop, if a connection is up."""
+        client = self.client
+        if client is not None:
+            try:
+                await client.publish(
+                    self.topics.status(self.board.id), self._status("offline"), qos=1, retain=True,
+                    timeout=2,
+                )  # fmt: skip
+            except aiomqtt.MqttError as exc:
+                log.warning("board %s: could not say offline: %s", self.board.id, exc)
+
+
+def _as_replay(payload: str) -> str:
+    obj = json.loads(payload)
+    obj["replay"] = True
+    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,166 @@
+"""The node daemon: every board of one Pi, restored from the journal, linked to the venue.
+
+``Node(config)`` opens the journal, counts a new session, restores each board from its last
+checkpoint (paused, with a ``shutdown`` event of cause ``node_restart`` when a game was in
+progress), opens the faces and runs, per board, the face, the checkpoints and the MQTT link in
+one TaskGroup. ``stop()`` (or SIGTERM/SIGINT under ``qizhong node``) publishes ``offline``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from board_nodes import sdnotify
+from board_nodes.board import Board, NodeTime, wall_ms
+from board_nodes.config import NodeConfig
+from board_nodes.faces import make_face
+from board_nodes.journal import Journal
+from board_nodes.link import BoardLink
+from clock_service.regulation import Regulation
+from firmware_bridge.face import ClockFace
+
+__all__ = ["Node"]
+
+log = logging.getLogger(__name__)
+
+
+class Node:
+    def __init__(
+        self,
+        config: NodeConfig,
+        *,
+        faces: dict[str, ClockFace] | None = None,
+        time_source: Callable[[], int] | None = None,
+    ) -> None:
+        self.config = config
+        self.regulation = Regulation.load(config.regulation)
+        self.journal = Journal(config.data_dir / "journal.sqlite3")
+        self._faces = faces or {}
+        self._time = NodeTime(time_source) if time_source else NodeTime()
+        self.boards: dict[str, Board] = {}
+        self.links: dict[str, BoardLink] = {}
+        self.session = 0
+        self._stopping = asyncio.Event()
+        self._task_group: asyncio.TaskGroup | None = None
+        self.started = asyncio.Event()
+
+    def __repr__(self) -> str:
+        return f"<Node {self.config.node} boards={list(self.boards)} session={self.session}>"
+
+    def setup(self) -> None:
+        """Open the journal and restore every board; safe to call once before ``run``."""
+        self.journal.open()
+        self.session = self.journal.next_session()
+        for board_config in self.config.board:
+            face = self._faces.get(board_config.id) or make_face(board_config)
+            board = Board(
+                board_config.id,
+                venue=self.config.venue,
+                node=self.config.node,
+                session=self.session,
+                regulation=self.regulation,
+                face=face,
+                journal=self.journal,
+                time_source=self._time,
+                checkpoint_s=self.config.checkpoint_s,
+            )
+            self.boards[board.id] = board
+            self.links[board.id] = BoardLink(
+                board,
+                broker=self.config.broker,
+                journal=self.journal,
+                outbox_capacity=self.config.outbox_capacity,
+                outbox_alarm_ratio=self.config.outbox_alarm_ratio,
+                replay_keep=self.config.replay_keep,
+            )
+            self._restore(board)
+
+    def _restore(self, board: Board) -> None:
+        record = self.journal.board(board.id)
+        if record.checkpoint is None:
+            return
+        board.restore(record.checkpoint)
+        if board.phase != "paused":
+            return  # no game in progress: nothing was interrupted
+        outage_ms = max(0, wall_ms() - (record.checkpoint_wall_ms or wall_ms()))
+        side = board.clock.side_on_move if board.clock is not None else None
+        board.emit(
+            "shutdown",
+            {
+                "cause": "node_restart",
+                "duration_ms": outage_ms,
+                "side_on_move": side.value if side else None,
+                "authorised": False,
+            },
+        )
+        log.warning("board %s: restored after %d ms without the node", board.id, outage_ms)
+
+    async def run(self) -> None:
+        if not self.boards:
+            self.setup()
+        try:
+            async with asyncio.TaskGroup() as tg:
+                self._task_group = tg
+                for board_id, board in self.boards.items():
+                    await board.face.open()
+                    tg.create_task(board.run_face(), name=f"face-{board_id}")
+                    tg.create_task(board.checkpoint_loop(), name=f"checkpoint-{board_id}")
+                    tg.create_task(self.links[board_id].run(), name=f"link-{board_id}")
+                    board.changed()
+                tg.create_task(self._watchdog(), name="watchdog")
+                sdnotify.notify("READY=1")
+                self.started.set()
+                await self._stopping.wait()
+                await self._say_offline()
+                raise _Stop
+        except* _Stop:
+            pass
+        finally:
+            self._task_group = None
+            for board in self.boards.values():
+                board.close()
+                await board.face.close()
+            self.journal.close()
+
+    async def _say_offline(self) -> None:
+        sdnotify.notify("STOPPING=1")
+        await asyncio.gather(*(link.close() for link in self.links.values()))
+
+    async def _watchdog(self) -> None:
+        interval = sdnotify.watchdog_interval_s()
+        while True:
+            for link in self.links.values():
+                link.check_outbox()
+            if interval is not None:
+                sdnotify.notify("WATCHDOG=1")
+            await asyncio.sleep(interval or 5.0)
+
+    def stop(self) -> None:
+        self._stopping.set()
+
+    def status(self) -> dict[str, Any]:
+        return {
+            "session": self.session,
+            "boards": {bid: b.phase for bid, b in self.boards.items()},
+            "connected": {bid: link.connected.is_set() for bid, link in self.links.items()},
+        }
+
+
+class _Stop(Exception):
+    pass
+
+
+async def run_node(config: NodeConfig) -> None:
+    """Run until SIGINT/SIGTERM, then stop cleanly."""
+    import signal
+
+    node = Node(config)
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        with contextlib.suppress(NotImplementedError):
+            loop.add_signal_handler(sig, node.stop)
+    await node.run()

@@ -1,0 +1,1 @@
+"""venue_station — see README.md."""
