@@ -325,6 +325,8 @@ def _toml_type(value: Any) -> str:
     names |= {list: "an array", dict: "a table", datetime.date: "a date", datetime.time: "a time"}
     for kind, label in names.items():
         if type(value) is kind:
+            if kind is bool:
+                return f"{label} ({str(value).lower()})"
             return f"{label} ({value!r})" if kind not in (list, dict) else label
     return type(value).__name__
 
@@ -334,7 +336,7 @@ def _time_control(table: _Table, name: str) -> str:
     try:
         TimeControl.parse(text)
     except ValueError as exc:
-        raise table.error(name, f"bad time control {text!r}: {exc}") from None
+        raise table.error(name, f"bad time control: {exc}") from None
     return text
 
 
