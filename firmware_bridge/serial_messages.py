@@ -488,4 +488,3 @@ MESSAGE_TYPES: dict[int, type[Message]] = {
     for cls in (Hello, HelloAck, Press, Key, Power, Battery, Show, Beep, Brightness, Ping, Pong,
                 Ack, Nak)
 }  # fmt: skip
-
