@@ -32,6 +32,20 @@ log = logging.getLogger(__name__)
 DRAIN_BATCH = 64
 
 
+class _OutageIsNotAnError(logging.Filter):
+    """paho logs a dropped socket at ERROR; for a node built to ride out outages it is a
+    WARNING (the link logs the outage itself)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        if record.levelno == logging.ERROR:
+            record.levelno, record.levelname = logging.WARNING, "WARNING"
+        return True
+
+
+_paho_log = logging.getLogger("board_nodes.link.paho")
+_paho_log.addFilter(_OutageIsNotAnError())
+
+
 class BoardLink:
     def __init__(
         self,
@@ -68,6 +82,7 @@ class BoardLink:
 
     def _state_changed(self) -> None:
         self._state_dirty.set()
+        self._wake.set()
 
     # -- payloads ------------------------------------------------------------------------------
     def _status(self, state: str) -> bytes:
@@ -95,6 +110,7 @@ class BoardLink:
             keepalive=b.keepalive_s,
             tls_context=tls,
             timeout=10,
+            logger=_paho_log,
         )
 
     # -- the connection loop ------------------------------------------------------------------
@@ -106,9 +122,9 @@ class BoardLink:
                     self.client = client
                     delay = self.broker.reconnect_min_s
                     await self._connected(client)
-            except aiomqtt.MqttError as exc:
+            except* aiomqtt.MqttError as group:
                 self.counters["disconnects"] += 1
-                log.warning("board %s: broker link down: %s", self.board.id, exc)
+                log.warning("board %s: broker link down: %s", self.board.id, group.exceptions[0])
             finally:
                 self.client = None
                 self.connected.clear()
@@ -131,29 +147,33 @@ class BoardLink:
         log.info("board %s: online (%d events to send)", board.id, len(unsent))
         async with asyncio.TaskGroup() as tg:
             tg.create_task(self._drain(client), name=f"drain-{board.id}")
-            tg.create_task(self._publish_state(client), name=f"state-{board.id}")
             tg.create_task(self._receive(client), name=f"receive-{board.id}")
 
     async def _drain(self, client: aiomqtt.Client) -> None:
+        """Send the outbox in order, then the state: a state never names a seq not yet sent."""
         topic = self.topics.event(self.board.id)
         while True:
             rows = self.journal.unsent(self.board.id, limit=DRAIN_BATCH)
-            if not rows:
-                self._prune()
-                self._wake.clear()
-                await self._wake.wait()
+            if rows:
+                payloads = []
+                for row in rows:
+                    payload = row.payload
+                    if row.id <= self._backlog_upto:
+                        payload = _as_replay(payload)
+                    payloads.append(payload.encode())
+                # paho sends in call order on one connection, so concurrent QoS 1 publishes
+                # keep the events' order while overlapping their round trips.
+                await asyncio.gather(*(client.publish(topic, p, qos=1) for p in payloads))
+                self.journal.mark_sent([row.id for row in rows])
+                self.counters["events_sent"] += len(rows)
                 continue
-            payloads = []
-            for row in rows:
-                payload = row.payload
-                if row.id <= self._backlog_upto:
-                    payload = _as_replay(payload)
-                payloads.append(payload.encode())
-            # paho sends in call order on one connection, so concurrent QoS 1 publishes
-            # keep the events' order while overlapping their round trips.
-            await asyncio.gather(*(client.publish(topic, p, qos=1) for p in payloads))
-            self.journal.mark_sent([row.id for row in rows])
-            self.counters["events_sent"] += len(rows)
+            if self._state_dirty.is_set():
+                self._state_dirty.clear()
+                await self._send_state(client)
+                continue
+            self._prune()
+            self._wake.clear()
+            await self._wake.wait()
 
     def _prune(self) -> None:
         dropped = self.journal.prune(keep=self.replay_keep, capacity=self.outbox_capacity)
@@ -172,13 +192,9 @@ class BoardLink:
             self._alarmed = False
         return backlog
 
-    async def _publish_state(self, client: aiomqtt.Client) -> None:
-        topic = self.topics.state(self.board.id)
-        while True:
-            await self._state_dirty.wait()
-            self._state_dirty.clear()
-            body = json.dumps(self.board.snapshot(), ensure_ascii=False).encode()
-            await client.publish(topic, body, qos=1, retain=True)
+    async def _send_state(self, client: aiomqtt.Client) -> None:
+        body = json.dumps(self.board.snapshot(), ensure_ascii=False).encode()
+        await client.publish(self.topics.state(self.board.id), body, qos=1, retain=True)
 
     async def rebirth(self, client: aiomqtt.Client, from_seq: int | None = None) -> None:
         """Publish status and state again, and replay journaled events for the station."""
@@ -186,7 +202,7 @@ class BoardLink:
         await client.publish(
             self.topics.status(board.id), self._status("online"), qos=1, retain=True
         )
-        self._state_dirty.set()
+        self._state_changed()
         if from_seq is None:
             return
         rows = self.journal.events_from(board.id, from_seq)

@@ -1,0 +1,173 @@
+"""Helpers for node tests: a node config for a test broker, and a station-side probe."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+
+from board_nodes.config import NodeConfig
+from board_nodes.node import Node
+from firmware_bridge.face import ClockFace
+from support.broker import mqtt_client
+
+
+def node_config(
+    broker: Any,
+    node: str,
+    boards: list[str],
+    data_dir: Path,
+    *,
+    mode: str = "idle",
+    regulation: str = "meishan-2016",
+    **simulated: Any,
+) -> NodeConfig:
+    user, password = broker.credentials(node)
+    return NodeConfig.model_validate(
+        {
+            "venue": "test",
+            "node": node,
+            "regulation": regulation,
+            "data_dir": str(data_dir),
+            "broker": {
+                "url": broker.url,
+                "username": user,
+                "password": password,
+                "reconnect_min_s": 0.05,
+                "reconnect_max_s": 0.5,
+            },
+            "board": [
+                {"id": b, "face": "simulated", "simulated": {"mode": mode, **simulated}}
+                for b in boards
+            ],
+        }
+    )
+
+
+def write_node_toml(config: NodeConfig, path: Path) -> Path:
+    b = config.broker
+    lines = [
+        f'venue = "{config.venue}"',
+        f'node = "{config.node}"',
+        f'regulation = "{config.regulation}"',
+        f'data_dir = "{config.data_dir}"',
+        "[broker]",
+        f'url = "{b.url}"',
+        f'username = "{b.username}"',
+        f'password = "{b.password}"',
+        f"reconnect_min_s = {b.reconnect_min_s}",
+        f"reconnect_max_s = {b.reconnect_max_s}",
+    ]
+    for board in config.board:
+        sim = board.simulated
+        lines += [
+            "[[board]]",
+            f'id = "{board.id}"',
+            'face = "simulated"',
+            "[board.simulated]",
+            f'mode = "{sim.mode}"',
+            f"mean_move_s = {sim.mean_move_s}",
+            f"speed = {sim.speed}",
+        ]
+        if sim.seed is not None:
+            lines.append(f"seed = {sim.seed}")
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+@contextlib.asynccontextmanager
+async def running_node(
+    config: NodeConfig, faces: dict[str, ClockFace] | None = None
+) -> AsyncIterator[Node]:
+    node = Node(config, faces=faces)
+    task = asyncio.create_task(node.run(), name="node-under-test")
+    try:
+        async with asyncio.timeout(10):
+            await node.started.wait()
+            for link in node.links.values():
+                await link.connected.wait()
+        yield node
+    finally:
+        node.stop()
+        async with asyncio.timeout(10):
+            await task
+
+
+class Probe:
+    """The station's view of a board's topics, through the station's real account."""
+
+    def __init__(self, broker: Any, *, venue: str = "test") -> None:
+        self.client = mqtt_client(broker, "station")
+        self.root = f"qz/v1/{venue}"
+        self.events: list[dict[str, Any]] = []
+        self.states: dict[str, dict[str, Any]] = {}
+        self.status: dict[str, dict[str, Any]] = {}
+        self.replies: dict[str, dict[str, Any]] = {}
+        self._changed = asyncio.Condition()
+        self._task: asyncio.Task[None] | None = None
+
+    async def __aenter__(self) -> Probe:
+        await self.client.__aenter__()
+        await self.client.subscribe(f"{self.root}/#", qos=1)
+        self._task = asyncio.create_task(self._read())
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._task is not None:
+            self._task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+                await self._task
+        with contextlib.suppress(aiomqtt.MqttError):
+            await self.client.__aexit__(None, None, None)
+
+    async def _read(self) -> None:
+        async for message in self.client.messages:
+            parts = str(message.topic).split("/")
+            if parts[-1] == "cmd":
+                continue  # ours, or deliberately malformed ones
+            body = json.loads(message.payload) if message.payload else None
+            if parts[3] == "board" and body is not None:
+                board, leaf = parts[4], parts[5]
+                if leaf == "event":
+                    self.events.append(body)
+                elif leaf == "state":
+                    self.states[board] = body
+                elif leaf == "status":
+                    self.status[board] = body
+                elif leaf == "reply":
+                    self.replies[body["txn"]] = body
+            async with self._changed:
+                self._changed.notify_all()
+
+    async def wait_for(self, predicate: Any, timeout: float = 5.0) -> None:
+        async with asyncio.timeout(timeout), self._changed:
+            await self._changed.wait_for(predicate)
+
+    def board_events(self, board: str, type_: str | None = None) -> list[dict[str, Any]]:
+        return [
+            e for e in self.events if e["board"] == board and (type_ is None or e["type"] == type_)
+        ]
+
+    async def command(
+        self, board: str, cmd: str, args: dict[str, Any] | None = None, *, txn: str | None = None
+    ) -> dict[str, Any]:
+        txn = txn or uuid.uuid4().hex[:12]
+        payload = json.dumps({"txn": txn, "cmd": cmd, "args": args or {}})
+        await self.client.publish(f"{self.root}/board/{board}/cmd", payload, qos=1)
+        await self.wait_for(lambda: txn in self.replies)
+        return self.replies[txn]
+
+    async def raw_command(self, board: str, payload: bytes | str) -> None:
+        await self.client.publish(f"{self.root}/board/{board}/cmd", payload, qos=1)
+
+    async def venue_command(self, cmd: str, args: dict[str, Any] | None = None) -> str:
+        txn = uuid.uuid4().hex[:12]
+        payload = json.dumps({"txn": txn, "cmd": cmd, "args": args or {}})
+        await self.client.publish(f"{self.root}/venue/cmd", payload, qos=1)
+        return txn
