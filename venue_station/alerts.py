@@ -1,0 +1,108 @@
+"""Alerts for the arbiters, derived from events and board status (pure; the collector stores them).
+
+Each alert has a key made from the fact that raised it (board, session, seq or status ts), so a
+replayed event or a re-delivered retained status never raises it twice. Status of an alert:
+``open`` → ``acked`` → ``confirmed`` | ``dismissed``; a ruling event from the board (a foul or
+forfeit with ``ref``) settles the matching pending alert by itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from board_nodes.wire import BoardStatus, EventEnvelope
+
+__all__ = [
+    "ALERT_KINDS",
+    "ALERT_STATUSES",
+    "AlertSpec",
+    "alert_for_status",
+    "alerts_for_event",
+    "ruling_of",
+]
+
+ALERT_KINDS = (
+    "flag",
+    "foul_pending",
+    "forfeit_pending",
+    "shutdown",
+    "node_restart",
+    "late",
+    "move_limit",
+    "board_offline",
+    "board_lost",
+    "warning",
+    "clock_offset",
+    "gap",
+)
+ALERT_STATUSES = ("open", "acked", "confirmed", "dismissed")
+
+
+@dataclass(frozen=True)
+class AlertSpec:
+    key: str
+    kind: str
+    board: str
+    ts: int
+    game: str | None = None
+    side: str | None = None
+    seq: int | None = None
+    detail: dict[str, Any] = field(default_factory=dict)
+
+    def row(self, now: int) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "kind": self.kind,
+            "board": self.board,
+            "game": self.game,
+            "side": self.side,
+            "seq": self.seq,
+            "ts": self.ts,
+            "status": "open",
+            "detail": self.detail,
+            "updated_ms": now,
+            "by": None,
+        }
+
+
+def alerts_for_event(ev: EventEnvelope) -> list[AlertSpec]:
+    data = ev.data
+    kind: str | None = None
+    side = data.get("side")
+    if ev.type == "flag":
+        kind = "flag"
+    elif ev.type == "foul" and data["status"] == "pending":
+        kind = "foul_pending"
+    elif ev.type == "forfeit" and data["status"] == "pending":
+        kind = "forfeit_pending"
+    elif ev.type == "shutdown" and not data["authorised"]:
+        kind = "shutdown" if data["cause"] == "power_switch" else "node_restart"
+        side = data.get("side_on_move")
+    elif ev.type == "late":
+        kind = "late"
+    elif ev.type == "move_count" and data["status"] == "reached":
+        kind = "move_limit"
+    elif ev.type == "warning":
+        kind = "warning"
+    if kind is None:
+        return []
+    key = f"ev:{ev.board}:{ev.session}:{ev.seq}:{kind}"
+    return [AlertSpec(key, kind, ev.board, ev.ts, ev.game, side, ev.seq, dict(data))]
+
+
+def ruling_of(ev: EventEnvelope) -> tuple[int, str] | None:
+    """(seq of the pending fact, new status) when the event rules on an earlier foul/forfeit."""
+    if ev.type in ("foul", "forfeit") and ev.data.get("ref") and ev.data["status"] != "pending":
+        return int(ev.data["ref"]), str(ev.data["status"])
+    return None
+
+
+def alert_for_status(board: str, status: BoardStatus) -> AlertSpec | None:
+    if status.state == "online":
+        return None
+    kind = "board_offline" if status.state == "offline" else "board_lost"
+    key = f"st:{board}:{status.session}:{status.state}:{status.ts}"
+    return AlertSpec(
+        key, kind, board, status.ts, detail={"node": status.node, "session": status.session}
+    )

@@ -1,0 +1,374 @@
+"""The station's HTTP API (Starlette): read routes, the SSE stream, metrics, health.
+
+Every error is JSON ``{"error": "...", "where": "..."}`` with a 4xx/5xx status; a 4xx is logged
+at WARNING and counted in ``/metrics`` by kind. The OpenAPI document is ``/api/openapi.json``.
+The actions (commands, imports, alerts, login) are in ``api_actions.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import TYPE_CHECKING, Any
+
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.routing import BaseRoute, Route
+
+from venue_station import exports
+from venue_station.alerts import ALERT_STATUSES
+from venue_station.hub import format_sse
+from venue_station.results import derive_game
+
+if TYPE_CHECKING:
+    from venue_station.station import Station
+
+__all__ = ["ApiError", "build_app", "json_response"]
+
+log = logging.getLogger(__name__)
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+class ApiError(Exception):
+    def __init__(
+        self,
+        status: int,
+        message: str,
+        *,
+        kind: str = "bad_request",
+        where: str | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.status, self.message, self.kind, self.where, self.extra = (
+            status,
+            message,
+            kind,
+            where,
+            extra or {},
+        )
+
+
+def json_response(data: Any, status: int = 200) -> JSONResponse:
+    return JSONResponse(data, status_code=status)
+
+
+def station_of(request: Request) -> Station:
+    station: Station = request.app.state.station
+    return station
+
+
+def int_param(
+    request: Request, name: str, *, default: int | None = None, low: int = 0, high: int = 10**12
+) -> int | None:
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return default
+    try:
+        value = int(text)
+    except ValueError:
+        raise ApiError(
+            400, f"{name} must be a whole number, not {text!r}", where=f"query.{name}"
+        ) from None
+    if not low <= value <= high:
+        raise ApiError(400, f"{name} must be from {low} to {high}", where=f"query.{name}")
+    return value
+
+
+def path_int(request: Request, name: str) -> int:
+    text = request.path_params[name]
+    if not text.isdigit():
+        raise ApiError(400, f"{name} must be a whole number, not {text!r}", where=f"path.{name}")
+    return int(text)
+
+
+# -- read routes -------------------------------------------------------------------------------
+async def healthz(request: Request) -> Response:
+    station = station_of(request)
+    info = station.info()
+    ok = info["connected"] or not station.connect
+    return json_response({"ok": ok, **info}, 200 if ok else 503)
+
+
+async def metrics(request: Request) -> Response:
+    return PlainTextResponse(
+        station_of(request).metrics.render(), media_type="text/plain; version=0.0.4"
+    )
+
+
+async def openapi(request: Request) -> Response:
+    from venue_station.openapi import SCHEMA
+
+    return json_response(SCHEMA)
+
+
+async def info(request: Request) -> Response:
+    return json_response(station_of(request).info())
+
+
+async def boards(request: Request) -> Response:
+    return json_response({"boards": station_of(request).board_views()})
+
+
+async def board(request: Request) -> Response:
+    station = station_of(request)
+    board_id = request.path_params["board"]
+    view = next((b for b in station.board_views() if b["board"] == board_id), None)
+    if view is None:
+        raise ApiError(404, f"no board {board_id!r}", kind="not_found", where="path.board")
+    assert station.store is not None
+    view["events"] = _events_json(
+        await station.store.events(board=board_id, limit=50, newest_first=True)
+    )
+    return json_response(view)
+
+
+def _events_json(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [
+        {
+            **r,
+            "clock": {
+                "red_ms": r.pop("red_ms"),
+                "black_ms": r.pop("black_ms"),
+                "running": r.pop("running"),
+            },
+        }
+        for r in rows
+    ]
+
+
+async def events(request: Request) -> Response:
+    station = station_of(request)
+    assert station.store is not None
+    limit = int_param(request, "limit", default=100, low=1, high=1000) or 100
+    types = request.query_params.get("type")
+    type_list = [t for t in types.split(",") if t] if types else None
+    from board_nodes.wire import EVENT_DATA
+
+    for t in type_list or []:
+        if t not in EVENT_DATA:
+            raise ApiError(400, f"unknown event type {t!r}", where="query.type")
+    order = request.query_params.get("order", "asc")
+    if order not in ("asc", "desc"):
+        raise ApiError(400, "order must be asc or desc", where="query.order")
+    rows = await station.store.events(
+        board=request.query_params.get("board") or None,
+        round=int_param(request, "round", low=1, high=999),
+        game=request.query_params.get("game") or None,
+        types=type_list,
+        after=int_param(request, "after"),
+        before=int_param(request, "before"),
+        limit=limit,
+        newest_first=order == "desc",
+    )
+    nxt = rows[-1]["id"] if len(rows) == limit else None
+    return json_response({"events": _events_json(rows), "next": nxt})
+
+
+def _game_json(game: dict[str, Any], outcome: Any, scoring: Any) -> dict[str, Any]:
+    from venue_station.results import points
+
+    red_pts, black_pts = points(outcome.result, scoring)
+    return {
+        **game,
+        "result": outcome.result,
+        "winner": outcome.winner,
+        "reason": outcome.reason,
+        "decided_by": outcome.source,
+        "fouls": outcome.fouls,
+        "red_points": red_pts,
+        "black_points": black_pts,
+    }
+
+
+async def games(request: Request) -> Response:
+    station = station_of(request)
+    round_no = int_param(request, "round", low=1, high=999)
+    return json_response(
+        {"games": [_game_json(g, o, station.scoring) for g, o in await station.outcomes(round_no)]}
+    )
+
+
+async def _game_or_404(
+    station: Station, game_id: str
+) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    assert station.store is not None
+    game = await station.store.game(game_id)
+    if game is None:
+        raise ApiError(404, f"no game {game_id!r}", kind="not_found", where="path.game")
+    return game, await station.store.game_events(game_id)
+
+
+async def game(request: Request) -> Response:
+    station = station_of(request)
+    row, evs = await _game_or_404(station, request.path_params["game"])
+    body = _game_json(row, derive_game(evs), station.scoring)
+    body["clock_log"] = [vars(r) for r in exports.clock_log(evs)]
+    return json_response(body)
+
+
+async def results(request: Request) -> Response:
+    station = station_of(request)
+    round_no = int_param(request, "round", low=1, high=999)
+    rows = exports.round_results(await station.outcomes(round_no), station.scoring)
+    return json_response({"round": round_no, "results": rows})
+
+
+async def fouls(request: Request) -> Response:
+    return json_response({"players": await station_of(request).player_fouls()})
+
+
+async def rounds(request: Request) -> Response:
+    station = station_of(request)
+    assert station.store is not None
+    out = []
+    pairs = await station.store.pairings()
+    for r in await station.store.rounds():
+        out.append({**r, "pairings": [p for p in pairs if p["round"] == r["round"]]})
+    return json_response({"rounds": out})
+
+
+async def alerts(request: Request) -> Response:
+    station = station_of(request)
+    assert station.store is not None
+    status = request.query_params.get("status") or None
+    if status is not None and status not in (*ALERT_STATUSES, "active"):
+        raise ApiError(
+            400,
+            f"status must be one of {', '.join((*ALERT_STATUSES, 'active'))}",
+            where="query.status",
+        )
+    limit = int_param(request, "limit", default=200, low=1, high=1000) or 200
+    return json_response({"alerts": await station.store.alerts(status=status, limit=limit)})
+
+
+async def stream(request: Request) -> Response:
+    station = station_of(request)
+    queue = station.hub.subscribe()
+
+    async def body() -> AsyncIterator[str]:
+        try:
+            yield format_sse("hello", {"station": station.info(), "boards": station.board_views()})
+            while True:
+                try:
+                    item = await asyncio.wait_for(queue.get(), 15)
+                except TimeoutError:
+                    yield format_sse("ping", {})
+                    continue
+                if item is None:
+                    return
+                yield item
+        finally:
+            station.hub.unsubscribe(queue)
+
+    return StreamingResponse(
+        body(),
+        media_type="text/event-stream",
+        headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"},
+    )
+
+
+# -- exports -----------------------------------------------------------------------------------
+async def export_results(request: Request) -> Response:
+    station = station_of(request)
+    round_no = path_int(request, "round")
+    fmt = request.path_params["fmt"]
+    outcomes = await station.outcomes(round_no)
+    if not outcomes:
+        raise ApiError(404, f"no games in round {round_no}", kind="not_found", where="path.round")
+    rows = exports.round_results(outcomes, station.scoring)
+    name = f"{station.config.venue}-round{round_no}"
+    if fmt == "csv":
+        return _download(exports.round_results_csv(rows), "text/csv; charset=utf-8", f"{name}.csv")
+    if fmt == "json":
+        text = exports.round_results_json(round_no, station.config.regulation, rows)
+        return _download(text, "application/json", f"{name}.json")
+    raise ApiError(404, f"no export format {fmt!r} (csv, json)", kind="not_found", where="path.fmt")
+
+
+async def export_clock(request: Request) -> Response:
+    station = station_of(request)
+    row, evs = await _game_or_404(station, request.path_params["game"])
+    log_rows = exports.clock_log(evs)
+    fmt = request.path_params["fmt"]
+    if fmt == "csv":
+        return _download(
+            exports.clock_log_csv(log_rows), "text/csv; charset=utf-8", f"{row['game']}-clock.csv"
+        )
+    if fmt == "pgn":
+        text = exports.clock_log_pgn(row, log_rows, derive_game(evs), event=station.config.venue)
+        return _download(text, "application/x-chess-pgn; charset=utf-8", f"{row['game']}.pgn")
+    raise ApiError(404, f"no export format {fmt!r} (csv, pgn)", kind="not_found", where="path.fmt")
+
+
+def _download(text: str, media: str, filename: str) -> Response:
+    return Response(
+        text,
+        media_type=media,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+# -- the app -----------------------------------------------------------------------------------
+def read_routes() -> list[BaseRoute]:
+    return [
+        Route("/healthz", healthz),
+        Route("/metrics", metrics),
+        Route("/api/openapi.json", openapi),
+        Route("/api/station", info),
+        Route("/api/boards", boards),
+        Route("/api/boards/{board}", board),
+        Route("/api/events", events),
+        Route("/api/games", games),
+        Route("/api/games/{game}", game),
+        Route("/api/results", results),
+        Route("/api/fouls", fouls),
+        Route("/api/rounds", rounds),
+        Route("/api/alerts", alerts),
+        Route("/api/stream", stream),
+        Route("/api/export/rounds/{round}/results.{fmt}", export_results),
+        Route("/api/export/games/{game}/clock.{fmt}", export_clock),
+    ]
+
+
+async def _api_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, ApiError)
+    return _error(request, exc.status, exc.message, exc.kind, exc.where, exc.extra)
+
+
+async def _http_error(request: Request, exc: Exception) -> Response:
+    assert isinstance(exc, HTTPException)
+    kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+    return _error(request, exc.status_code, str(exc.detail), kind, None, {})
+
+
+def _error(
+    request: Request, status: int, message: str, kind: str, where: str | None, extra: dict[str, Any]
+) -> Response:
+    if status < 500:
+        station_of(request).metrics.bad_requests[kind] += 1
+        log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
+    else:
+        log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
+    body = {"error": message, **({"where": where} if where else {}), **extra}
+    return json_response(body, status)
+
+
+def build_app(station: Station) -> Starlette:
+    from venue_station.api_actions import action_routes
+
+    routes = read_routes() + action_routes()
+    try:
+        from venue_station import pages  # type: ignore[attr-defined]
+    except ImportError:
+        pages = None
+    if pages is not None and hasattr(pages, "routes"):
+        routes += list(pages.routes(station))
+    app = Starlette(
+        routes=routes, exception_handlers={ApiError: _api_error, HTTPException: _http_error}
+    )
+    app.state.station = station
+    return app

@@ -1,0 +1,142 @@
+"""Arbiter authentication: hashed passwords, server-side sessions, a CSRF token per session.
+
+Flow for the web pages: ``POST /api/auth/login`` with ``{"username", "password"}`` (JSON or a
+form) sets the ``qz_session`` cookie (HttpOnly, SameSite=Strict) and returns the session's
+CSRF token; every state-changing request then sends the cookie *and* the token in the
+``X-CSRF-Token`` header. ``GET /api/auth/session`` returns the user and token again (after a
+page reload). Sessions live in memory: a station restart logs everyone out, by design.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+
+__all__ = [
+    "COOKIE",
+    "CSRF_HEADER",
+    "AuthError",
+    "Session",
+    "Sessions",
+    "check_hash_format",
+    "hash_password",
+    "verify_password",
+]
+
+COOKIE = "qz_session"
+CSRF_HEADER = "X-CSRF-Token"
+_SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+
+
+class AuthError(ValueError):
+    """A malformed password hash."""
+
+
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def hash_password(password: str, *, salt: bytes | None = None) -> str:
+    """``scrypt$n$r$p$salt$hash`` (base64), for ``[[account]] password_hash``."""
+    salt = salt or secrets.token_bytes(16)
+    digest = hashlib.scrypt(password.encode(), salt=salt, dklen=32, **_SCRYPT)
+    return f"scrypt${_SCRYPT['n']}${_SCRYPT['r']}${_SCRYPT['p']}${_b64(salt)}${_b64(digest)}"
+
+
+def check_hash_format(text: str) -> None:
+    parts = text.split("$")
+    try:
+        if parts[0] == "scrypt" and len(parts) == 6:
+            int(parts[1]), int(parts[2]), int(parts[3])
+        elif parts[0] == "pbkdf2_sha256" and len(parts) == 4:
+            int(parts[1])
+        else:
+            raise ValueError
+        base64.b64decode(parts[-2], validate=True)
+        base64.b64decode(parts[-1], validate=True)
+    except (ValueError, IndexError):
+        raise AuthError(
+            "not a password hash: expected scrypt$n$r$p$salt$hash or "
+            "pbkdf2_sha256$iterations$salt$hash "
+            "(make one with `qizhong station hash-password`)"
+        ) from None
+
+
+def verify_password(password: str, stored: str) -> bool:
+    check_hash_format(stored)
+    parts = stored.split("$")
+    salt, expected = base64.b64decode(parts[-2]), base64.b64decode(parts[-1])
+    if parts[0] == "scrypt":
+        n, r, p = (int(x) for x in parts[1:4])
+        got = hashlib.scrypt(
+            password.encode(),
+            salt=salt,
+            n=n,
+            r=r,
+            p=p,
+            dklen=len(expected),
+            maxmem=128 * n * r * p + 1024 * 1024,
+        )
+    else:
+        got = hashlib.pbkdf2_hmac("sha256", password.encode(), salt, int(parts[1]), len(expected))
+    return hmac.compare_digest(got, expected)
+
+
+@dataclass(frozen=True)
+class Session:
+    sid: str
+    user: str
+    role: str
+    csrf: str
+    expires: float = field(compare=False)
+
+
+class Sessions:
+    """Accounts and the sessions logged in with them."""
+
+    def __init__(
+        self, accounts: Iterable[tuple[str, str, str]], *, ttl_s: float = 12 * 3600
+    ) -> None:
+        self._accounts = {user: (pw_hash, role) for user, pw_hash, role in accounts}
+        self._sessions: dict[str, Session] = {}
+        self._ttl = ttl_s
+        # Verifying an unknown user costs the same as a known one: no user enumeration by timing.
+        self._dummy = hash_password(secrets.token_hex(8))
+
+    def login(self, user: str, password: str) -> Session | None:
+        pw_hash, role = self._accounts.get(user, (self._dummy, ""))
+        if not verify_password(password, pw_hash) or not role:
+            return None
+        session = Session(
+            secrets.token_urlsafe(32),
+            user,
+            role,
+            secrets.token_urlsafe(32),
+            time.monotonic() + self._ttl,
+        )
+        self._sessions[session.sid] = session
+        return session
+
+    def get(self, sid: str | None) -> Session | None:
+        session = self._sessions.get(sid or "")
+        if session is None:
+            return None
+        if session.expires < time.monotonic():
+            self._sessions.pop(session.sid, None)
+            return None
+        return session
+
+    def check(self, sid: str | None, csrf: str | None) -> Session | None:
+        """The session if the cookie is valid and the CSRF token matches it."""
+        session = self.get(sid)
+        if session is None or not csrf or not hmac.compare_digest(session.csrf, csrf):
+            return None
+        return session
+
+    def logout(self, sid: str) -> None:
+        self._sessions.pop(sid, None)

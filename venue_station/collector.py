@@ -1,0 +1,136 @@
+"""The station's one MQTT client: a persistent session that feeds ``Ingest`` and sends commands.
+
+MQTT 5, ``clean_start=False`` with a session expiry and a stable client id, so the broker keeps
+the station's subscription and queues its QoS 1 messages while it is away; the subscription is
+no-local, so the station never hears its own commands. The station status is retained:
+``online`` after connecting, the will ``lost`` on a broken connection, ``offline`` on a clean stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from board_nodes.wire import StationStatus, Topics, encode
+from venue_station.config import BrokerConfig
+from venue_station.ingest import Ingest
+from venue_station.store import now_ms
+
+__all__ = ["Collector"]
+
+log = logging.getLogger(__name__)
+
+
+class Collector:
+    def __init__(
+        self, config: BrokerConfig, topics: Topics, ingest: Ingest, *, session: int
+    ) -> None:
+        self.config = config
+        self.topics = topics
+        self.ingest = ingest
+        self.session = session
+        self.client_id = config.client_id or f"qz-station-{topics.venue}"
+        self.connected = asyncio.Event()
+        self._client: aiomqtt.Client | None = None
+        self.connections = 0
+
+    def _status(self, state: str) -> bytes:
+        return encode(StationStatus(state=state, session=self.session, ts=now_ms()))  # type: ignore[arg-type]
+
+    def _make_client(self) -> aiomqtt.Client:
+        user, password = self.config.credentials()
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = self.config.session_expiry_s
+        will = aiomqtt.Will(self.topics.station_status, self._status("lost"), qos=1, retain=True)
+        return aiomqtt.Client(
+            self.config.host,
+            self.config.port,
+            username=user,
+            password=password,
+            identifier=self.client_id,
+            protocol=aiomqtt.ProtocolVersion.V5,
+            clean_start=False,
+            properties=props,
+            will=will,
+            keepalive=self.config.keepalive_s,
+            timeout=10,
+            max_queued_outgoing_messages=100_000,
+        )
+
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        client = self._client
+        if client is None:
+            raise ConnectionError("the station is not connected to the broker")
+        await client.publish(topic, payload, qos=1, retain=retain)
+
+    async def run(self) -> None:
+        """Connect, subscribe, feed the ingest; reconnect with back-off until cancelled."""
+        delay = 0.2
+        while True:
+            try:
+                async with self._make_client() as client:
+                    await self._serve(client)
+            except aiomqtt.MqttError as exc:
+                self._client = None
+                self.connected.clear()
+                log.warning(
+                    "broker connection %s: %s; reconnecting in %.1f s", self.config.url, exc, delay
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            else:
+                return
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        # Subscribe before announcing online: nodes replay when they see us online.
+        await client.subscribe(
+            f"{self.topics.root}/#", options=SubscribeOptions(qos=1, noLocal=True)
+        )
+        await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
+        self._client = client
+        self.connections += 1
+        self.connected.set()
+        log.info(
+            "station connected to %s as %s (session %d)",
+            self.config.url,
+            self.client_id,
+            self.session,
+        )
+        handle = self.ingest.handle
+        try:
+            async for message in client.messages:
+                payload: Any = message.payload
+                if isinstance(payload, str):
+                    payload = payload.encode()
+                elif not isinstance(payload, bytes | bytearray):
+                    payload = b"" if payload is None else str(payload).encode()
+                handle(
+                    str(message.topic),
+                    bytes(payload),
+                    received_ms=now_ms(),
+                    retained=bool(message.retain),
+                )
+        finally:
+            self._client = None
+            self.connected.clear()
+
+    async def say_offline(self) -> None:
+        """The clean-stop announcement; best effort (the will covers a failure)."""
+        client = self._client
+        if client is None:
+            return
+        try:
+            await asyncio.wait_for(
+                client.publish(
+                    self.topics.station_status, self._status("offline"), qos=1, retain=True
+                ),
+                2.0,
+            )
+        except (aiomqtt.MqttError, TimeoutError) as exc:
+            log.warning("could not publish the station's offline status: %s", exc)

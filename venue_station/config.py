@@ -1,0 +1,175 @@
+"""``station.toml``: the station's configuration, validated with pydantic.
+
+A bad file raises :class:`ConfigError` naming the file, the dotted key and the reason.
+See docs/station.md for every key.
+"""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from venue_station.errors import ConfigError
+
+__all__ = ["AccountConfig", "BrokerConfig", "HttpConfig", "StationConfig"]
+
+Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+class BrokerConfig(_Model):
+    url: str = "mqtt://127.0.0.1:1883"
+    username: str = "station"
+    password: str | None = None  # prefer password_file / credentials_file
+    password_file: Path | None = None
+    # A credentials file: broker-config's credentials/<user>.json, TOML, or "user:password" lines.
+    credentials_file: Path | None = None
+    client_id: str | None = None  # default: qz-station-{venue}, stable for the persistent session
+    session_expiry_s: int = Field(default=7 * 24 * 3600, ge=60)
+    keepalive_s: int = Field(default=10, ge=2, le=600)
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, value: str) -> str:
+        if not value.startswith(("mqtt://", "tcp://")):
+            raise ValueError("must look like mqtt://host:port")
+        return value
+
+    @property
+    def host(self) -> str:
+        rest = self.url.split("://", 1)[1].rstrip("/")
+        return rest.rsplit(":", 1)[0] if ":" in rest else rest
+
+    @property
+    def port(self) -> int:
+        rest = self.url.split("://", 1)[1].rstrip("/")
+        return int(rest.rsplit(":", 1)[1]) if ":" in rest else 1883
+
+    def credentials(self) -> tuple[str, str | None]:
+        """(username, password) from password, password_file or credentials_file."""
+        if self.password is not None:
+            return self.username, self.password
+        if self.password_file is not None:
+            return self.username, self.password_file.read_text(encoding="utf-8").strip()
+        if self.credentials_file is not None:
+            return _read_credentials(self.credentials_file, self.username)
+        return self.username, None
+
+
+class HttpConfig(_Model):
+    host: str = "127.0.0.1"
+    port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port (tests)
+    secure_cookies: bool = False  # set when served over HTTPS
+
+
+class AccountConfig(_Model):
+    username: Annotated[str, Field(min_length=1, max_length=64)]
+    password_hash: str
+    role: Literal["arbiter", "chief", "admin"] = "arbiter"
+
+    @field_validator("password_hash")
+    @classmethod
+    def _hash(cls, value: str) -> str:
+        from venue_station.auth import check_hash_format
+
+        check_hash_format(value)
+        return value
+
+
+class StationConfig(_Model):
+    venue: Id
+    regulation: str = "meishan-2016"
+    data_dir: Path = Path("station-data")
+    database_url: str | None = None  # default: sqlite file station.db in data_dir
+    # Boards the station accepts events for; empty and no roster: any board of the venue.
+    boards: tuple[Id, ...] = ()
+    roster: Path | None = None  # a broker roster TOML: its boards are the known boards
+    rebirth_grace_ms: int = Field(default=300, ge=0)  # a gap must last this long to ask
+    rebirth_retry_ms: int = Field(default=3000, ge=100)
+    command_timeout_s: float = Field(default=3.0, gt=0, le=60)
+    broker: BrokerConfig = BrokerConfig()
+    http: HttpConfig = HttpConfig()
+    account: tuple[AccountConfig, ...] = ()
+
+    @property
+    def db_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite:///{(self.data_dir / 'station.db').resolve()}"
+
+    def known_boards(self) -> frozenset[str]:
+        found = set(self.boards)
+        if self.roster is not None:
+            from broker_config.roster import Roster
+
+            found.update(Roster.load(self.roster).boards)
+        return frozenset(found)
+
+    @classmethod
+    def load(cls, path: str | Path) -> StationConfig:
+        path = Path(path)
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise ConfigError(str(path), "", "no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise ConfigError(str(path), "", f"cannot read: {exc}") from None
+        except tomllib.TOMLDecodeError as exc:
+            raise ConfigError(str(path), "", f"not valid TOML: {exc}") from None
+        return cls.from_dict(data, source=str(path), base=path.parent)
+
+    @classmethod
+    def from_dict(
+        cls, data: dict[str, Any], *, source: str = "<config>", base: Path | None = None
+    ) -> StationConfig:
+        try:
+            config = cls.model_validate(data)
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            key = ".".join(str(p) for p in err["loc"])
+            more = f" (and {exc.error_count() - 1} more)" if exc.error_count() > 1 else ""
+            raise ConfigError(source, key, err["msg"] + more) from None
+        return config._resolved(base) if base is not None else config
+
+    def _resolved(self, base: Path) -> StationConfig:
+        # Relative paths in the file are relative to the file, not to the working directory.
+        def fix(p: Path | None) -> Path | None:
+            return p if p is None or p.is_absolute() else base / p
+
+        broker = self.broker.model_copy(
+            update={
+                "password_file": fix(self.broker.password_file),
+                "credentials_file": fix(self.broker.credentials_file),
+            }
+        )
+        return self.model_copy(
+            update={"data_dir": fix(self.data_dir), "roster": fix(self.roster), "broker": broker}
+        )
+
+
+def _read_credentials(path: Path, username: str) -> tuple[str, str | None]:
+    text = path.read_text(encoding="utf-8")
+    data: dict[str, Any] = {}
+    try:
+        data = json.loads(text)  # what `qizhong broker-config` writes: credentials/<user>.json
+    except ValueError:
+        try:
+            data = tomllib.loads(text)
+        except tomllib.TOMLDecodeError:
+            data = {}
+    if not isinstance(data, dict):
+        data = {}
+    if isinstance(data.get("password"), str):
+        return str(data.get("username", username)), data["password"]
+    for line in text.splitlines():
+        user, sep, password = line.strip().partition(":")
+        if sep and user == username:
+            return user, password
+    raise ConfigError(str(path), "broker.credentials_file", f"no password for {username!r} in it")

@@ -1,0 +1,366 @@
+"""From MQTT messages to the store: validate, keep every board's current view, store once.
+
+``Ingest.handle(topic, payload, ...)`` is synchronous and never raises: a message that breaks
+the contract is logged at WARNING, counted by kind in the metrics and dropped. Good messages
+update the in-memory board views at once (the API and SSE read those) and go on one queue to a
+single writer task, which stores them in batches — in arrival order, so the seq bookkeeping
+sees what the store sees.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import logging
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from board_nodes.wire import (
+    BoardStatus,
+    EventEnvelope,
+    StateSnapshot,
+    WireError,
+    decode,
+    parse_topic,
+)
+from venue_station import alerts as alert_rules
+from venue_station.hub import Hub
+from venue_station.metrics import Metrics
+from venue_station.results import DECISIVE_TYPES, derive_game
+from venue_station.seqs import SeqTracker
+from venue_station.store import Store, now_ms
+
+__all__ = ["BoardView", "Ingest"]
+
+log = logging.getLogger(__name__)
+_ROUND_RE = re.compile(r"^r(\d{1,3})-b")
+OFFSET_LIMIT_MS = 100
+_BATCH = 1000
+
+
+@dataclass
+class BoardView:
+    """What the station knows about a board now."""
+
+    board: str
+    status: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None
+    # min(received - ts) over recent live messages: the node's clock offset plus the
+    # smallest network delay seen, i.e. an upper bound of how far the node is behind.
+    offsets: collections.deque[int] = field(default_factory=lambda: collections.deque(maxlen=32))
+
+    @property
+    def offset_ms(self) -> int | None:
+        return min(self.offsets) if self.offsets else None
+
+    def as_dict(self, seqs: Any = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "board": self.board,
+            "status": self.status,
+            "state": self.state,
+            "online": bool(self.status and self.status["state"] == "online"),
+            "clock_offset_ms": self.offset_ms,
+        }
+        if seqs is not None:
+            out["last_seq"] = seqs.watermark
+            out["missing"] = [list(r) for r in seqs.missing()]
+        return out
+
+
+def round_of(game: str | None) -> int | None:
+    m = _ROUND_RE.match(game or "")
+    return int(m.group(1)) if m else None
+
+
+class Ingest:
+    def __init__(
+        self,
+        store: Store,
+        *,
+        venue: str,
+        metrics: Metrics,
+        hub: Hub,
+        known_boards: frozenset[str] = frozenset(),
+        on_reply: Callable[[str, bytes], None] | None = None,
+    ) -> None:
+        self.store = store
+        self.venue = venue
+        self.metrics = metrics
+        self.hub = hub
+        self.on_reply = on_reply
+        self._configured = known_boards
+        self._paired: set[str] = set()
+        self.boards: dict[str, BoardView] = {}
+        self.seqs = SeqTracker()
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self._offset_alerted: set[tuple[str, int]] = set()
+
+    async def load(self) -> None:
+        """Rebuild the views and the seq bookkeeping from the store (at start)."""
+        self.seqs.load(await self.store.seqs_by_board(), time.monotonic())
+        for row in await self.store.boards():
+            self.boards[row["board"]] = BoardView(row["board"], row["status"], row["state"])
+        self._paired = {p["board"] for p in await self.store.pairings()}
+        self.metrics.gauges["qz_boards_online"] = lambda: sum(
+            1 for v in self.boards.values() if v.status and v.status["state"] == "online"
+        )
+        self.metrics.gauges["qz_gaps_open"] = lambda: len(self.seqs.open_gaps())
+        self.metrics.gauges["qz_writer_queue"] = lambda: self._queue.qsize()
+
+    def add_paired_boards(self, boards: set[str]) -> None:
+        self._paired |= boards
+
+    def is_known(self, board: str) -> bool:
+        if not self._configured:
+            return True  # no roster configured: every board of the venue (the broker's ACL vouches)
+        return board in self._configured or board in self._paired
+
+    # -- reading messages -------------------------------------------------------------------
+    def _reject(self, kind: str, topic: str, reason: str) -> None:
+        self.metrics.bad_payload(kind)
+        log.warning("dropped a message on %s (%s): %s", topic, kind, reason)
+
+    def handle(
+        self, topic: str, payload: bytes, *, received_ms: int | None = None, retained: bool = False
+    ) -> None:
+        received_ms = now_ms() if received_ms is None else received_ms
+        try:
+            name = parse_topic(topic)
+        except WireError as exc:
+            return self._reject("topic", topic, str(exc))
+        if name.venue != self.venue:
+            return self._reject(
+                "topic", topic, f"venue {name.venue!r} is not this station's {self.venue!r}"
+            )
+        if name.kind == "station":
+            return None  # another station's status (or a stale will): not ours to act on
+        if name.kind == "venue" or name.leaf == "cmd":
+            # Our own commands never come back (no-local subscription): someone else sent this.
+            return self._reject("foreign_cmd", topic, "a command the station did not send")
+        board = name.board
+        assert board is not None
+        if not payload:
+            return None  # a cleared retained message
+        if not self.is_known(board):
+            return self._reject(
+                "unknown_board", topic, f"board {board!r} is not in the roster or any pairing"
+            )
+        if name.leaf == "reply":
+            if self.on_reply is not None:
+                self.on_reply(board, payload)
+            return None
+        models: dict[str, type[BoardStatus | StateSnapshot | EventEnvelope]] = {
+            "status": BoardStatus,
+            "state": StateSnapshot,
+            "event": EventEnvelope,
+        }
+        model = models[name.leaf]
+        try:
+            msg: Any = decode(model, payload)
+        except WireError as exc:
+            kind = (
+                "not_json"
+                if str(exc).startswith(("not JSON", "expected a JSON object"))
+                else f"bad_{name.leaf}"
+            )
+            return self._reject(kind, topic, str(exc))
+        if name.leaf != "status" and msg.board != board:
+            return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
+        if not retained and not getattr(msg, "replay", False):
+            self._observe_offset(board, received_ms - msg.ts)
+        if name.leaf == "status":
+            self._on_status(board, msg)
+        elif name.leaf == "state":
+            self._on_state(board, msg)
+        else:
+            self._queue.put_nowait(("event", (msg, received_ms)))
+        return None
+
+    def _view(self, board: str) -> BoardView:
+        view = self.boards.get(board)
+        if view is None:
+            view = self.boards[board] = BoardView(board)
+        return view
+
+    def _on_status(self, board: str, status: BoardStatus) -> None:
+        view = self._view(board)
+        old = view.status
+        if old is not None and (old["session"], old["ts"]) > (status.session, status.ts):
+            return  # an older status than the one we hold (a late retained copy)
+        view.status = status.model_dump()
+        self._queue.put_nowait(
+            ("board", {"board": board, "node": status.node, "status": view.status})
+        )
+        self.hub.publish("status", {"board": board, "status": view.status})
+        spec = alert_rules.alert_for_status(board, status)
+        if spec is not None:
+            self._queue.put_nowait(("alert", spec))
+
+    def _on_state(self, board: str, state: StateSnapshot) -> None:
+        view = self._view(board)
+        old = view.state
+        if old is not None and (old["seq"], old["ts"]) > (state.seq, state.ts):
+            return
+        view.state = state.model_dump(mode="json")
+        self.metrics.states_stored += 1
+        self._queue.put_nowait(("board", {"board": board, "node": state.node, "state": view.state}))
+        self.hub.publish("state", {"board": board, "state": view.state})
+
+    def _observe_offset(self, board: str, sample: int) -> None:
+        view = self._view(board)
+        view.offsets.append(sample)
+        offset = view.offset_ms
+        session = view.status["session"] if view.status else 0
+        big = offset is not None and abs(offset) > OFFSET_LIMIT_MS
+        if len(view.offsets) >= 4 and big and (board, session) not in self._offset_alerted:
+            self._offset_alerted.add((board, session))
+            key = f"off:{board}:{session}"
+            spec = alert_rules.AlertSpec(
+                key, "clock_offset", board, now_ms(), detail={"offset_ms": offset}
+            )
+            self._queue.put_nowait(("alert", spec))
+
+    # -- the writer -------------------------------------------------------------------------
+    async def flush(self) -> None:
+        """Wait until everything handled so far is stored."""
+        await self._queue.join()
+
+    def pending(self) -> int:
+        return self._queue.qsize()
+
+    async def run_writer(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while len(batch) < _BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            delay = 0.2
+            while True:
+                try:
+                    await self._write(batch)
+                    break
+                except asyncio.CancelledError:
+                    raise
+                except Exception:  # the database is down or full: keep the batch, retry
+                    log.exception(
+                        "storing a batch of %d failed; retrying in %.1fs", len(batch), delay
+                    )
+                    await asyncio.sleep(delay)
+                    delay = min(delay * 2, 5.0)
+            for _ in batch:
+                self._queue.task_done()
+
+    async def _write(self, batch: list[tuple[str, Any]]) -> None:
+        events: list[tuple[EventEnvelope, int]] = [item for kind, item in batch if kind == "event"]
+        board_rows: dict[str, dict[str, Any]] = {}
+        specs: list[alert_rules.AlertSpec] = [item for kind, item in batch if kind == "alert"]
+        for kind, item in batch:
+            if kind == "board":
+                board_rows.setdefault(item["board"], {}).update(item)
+        if events:
+            await self._write_events(events, board_rows, specs)
+        if board_rows:
+            await self.store.upsert_boards(list(board_rows.values()))
+        for spec in specs:
+            await self._raise(spec)
+
+    async def _write_events(
+        self,
+        events: list[tuple[EventEnvelope, int]],
+        board_rows: dict[str, dict[str, Any]],
+        specs: list[alert_rules.AlertSpec],
+    ) -> None:
+        rows, unique = [], {}
+        for ev, received in events:
+            key = (ev.board, ev.session, ev.seq)
+            if key in unique:
+                self.metrics.duplicates_dropped += 1
+                continue
+            unique[key] = ev
+            rows.append(
+                {
+                    "board": ev.board,
+                    "session": ev.session,
+                    "seq": ev.seq,
+                    "node": ev.node,
+                    "game": ev.game,
+                    "round": round_of(ev.game),
+                    "ts": ev.ts,
+                    "type": ev.type,
+                    "replay": ev.replay,
+                    "red_ms": ev.clock.red_ms,
+                    "black_ms": ev.clock.black_ms,
+                    "running": ev.clock.running,
+                    "data": ev.data,
+                    "received_ms": received,
+                }
+            )
+        inserted = await self.store.insert_events(rows)
+        self.metrics.duplicates_dropped += len(rows) - len(inserted)
+        stored_ms = now_ms()
+        mono = time.monotonic()
+        games: set[str] = set()
+        for key, ev in unique.items():
+            if key not in inserted:
+                continue
+            self.metrics.events_stored += 1
+            self.metrics.observe_lag(max(0, stored_ms - ev.ts))
+            step = self.seqs.add(ev.board, ev.seq, mono)
+            if step.reordered:
+                self.metrics.events_reordered += 1
+            if step.gap_opened:
+                self.metrics.gaps_detected += 1
+                log.info(
+                    "board %s: gap in seq, missing %s", ev.board, self.seqs.get(ev.board).missing(3)
+                )
+            if step.gap_closed:
+                self.metrics.gaps_closed += 1
+                log.info(
+                    "board %s: gap closed at seq %d", ev.board, self.seqs.get(ev.board).watermark
+                )
+            board_rows.setdefault(ev.board, {"board": ev.board})["last_seq"] = self.seqs.get(
+                ev.board
+            ).watermark
+            for spec in alert_rules.alerts_for_event(ev):
+                await self._raise(spec)  # before any ruling below that may settle it
+            ruling = alert_rules.ruling_of(ev)
+            if ruling is not None:
+                await self._settle(ev.board, *ruling)
+            if ev.game and ev.type in DECISIVE_TYPES:
+                games.add(ev.game)
+            self.hub.publish("event", {"board": ev.board, "event": ev.model_dump(mode="json")})
+        for game in games:
+            await self.update_game(game)
+
+    async def update_game(self, game: str) -> None:
+        outcome = derive_game(await self.store.game_events(game, DECISIVE_TYPES))
+        if await self.store.game(game) is None:
+            return  # a game the station did not pair (a test game, a carry-over id)
+        await self.store.set_game_result(
+            game, outcome.winner if outcome.decided else None, outcome.result, outcome.reason
+        )
+        self.hub.publish(
+            "game",
+            {
+                "game": game,
+                "result": outcome.result,
+                "reason": outcome.reason,
+                "fouls": outcome.fouls,
+            },
+        )
+
+    async def _raise(self, spec: alert_rules.AlertSpec) -> None:
+        row = spec.row(now_ms())
+        new_id = await self.store.insert_alert(row)
+        if new_id is not None:
+            self.metrics.alerts_raised += 1
+            self.hub.publish("alert", {"alert": {"id": new_id, **row}})
+
+    async def _settle(self, board: str, seq: int, status: str) -> None:
+        alert = await self.store.find_alert(board, ("foul_pending", "forfeit_pending"), seq)
+        if alert is not None and alert["status"] in ("open", "acked"):
+            updated = await self.store.update_alert(alert["id"], status=status, by="board")
+            if updated is not None:
+                self.hub.publish("alert", {"alert": updated})

@@ -1,0 +1,154 @@
+"""Pairings and players from CSV (UTF-8, header required), with errors naming the line.
+
+Pairings: ``round,board,red,black``; players: ``name[,club][,rating]``. A UTF-8 BOM (Excel)
+is accepted; names are stripped of surrounding spaces and kept otherwise as written (Chinese
+names are the norm).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import re
+from collections.abc import Collection
+from dataclasses import dataclass
+
+from venue_station.errors import PairingsError
+
+__all__ = ["Pairing", "parse_pairings", "parse_players"]
+
+_BOARD_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+PAIRING_HEADER = ["round", "board", "red", "black"]
+
+
+@dataclass(frozen=True)
+class Pairing:
+    round: int
+    board: str
+    red: str
+    black: str
+    line: int
+
+
+def _text(data: str | bytes, source: str) -> str:
+    if isinstance(data, bytes):
+        try:
+            data = data.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise PairingsError(
+                source, 0, f"not UTF-8 (byte {exc.start}); save the file as UTF-8"
+            ) from None
+    return data.removeprefix("\ufeff")
+
+
+def _rows(text: str) -> list[tuple[int, list[str]]]:
+    reader = csv.reader(io.StringIO(text))
+    out = []
+    for row in reader:
+        if row and any(cell.strip() for cell in row):
+            out.append((reader.line_num, [cell.strip() for cell in row]))
+    return out
+
+
+def parse_pairings(
+    data: str | bytes, *, source: str = "pairings.csv", players: Collection[str] | None = None
+) -> list[Pairing]:
+    """Parse and check a pairings file; ``players`` (when given) is the list names must be in."""
+    try:
+        rows = _rows(_text(data, source))
+    except csv.Error as exc:
+        raise PairingsError(source, 0, f"not valid CSV: {exc}") from None
+    if not rows:
+        raise PairingsError(source, 1, "empty file; expected the header round,board,red,black")
+    line, header = rows[0]
+    if [h.lower() for h in header] != PAIRING_HEADER:
+        raise PairingsError(
+            source, line, f"header must be round,board,red,black, not {','.join(header)!r}"
+        )
+    out: list[Pairing] = []
+    seen_board: dict[tuple[int, str], int] = {}
+    seen_player: dict[tuple[int, str], int] = {}
+    for line, row in rows[1:]:
+        if len(row) != 4:
+            raise PairingsError(
+                source, line, f"expected 4 fields (round,board,red,black), got {len(row)}"
+            )
+        round_text, board, red, black = row
+        if not round_text.isdigit() or not 1 <= int(round_text) <= 99:
+            raise PairingsError(source, line, f"round {round_text!r} is not a number from 1 to 99")
+        round_no = int(round_text)
+        if not _BOARD_RE.match(board):
+            raise PairingsError(source, line, f"board {board!r} must be 1-32 of A-Z a-z 0-9 _ -")
+        for side, name in (("red", red), ("black", black)):
+            if not name:
+                raise PairingsError(source, line, f"{side} player is empty")
+            if len(name) > 64:
+                raise PairingsError(
+                    source, line, f"{side} player name is longer than 64 characters"
+                )
+            if players is not None and name not in players:
+                raise PairingsError(
+                    source, line, f"unknown player {name!r} ({side}): not in the player list"
+                )
+            if (round_no, name) in seen_player:
+                first = seen_player[(round_no, name)]
+                raise PairingsError(
+                    source,
+                    line,
+                    f"player {name!r} is already paired in round {round_no} (line {first})",
+                )
+            seen_player[(round_no, name)] = line
+        if (round_no, board) in seen_board:
+            first = seen_board[(round_no, board)]
+            raise PairingsError(
+                source, line, f"duplicate board {board} in round {round_no} (first on line {first})"
+            )
+        seen_board[(round_no, board)] = line
+        out.append(Pairing(round_no, board, red, black, line))
+    if not out:
+        raise PairingsError(source, rows[0][0], "no pairings after the header")
+    return out
+
+
+def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dict[str, object]]:
+    """``name[,club][,rating]`` rows as dicts for the players table."""
+    try:
+        rows = _rows(_text(data, source))
+    except csv.Error as exc:
+        raise PairingsError(source, 0, f"not valid CSV: {exc}") from None
+    if not rows:
+        raise PairingsError(source, 1, "empty file; expected a header with 'name'")
+    line, header = rows[0]
+    cols = [h.lower() for h in header]
+    if (
+        not cols
+        or cols[0] != "name"
+        or not set(cols) <= {"name", "club", "rating"}
+        or len(set(cols)) != len(cols)
+    ):
+        raise PairingsError(
+            source, line, f"header must be name[,club][,rating], not {','.join(header)!r}"
+        )
+    out: list[dict[str, object]] = []
+    seen: dict[str, int] = {}
+    for line, row in rows[1:]:
+        if len(row) != len(cols):
+            raise PairingsError(source, line, f"expected {len(cols)} fields, got {len(row)}")
+        rec: dict[str, object] = dict(zip(cols, row, strict=True))
+        name = str(rec["name"])
+        if not name or len(name) > 64:
+            raise PairingsError(source, line, "name must be 1 to 64 characters")
+        if name in seen:
+            raise PairingsError(
+                source, line, f"player {name!r} listed twice (first on line {seen[name]})"
+            )
+        seen[name] = line
+        if "rating" in rec:
+            rating = str(rec["rating"])
+            if rating and not rating.isdigit():
+                raise PairingsError(source, line, f"rating {rating!r} is not a whole number")
+            rec["rating"] = int(rating) if rating else None
+        if "club" in rec:
+            rec["club"] = rec["club"] or None
+        out.append(rec)
+    return out

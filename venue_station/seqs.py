@@ -1,0 +1,81 @@
+"""Per-board seq bookkeeping: the watermark below which every event is stored, and the gaps.
+
+``seq`` increases by one per event of a board across its whole life (DESIGN.md §4), so the
+station expects 1, 2, 3, ... from every board; anything above the watermark + 1 with holes
+below it is a gap, which the collector asks the node to fill (``rebirth``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+__all__ = ["BoardSeqs", "SeqTracker", "Step"]
+
+
+@dataclass
+class BoardSeqs:
+    watermark: int = 0
+    above: set[int] = field(default_factory=set)
+    max_seen: int = 0
+    gap_since: float | None = None  # monotonic s when the current gap opened
+    last_rebirth: float | None = None
+    rebirths: int = 0
+
+    @property
+    def has_gap(self) -> bool:
+        return bool(self.above)
+
+    def missing(self, limit: int = 20) -> list[tuple[int, int]]:
+        """The missing seqs as inclusive ranges, lowest first."""
+        out: list[tuple[int, int]] = []
+        start = self.watermark + 1
+        for seq in sorted(self.above):
+            if seq > start:
+                out.append((start, seq - 1))
+                if len(out) >= limit:
+                    break
+            start = seq + 1
+        return out
+
+
+@dataclass(frozen=True)
+class Step:
+    reordered: bool
+    gap_opened: bool
+    gap_closed: bool
+
+
+class SeqTracker:
+    def __init__(self) -> None:
+        self.boards: dict[str, BoardSeqs] = {}
+
+    def load(self, seqs_by_board: dict[str, list[int]], now: float) -> None:
+        for board, seqs in seqs_by_board.items():
+            for seq in seqs:
+                self.add(board, seq, now)
+
+    def get(self, board: str) -> BoardSeqs:
+        return self.boards.setdefault(board, BoardSeqs())
+
+    def add(self, board: str, seq: int, now: float) -> Step:
+        b = self.get(board)
+        had_gap = b.has_gap
+        reordered = seq < b.max_seen
+        if seq == b.watermark + 1:
+            b.watermark = seq
+            while b.watermark + 1 in b.above:
+                b.watermark += 1
+                b.above.discard(b.watermark)
+        elif seq > b.watermark:
+            b.above.add(seq)
+        # seq <= watermark: a new (board, session, seq) key below the watermark — a node that
+        # reused seqs after losing its journal. Stored (the key is new), nothing to track.
+        b.max_seen = max(b.max_seen, seq)
+        if b.has_gap and not had_gap:
+            b.gap_since, b.last_rebirth, b.rebirths = now, None, 0
+        if had_gap and not b.has_gap:
+            b.gap_since = None
+        return Step(reordered, b.has_gap and not had_gap, had_gap and not b.has_gap)
+
+    def open_gaps(self) -> dict[str, BoardSeqs]:
+        return {board: b for board, b in self.boards.items() if b.has_gap}

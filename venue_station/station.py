@@ -1,0 +1,361 @@
+"""``Station``: the store, the collector, the command bus and the HTTP API as one library object.
+
+    station = Station(StationConfig.load("station.toml"))
+    await station.run()            # until request_stop() (the CLI wires SIGINT/SIGTERM to it)
+
+or, in tests: ``async with Station(config) as station: ...`` (started and cleanly stopped).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+import time
+from collections.abc import Iterator
+from typing import Any
+
+from board_nodes.wire import Topics
+from venue_station.alerts import AlertSpec
+from venue_station.auth import Sessions
+from venue_station.collector import Collector
+from venue_station.commands import CommandBus, CommandResult
+from venue_station.config import StationConfig
+from venue_station.errors import ConfigError, StationError
+from venue_station.hub import Hub
+from venue_station.ingest import Ingest
+from venue_station.metrics import Metrics
+from venue_station.pairings import parse_pairings, parse_players
+from venue_station.results import Outcome, Scoring, derive_game, tournament_fouls
+from venue_station.store import Store, board_key, now_ms
+
+__all__ = ["Station"]
+
+log = logging.getLogger(__name__)
+
+
+class Station:
+    def __init__(
+        self, config: StationConfig, *, connect: bool = True, serve_http: bool = True
+    ) -> None:
+        self.config = config
+        self.connect = connect
+        self.serve_http = serve_http
+        self.topics = Topics(config.venue)
+        self.metrics = Metrics()
+        self.hub = Hub()
+        self.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
+        self.tc, self.scoring = _regulation(config)
+        self.store: Store | None = None
+        self.ingest: Ingest | None = None
+        self.bus: CommandBus | None = None
+        self.collector: Collector | None = None
+        self.session = 0
+        self.http_port: int | None = None
+        self.started_ms = 0
+        self._tasks: list[asyncio.Task[Any]] = []
+        self._server: Any = None
+        self._stop = asyncio.Event()
+        self._app: Any = None
+
+    # -- life -------------------------------------------------------------------------------
+    async def start(self, *, timeout: float = 15.0) -> None:
+        self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        self.store = store = await Store.open(self.config.db_url)
+        self.session = await store.next_station_session()
+        self.started_ms = now_ms()
+        self.bus = CommandBus(
+            self.topics, store, self.metrics, timeout_s=self.config.command_timeout_s
+        )
+        self.ingest = Ingest(
+            store,
+            venue=self.config.venue,
+            metrics=self.metrics,
+            hub=self.hub,
+            known_boards=self.config.known_boards(),
+            on_reply=self.bus.on_reply,
+        )
+        await self.ingest.load()
+        self._spawn(self.ingest.run_writer(), "writer")
+        if self.connect:
+            self.collector = Collector(
+                self.config.broker, self.topics, self.ingest, session=self.session
+            )
+            self.bus.publish = self.collector.publish
+            self._spawn(self.collector.run(), "collector")
+            self._spawn(self._watch_gaps(), "gaps")
+        if self.serve_http:
+            await self._start_http()
+        if self.collector is not None:
+            try:
+                await asyncio.wait_for(self.collector.connected.wait(), timeout)
+            except TimeoutError:
+                log.warning(
+                    "not connected to the broker %s yet; still trying", self.config.broker.url
+                )
+        log.info(
+            "station %s up: session %d, db %s, http port %s",
+            self.config.venue,
+            self.session,
+            store.dialect,
+            self.http_port,
+        )
+
+    async def stop(self, *, clean: bool = True) -> None:
+        """Stop. ``clean``: store everything received and say ``offline``; else drop it all
+        on the floor like a crash would (tests use that to prove nothing is lost)."""
+        self._stop.set()
+        if clean and self.collector is not None:
+            await self.collector.say_offline()
+        if self.collector is not None:
+            await self._cancel("collector")
+        if clean and self.ingest is not None:
+            await self.ingest.flush()
+        if self._server is not None:
+            self._server.should_exit = True
+        self.hub.close()
+        for task in list(self._tasks):
+            task.cancel()
+        await asyncio.gather(*self._tasks, return_exceptions=True)
+        self._tasks.clear()
+        if self.store is not None:
+            await self.store.close()
+
+    def request_stop(self) -> None:
+        self._stop.set()
+
+    async def run(self) -> None:
+        await self.start()
+        try:
+            await self._stop.wait()
+        finally:
+            await self.stop()
+
+    async def __aenter__(self) -> Station:
+        await self.start()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.stop()
+
+    def _spawn(self, coro: Any, name: str) -> None:
+        task = asyncio.create_task(coro, name=f"station-{name}")
+        task.add_done_callback(self._task_done)
+        self._tasks.append(task)
+
+    def _task_done(self, task: asyncio.Task[Any]) -> None:
+        if task.cancelled() or self._stop.is_set():
+            return
+        exc = task.exception()
+        if exc is not None:
+            log.error("station task %s failed: %r; stopping", task.get_name(), exc, exc_info=exc)
+            self._stop.set()
+
+    async def _cancel(self, name: str) -> None:
+        for task in self._tasks:
+            if task.get_name() == f"station-{name}":
+                task.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await task
+                self._tasks.remove(task)
+                return
+
+    @property
+    def app(self) -> Any:
+        if self._app is None:
+            from venue_station.api import build_app
+
+            self._app = build_app(self)
+        return self._app
+
+    async def _start_http(self) -> None:
+        import uvicorn
+
+        class _Server(uvicorn.Server):
+            @contextlib.contextmanager
+            def capture_signals(self) -> Iterator[None]:
+                yield  # the CLI owns the signals, not the library
+
+        cfg = uvicorn.Config(
+            self.app,
+            host=self.config.http.host,
+            port=self.config.http.port,
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+            access_log=False,
+        )
+        self._server = server = _Server(cfg)
+        self._spawn(server.serve(), "http")
+        while not server.started:
+            if self._tasks[-1].done():
+                raise StationError(
+                    "the HTTP server did not start on "
+                    f"{self.config.http.host}:{self.config.http.port}"
+                )
+            await asyncio.sleep(0.01)
+        self.http_port = server.servers[0].sockets[0].getsockname()[1]
+
+    @property
+    def http_url(self) -> str:
+        return f"http://{self.config.http.host}:{self.http_port}"
+
+    # -- gaps -------------------------------------------------------------------------------
+    async def _watch_gaps(self) -> None:
+        grace = self.config.rebirth_grace_ms / 1000
+        retry = self.config.rebirth_retry_ms / 1000
+        assert self.ingest is not None and self.bus is not None
+        while True:
+            await asyncio.sleep(0.05)
+            if self.collector is None or not self.collector.connected.is_set():
+                continue
+            now = time.monotonic()
+            for board, seqs in self.ingest.seqs.open_gaps().items():
+                if seqs.gap_since is None or now - seqs.gap_since < grace:
+                    continue
+                backoff = retry * 2 ** min(max(seqs.rebirths - 1, 0), 4)
+                if seqs.last_rebirth is not None and now - seqs.last_rebirth < backoff:
+                    continue
+                seqs.last_rebirth, seqs.rebirths = now, seqs.rebirths + 1
+                self.metrics.rebirths_sent += 1
+                log.info("board %s: asking for a rebirth to fill %s", board, seqs.missing(3))
+                try:
+                    await self.bus.send(board, "rebirth", wait=False)
+                except ConnectionError:
+                    continue
+                if seqs.rebirths == 4:
+                    spec = AlertSpec(
+                        f"gap:{board}:{seqs.watermark}",
+                        "gap",
+                        board,
+                        now_ms(),
+                        detail={"missing": [list(r) for r in seqs.missing()]},
+                    )
+                    await self.ingest._raise(spec)
+
+    # -- domain operations used by the API --------------------------------------------------
+    def _store(self) -> Store:
+        if self.store is None:
+            raise StationError("the station is not started")
+        return self.store
+
+    async def send_command(
+        self,
+        board: str | None,
+        cmd: str,
+        args: dict[str, Any] | None = None,
+        *,
+        user: str | None = None,
+    ) -> CommandResult:
+        assert self.bus is not None and self.ingest is not None
+        expect = (
+            ()
+            if board is not None
+            else [
+                b
+                for b, v in self.ingest.boards.items()
+                if v.status and v.status["state"] == "online"
+            ]
+        )
+        return await self.bus.send(board, cmd, args, user=user, expect=expect)
+
+    async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
+        rows = parse_players(data, source=source)
+        await self._store().add_players(rows)
+        return len(rows)
+
+    async def import_pairings(
+        self,
+        data: str | bytes,
+        *,
+        source: str = "pairings.csv",
+        send: bool = True,
+        user: str | None = None,
+    ) -> dict[str, Any]:
+        store = self._store()
+        known = await store.player_names()
+        pairings = parse_pairings(data, source=source, players=known or None)
+        by_round: dict[int, list[dict[str, Any]]] = {}
+        for p in pairings:
+            by_round.setdefault(p.round, []).append(
+                {"board": p.board, "red": p.red, "black": p.black}
+            )
+        for round_no, rows in by_round.items():
+            await store.replace_round(round_no, self.tc, rows)
+        assert self.ingest is not None
+        self.ingest.add_paired_boards({p.board for p in pairings})
+        out: dict[str, Any] = {"imported": len(pairings), "rounds": sorted(by_round)}
+        if send:
+            out["set_game"] = {}
+            for round_no in sorted(by_round):
+                out["set_game"].update(await self.send_round(round_no, user=user))
+        return out
+
+    async def send_round(self, round_no: int, *, user: str | None = None) -> dict[str, Any]:
+        """``set_game`` to every board of the round, concurrently; board -> the reply."""
+        games = await self._store().games(round_no)
+
+        async def one(game: dict[str, Any]) -> tuple[str, dict[str, Any]]:
+            args = {
+                "game": game["game"],
+                "tc": game["tc"],
+                "red": game["red"],
+                "black": game["black"],
+            }
+            try:
+                return game["board"], (
+                    await self.send_command(game["board"], "set_game", args, user=user)
+                ).as_dict()
+            except ConnectionError as exc:
+                return game["board"], {"outcome": "not_sent", "ok": False, "error": str(exc)}
+
+        return dict(await asyncio.gather(*(one(g) for g in games)))
+
+    async def outcomes(self, round_no: int | None = None) -> list[tuple[dict[str, Any], Outcome]]:
+        store = self._store()
+        out = []
+        for game in await store.games(round_no):
+            out.append(
+                (
+                    game,
+                    derive_game(
+                        await store.game_events(game["game"], ("flag", "forfeit", "result", "foul"))
+                    ),
+                )
+            )
+        return out
+
+    async def player_fouls(self) -> dict[str, dict[str, int]]:
+        return tournament_fouls(await self.outcomes())
+
+    def board_views(self) -> list[dict[str, Any]]:
+        assert self.ingest is not None
+        views = self.ingest.boards
+        names = sorted(set(views) | set(self.ingest.seqs.boards), key=board_key)
+        from venue_station.ingest import BoardView
+
+        return [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
+
+    def info(self) -> dict[str, Any]:
+        return {
+            "venue": self.config.venue,
+            "regulation": self.config.regulation,
+            "tc": self.tc,
+            "session": self.session,
+            "started_ms": self.started_ms,
+            "station_ts": now_ms(),
+            "connected": bool(self.collector and self.collector.connected.is_set()),
+        }
+
+
+def _regulation(config: StationConfig) -> tuple[str, Scoring]:
+    try:
+        from clock_service.regulation import Regulation
+
+        reg = Regulation.load(config.regulation)
+    except ImportError:  # the core without regulations (early in the project): the seeds' values
+        return "30m+5s", Scoring()
+    except ValueError as exc:
+        raise ConfigError("station config", "regulation", str(exc)) from None
+    s = reg.scoring
+    return reg.time_control_text, Scoring(s.win, s.draw, s.loss)

@@ -1,0 +1,384 @@
+"""The station's store: SQLAlchemy 2 async over SQLite (default, a WAL file) or PostgreSQL.
+
+Every write that must happen once (an event, an alert) is an insert that ignores a conflict on
+the table's unique key, on both dialects, so a replay or a duplicate can never store twice.
+Migrations run at open; a database whose schema is newer than this code is refused.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from venue_station import tables as t
+from venue_station.errors import StoreError
+
+__all__ = ["Store", "normalise_url"]
+
+log = logging.getLogger(__name__)
+MIGRATIONS = Path(__file__).with_name("migrations")
+
+
+def normalise_url(url: str) -> str:
+    """Accept plain ``sqlite:///`` and ``postgresql://`` URLs; pick the async drivers."""
+    if url.startswith("sqlite:///"):
+        return "sqlite+aiosqlite:///" + url[len("sqlite:///") :]
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+asyncpg://" + url.split("://", 1)[1]
+    return url
+
+
+def now_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def _alembic_config(connection: Connection) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _migrate(connection: Connection) -> str:
+    """Upgrade to head; refuse a database whose revision this code does not know."""
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    cfg = _alembic_config(connection)
+    scripts = ScriptDirectory.from_config(cfg)
+    current = MigrationContext.configure(connection).get_current_revision()
+    head = scripts.get_current_head()
+    if current is not None:
+        try:
+            known = scripts.get_revision(current)
+        except Exception:  # alembic raises several kinds for an unknown id
+            known = None
+        if known is None:
+            raise StoreError(
+                f"the database schema is at revision {current!r}, newer than this qizhong "
+                f"(it knows up to {head!r}); upgrade qizhong or use another database"
+            )
+    command.upgrade(cfg, "head")
+    return head or ""
+
+
+class Store:
+    """Async access to the station database. Create with ``await Store.open(url)``."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: str, *, migrate: bool = True, **engine_kw: Any) -> Store:
+        url = normalise_url(url)
+        engine = create_async_engine(url, **engine_kw)
+        if engine.dialect.name == "sqlite":
+            _sqlite_pragmas(engine)
+        store = cls(engine)
+        try:
+            if migrate:
+                async with engine.begin() as conn:
+                    version = await conn.run_sync(_migrate)
+                await store.set_meta("schema_version", version)
+        except BaseException:
+            await engine.dispose()
+            raise
+        return store
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self.engine.dispose()
+
+    def insert(self, table: sa.Table) -> Any:
+        dialect = pg_dialect if self.dialect == "postgresql" else sqlite_dialect
+        return dialect.insert(table)
+
+    # -- meta -----------------------------------------------------------------------------
+    async def get_meta(self, key: str) -> str | None:
+        async with self.engine.connect() as conn:
+            row = await conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == key))
+            return row.scalar_one_or_none()
+
+    async def set_meta(self, key: str, value: str) -> None:
+        stmt = self.insert(t.meta).values(key=key, value=value)
+        stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": value})
+        async with self.engine.begin() as conn:
+            await conn.execute(stmt)
+
+    async def next_station_session(self) -> int:
+        """The station's session counter, persisted: one more than the last start's."""
+        session = int(await self.get_meta("station_session") or 0) + 1
+        await self.set_meta("station_session", str(session))
+        return session
+
+    # -- events ---------------------------------------------------------------------------
+    async def insert_events(self, rows: Sequence[Mapping[str, Any]]) -> set[tuple[str, int, int]]:
+        """Insert, ignoring any already stored; returns the keys actually inserted."""
+        if not rows:
+            return set()
+        stmt = (
+            self.insert(t.events)
+            .on_conflict_do_nothing(index_elements=["board", "session", "seq"])
+            .returning(t.events.c.board, t.events.c.session, t.events.c.seq)
+        )
+        async with self.engine.begin() as conn:
+            result = await conn.execute(stmt, list(rows))
+            return {(r.board, r.session, r.seq) for r in result}
+
+    async def count_events(self) -> int:
+        async with self.engine.connect() as conn:
+            return int(
+                (await conn.execute(sa.select(sa.func.count()).select_from(t.events))).scalar_one()
+            )
+
+    async def events(
+        self,
+        *,
+        board: str | None = None,
+        round: int | None = None,
+        game: str | None = None,
+        types: Iterable[str] | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[dict[str, Any]]:
+        e = t.events
+        q = sa.select(e)
+        if board is not None:
+            q = q.where(e.c.board == board)
+        if round is not None:
+            q = q.where(e.c.round == round)
+        if game is not None:
+            q = q.where(e.c.game == game)
+        if types is not None:
+            q = q.where(e.c.type.in_(list(types)))
+        if after is not None:
+            q = q.where(e.c.id > after)
+        if before is not None:
+            q = q.where(e.c.id < before)
+        q = q.order_by(e.c.id.desc() if newest_first else e.c.id).limit(limit)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def game_events(
+        self, game: str, types: Iterable[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """A game's events in the board's order (seq)."""
+        e = t.events
+        q = sa.select(e).where(e.c.game == game)
+        if types is not None:
+            q = q.where(e.c.type.in_(list(types)))
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q.order_by(e.c.seq))]
+
+    async def seqs_by_board(self) -> dict[str, list[int]]:
+        """Every stored seq per board, ascending (to rebuild the gap detector at start)."""
+        e = t.events
+        out: dict[str, list[int]] = {}
+        async with self.engine.connect() as conn:
+            for board, seq in await conn.execute(
+                sa.select(e.c.board, e.c.seq).order_by(e.c.board, e.c.seq)
+            ):
+                out.setdefault(board, []).append(int(seq))
+        return out
+
+    # -- boards ---------------------------------------------------------------------------
+    async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Write each board's row; only the columns given are changed."""
+        async with self.engine.begin() as conn:
+            for row in rows:
+                values = dict(row)
+                values.setdefault("updated_ms", now_ms())
+                stmt = self.insert(t.boards).values(**values)
+                update = {k: v for k, v in values.items() if k != "board"}
+                await conn.execute(
+                    stmt.on_conflict_do_update(index_elements=["board"], set_=update)
+                )
+
+    async def boards(self) -> list[dict[str, Any]]:
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(t.boards).order_by(t.boards.c.board))
+            ]
+
+    # -- players, rounds, pairings, games -------------------------------------------------
+    async def add_players(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        async with self.engine.begin() as conn:
+            for row in rows:
+                stmt = self.insert(t.players).values(**row)
+                update = {k: v for k, v in row.items() if k != "name"}
+                if update:
+                    stmt = stmt.on_conflict_do_update(index_elements=["name"], set_=update)
+                else:
+                    stmt = stmt.on_conflict_do_nothing(index_elements=["name"])
+                await conn.execute(stmt)
+
+    async def player_names(self) -> set[str]:
+        async with self.engine.connect() as conn:
+            return {r[0] for r in await conn.execute(sa.select(t.players.c.name))}
+
+    async def replace_round(
+        self, round_no: int, tc: str, rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Store a round's pairings and games, replacing an earlier import of that round.
+
+        A game that already has a result keeps it: a re-import fixes names, not facts.
+        """
+        stamp = now_ms()
+        async with self.engine.begin() as conn:
+            await conn.execute(sa.delete(t.pairings).where(t.pairings.c.round == round_no))
+            stmt = self.insert(t.rounds).values(round=round_no, tc=tc, imported_ms=stamp)
+            await conn.execute(
+                stmt.on_conflict_do_update(
+                    index_elements=["round"], set_={"tc": tc, "imported_ms": stamp}
+                )
+            )
+            for row in rows:
+                await conn.execute(sa.insert(t.pairings).values(round=round_no, **row))
+                game = {"game": game_id(round_no, row["board"]), "round": round_no, "tc": tc, **row}
+                stmt = self.insert(t.games).values(updated_ms=stamp, **game)
+                update = {k: game[k] for k in ("red", "black", "tc", "board", "round")}
+                await conn.execute(stmt.on_conflict_do_update(index_elements=["game"], set_=update))
+
+    async def pairings(self, round_no: int | None = None) -> list[dict[str, Any]]:
+        q = sa.select(t.pairings).order_by(t.pairings.c.round, t.pairings.c.board)
+        if round_no is not None:
+            q = q.where(t.pairings.c.round == round_no)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def rounds(self) -> list[dict[str, Any]]:
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(t.rounds).order_by(t.rounds.c.round))
+            ]
+
+    async def games(self, round_no: int | None = None) -> list[dict[str, Any]]:
+        q = sa.select(t.games).order_by(t.games.c.round, t.games.c.board)
+        if round_no is not None:
+            q = q.where(t.games.c.round == round_no)
+        async with self.engine.connect() as conn:
+            rows = [dict(r._mapping) for r in await conn.execute(q)]
+        return sorted(rows, key=lambda g: (g["round"], _board_key(g["board"])))
+
+    async def game(self, game: str) -> dict[str, Any] | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(sa.select(t.games).where(t.games.c.game == game))).first()
+            return dict(row._mapping) if row else None
+
+    async def set_game_result(
+        self, game: str, winner: str | None, result: str | None, reason: str | None
+    ) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.update(t.games)
+                .where(t.games.c.game == game)
+                .values(winner=winner, result=result, reason=reason, updated_ms=now_ms())
+            )
+
+    # -- alerts ---------------------------------------------------------------------------
+    async def insert_alert(self, row: Mapping[str, Any]) -> int | None:
+        """Insert unless an alert with the same key exists; returns the new id or None."""
+        stmt = self.insert(t.alerts).values(**row).on_conflict_do_nothing(index_elements=["key"])
+        async with self.engine.begin() as conn:
+            result = await conn.execute(stmt.returning(t.alerts.c.id))
+            new = result.scalar_one_or_none()
+            return int(new) if new is not None else None
+
+    async def update_alert(
+        self, alert_id: int, *, status: str, by: str | None
+    ) -> dict[str, Any] | None:
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.update(t.alerts)
+                .where(t.alerts.c.id == alert_id)
+                .values(status=status, by=by, updated_ms=now_ms())
+            )
+            row = (await conn.execute(sa.select(t.alerts).where(t.alerts.c.id == alert_id))).first()
+            return dict(row._mapping) if row else None
+
+    async def alert(self, alert_id: int) -> dict[str, Any] | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(sa.select(t.alerts).where(t.alerts.c.id == alert_id))).first()
+            return dict(row._mapping) if row else None
+
+    async def find_alert(self, board: str, kinds: Iterable[str], seq: int) -> dict[str, Any] | None:
+        a = t.alerts
+        q = sa.select(a).where(a.c.board == board, a.c.kind.in_(list(kinds)), a.c.seq == seq)
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(q.order_by(a.c.id))).first()
+            return dict(row._mapping) if row else None
+
+    async def alerts(self, *, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        a = t.alerts
+        q = sa.select(a).order_by(a.c.id.desc()).limit(limit)
+        if status == "active":
+            q = q.where(a.c.status.in_(["open", "acked"]))
+        elif status is not None:
+            q = q.where(a.c.status == status)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    # -- command log ----------------------------------------------------------------------
+    async def log_command(self, row: Mapping[str, Any]) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(sa.insert(t.commands).values(**row))
+
+    async def finish_command(self, txn: str, *, outcome: str, replies: Any) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.update(t.commands)
+                .where(t.commands.c.txn == txn)
+                .values(outcome=outcome, replies=replies)
+            )
+
+    async def commands(self, limit: int = 100) -> list[dict[str, Any]]:
+        c = t.commands
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(c).order_by(c.c.id.desc()).limit(limit))
+            ]
+
+
+def game_id(round_no: int, board: str) -> str:
+    return f"r{round_no}-b{board}"
+
+
+def _board_key(board: str) -> tuple[int, int | str]:
+    # Boards sort as numbers when they are numbers ("2" before "10").
+    return (0, int(board)) if board.isdigit() else (1, board)
+
+
+def board_key(board: str) -> tuple[int, int | str]:
+    return _board_key(board)
+
+
+def _sqlite_pragmas(engine: AsyncEngine) -> None:
+    @sa.event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        # WAL: readers (the API) never block the collector's writes; NORMAL is durable
+        # across an application crash, which is the failure that matters here.
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=5000")
+        cur.close()
