@@ -108,7 +108,8 @@ def test_journal_rolls_back_an_event_whose_payload_failed(tmp_path):
         assert journal.record("1", lambda seq: {"seq": seq})["seq"] == 1
 
 
-def test_journal_prunes_sent_events_and_drops_unsent_only_past_capacity(tmp_path):
+@pytest.mark.allow_error_log  # dropping unsent events past capacity is logged CRITICAL
+def test_journal_prunes_sent_events_and_drops_unsent_only_past_capacity(tmp_path, caplog):
     with Journal(tmp_path / "j.sqlite3") as journal:
         for _ in range(10):
             journal.record("1", lambda seq: {"seq": seq})
@@ -118,6 +119,7 @@ def test_journal_prunes_sent_events_and_drops_unsent_only_past_capacity(tmp_path
         assert journal.unsent_count("1") == 4
         assert journal.prune(keep=2, capacity=3) == 1  # past capacity: the oldest unsent goes
         assert [r.seq for r in journal.unsent("1")] == [8, 9, 10]
+    assert any(r.levelname == "CRITICAL" and "dropped 1" in r.message for r in caplog.records)
 
 
 def test_journal_remembers_replies_per_txn(tmp_path):
