@@ -127,6 +127,11 @@ class GpioClockFace(ClockFace):
         state = "closed" if self.closed else "open" if self._opened else "new"
         return f"<GpioClockFace {self.name} {state} display={type(self.display).__name__}>"
 
+    @property
+    def power_on(self) -> bool:
+        """The clock face's power switch as last debounced (``False`` before ``open()``)."""
+        return self._debouncers["power_sense"].level
+
     # -- lifecycle -----------------------------------------------------------------------------
     async def _open(self) -> None:
         self._loop = self._loop or asyncio.get_running_loop()
