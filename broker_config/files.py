@@ -146,8 +146,10 @@ def write_broker_config(
     gid = mosquitto_gid()
     uid: int | None = None
     if gid is None:
-        warnings.append(f"no {MOSQUITTO_GROUP!r} group here: files keep your group; run "
-                        "mosquitto as the user that ran broker-config")
+        warnings.append(
+            f"no {MOSQUITTO_GROUP!r} group here: files keep your group; run "
+            "mosquitto as the user that ran broker-config"
+        )
     else:
         try:
             uid = pwd.getpwnam(MOSQUITTO_GROUP).pw_uid
@@ -173,8 +175,13 @@ def write_broker_config(
     for user, role in accounts.items():
         cred = creds_dir / f"{user}.json"
         passwords[user] = kept_password(cred, user) or new_password()
-        body: dict[str, Any] = {"username": user, "password": passwords[user], "role": role,
-                                "venue": roster.venue, "urls": urls}
+        body: dict[str, Any] = {
+            "username": user,
+            "password": passwords[user],
+            "role": role,
+            "venue": roster.venue,
+            "urls": urls,
+        }
         _write(cred, json.dumps(body, indent=2) + "\n", 0o600, None, warnings)
     for stale in creds_dir.glob("*.json"):
         if stale.stem not in accounts:
@@ -187,20 +194,25 @@ def write_broker_config(
     # The conf may hold the bridge's remote password: same protection as the password file.
     _write(out / "mosquitto.conf", render_conf(roster, paths), 0o640, gid, warnings)
 
-    files = BrokerFiles(out, roster.venue, listeners, accounts, queue_size(roster),
-                        tuple(warnings))
-    manifest = {"venue": files.venue, "accounts": accounts,
-                "max_queued_messages": files.max_queued_messages,
-                "listeners": [{"kind": x.kind, "host": x.host, "port": x.port,
-                               "public_host": x.public_host} for x in listeners]}
+    files = BrokerFiles(out, roster.venue, listeners, accounts, queue_size(roster), tuple(warnings))
+    manifest = {
+        "venue": files.venue,
+        "accounts": accounts,
+        "max_queued_messages": files.max_queued_messages,
+        "listeners": [
+            {"kind": x.kind, "host": x.host, "port": x.port, "public_host": x.public_host}
+            for x in listeners
+        ],
+    }
     _write(out / "broker.json", json.dumps(manifest, indent=2) + "\n", 0o644, None, warnings)
     for w in warnings:
         log.warning("%s", w)
     return files
 
 
-def _copy_tls(roster: Roster, out: Path, paths: ConfPaths, gid: int | None,
-              warnings: list[str]) -> ConfPaths:
+def _copy_tls(
+    roster: Roster, out: Path, paths: ConfPaths, gid: int | None, warnings: list[str]
+) -> ConfPaths:
     # Copies, because a key in /etc/letsencrypt or a home directory is usually unreadable
     # by the mosquitto user; the copies are root:mosquitto 0640 like the password file.
     tls = roster.listeners.tls
@@ -217,5 +229,12 @@ def _copy_tls(roster: Roster, out: Path, paths: ConfPaths, gid: int | None,
         shutil.copyfile(src, dst)
         _own(dst, 0o640, gid, warnings)
         copied[key] = dst
-    return ConfPaths(paths.password_file, paths.acl_file, paths.persistence_dir, paths.log_file,
-                     copied["cafile"], copied["certfile"], copied["keyfile"])
+    return ConfPaths(
+        paths.password_file,
+        paths.acl_file,
+        paths.persistence_dir,
+        paths.log_file,
+        copied["cafile"],
+        copied["certfile"],
+        copied["keyfile"],
+    )

@@ -34,8 +34,13 @@ def queue_size(roster: Roster) -> int:
     b = roster.broker
     if b.max_queued_messages is not None:
         return b.max_queued_messages
-    need = (len(roster.boards) * b.events_per_board_per_minute * MESSAGES_PER_EVENT
-            * b.outage_minutes * HEADROOM)
+    need = (
+        len(roster.boards)
+        * b.events_per_board_per_minute
+        * MESSAGES_PER_EVENT
+        * b.outage_minutes
+        * HEADROOM
+    )
     return max(MOSQUITTO_DEFAULT_QUEUE, math.ceil(need / 1000) * 1000)
 
 

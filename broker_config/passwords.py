@@ -78,8 +78,9 @@ def hash_password_file(target: Path, passwords: dict[str, str], *, tool: str) ->
             [tool, "-U", str(plain)], capture_output=True, text=True, timeout=60, check=False
         )
         if proc.returncode != 0:
-            raise MosquittoError(f"{tool} -U failed ({proc.returncode}): "
-                                 f"{(proc.stderr or proc.stdout).strip()}")
+            raise MosquittoError(
+                f"{tool} -U failed ({proc.returncode}): {(proc.stderr or proc.stdout).strip()}"
+            )
         os.replace(plain, target)
     finally:
         plain.unlink(missing_ok=True)
@@ -100,6 +101,8 @@ def set_owner(path: Path, mode: int, *, group: int | None, user: int | None = No
     try:
         os.chown(path, -1 if user is None else user, -1 if group is None else group)
     except PermissionError:
-        return (f"{path}: cannot give it to the {MOSQUITTO_GROUP} user/group (not root); a "
-                f"mosquitto started as root will not be able to use it: run broker-config as root")
+        return (
+            f"{path}: cannot give it to the {MOSQUITTO_GROUP} user/group (not root); a "
+            f"mosquitto started as root will not be able to use it: run broker-config as root"
+        )
     return None

@@ -234,26 +234,38 @@ class Roster(_Model):
         board_at: dict[str, str] = {}
         for i, n in enumerate(self.node):
             if n.id in node_at:
-                found.append(RosterProblem(f"node[{i}].id", f"node {n.id!r} is listed twice "
-                                           f"(first at node[{node_at[n.id]}])"))
+                found.append(
+                    RosterProblem(
+                        f"node[{i}].id",
+                        f"node {n.id!r} is listed twice (first at node[{node_at[n.id]}])",
+                    )
+                )
                 continue
             node_at[n.id] = i
             for j, b in enumerate(n.boards):
                 if b in board_at:
-                    found.append(RosterProblem(f"node[{i}].boards[{j}]", f"board {b!r} is "
-                                               f"already on node {board_at[b]!r}"))
+                    found.append(
+                        RosterProblem(
+                            f"node[{i}].boards[{j}]",
+                            f"board {b!r} is already on node {board_at[b]!r}",
+                        )
+                    )
                 board_at.setdefault(b, n.id)
         dup_nodes = {i for i, n in enumerate(self.node) if node_at[n.id] != i}
         entries = [("station.username", self.station.username)]
-        entries += [(f"node[{i}]." + ("username" if n.username else "id"), n.account)
-                    for i, n in enumerate(self.node) if i not in dup_nodes]
+        entries += [
+            (f"node[{i}]." + ("username" if n.username else "id"), n.account)
+            for i, n in enumerate(self.node)
+            if i not in dup_nodes
+        ]
         entries += [(f"arbiter[{i}].username", a.username) for i, a in enumerate(self.arbiter)]
         entries += [(f"display[{i}].username", d.username) for i, d in enumerate(self.display)]
         users: dict[str, str] = {}
         for key, user in entries:
             if user in users:
-                found.append(RosterProblem(key, f"username {user!r} is already used by "
-                                           f"{users[user]}"))
+                found.append(
+                    RosterProblem(key, f"username {user!r} is already used by {users[user]}")
+                )
             users.setdefault(user, key)
         ls = self.listeners
         ports = {("listeners.port", ls.port)}
@@ -272,10 +284,12 @@ class Roster(_Model):
         tls = self.listeners.tls
         if tls is None:
             return self
-        fixed = tls.model_copy(update={k: base / getattr(tls, k)
-                                       for k in ("cafile", "certfile", "keyfile")})
-        return self.model_copy(update={"listeners": self.listeners.model_copy(
-            update={"tls": fixed})})
+        fixed = tls.model_copy(
+            update={k: base / getattr(tls, k) for k in ("cafile", "certfile", "keyfile")}
+        )
+        return self.model_copy(
+            update={"listeners": self.listeners.model_copy(update={"tls": fixed})}
+        )
 
 
 def _problem(err: Any) -> RosterProblem:

@@ -50,30 +50,49 @@ def _check_reachable(directory: Path) -> None:
     gids = set(os.getgrouplist(user.pw_name, user.pw_gid))
     for folder in [*reversed(directory.parents), directory]:
         st = os.stat(folder)
-        bit = (stat.S_IXUSR if st.st_uid == user.pw_uid
-               else stat.S_IXGRP if st.st_gid in gids else stat.S_IXOTH)
+        bit = (
+            stat.S_IXUSR
+            if st.st_uid == user.pw_uid
+            else stat.S_IXGRP
+            if st.st_gid in gids
+            else stat.S_IXOTH
+        )
         if not st.st_mode & bit:
             raise MosquittoError(
                 f"the {MOSQUITTO_GROUP} user cannot enter {folder} (mode "
                 f"{stat.filemode(st.st_mode)}); mosquitto drops to that user when started "
-                f"as root: put the broker directory where it can reach it (e.g. under /tmp)")
+                f"as root: put the broker directory where it can reach it (e.g. under /tmp)"
+            )
 
 
 class MosquittoProcess:
     """One mosquitto process over one broker directory."""
 
-    def __init__(self, directory: str | Path | BrokerFiles, *, mosquitto: str | None = None,
-                 start_timeout: float = 10.0) -> None:
-        self.files = (directory if isinstance(directory, BrokerFiles)
-                      else BrokerFiles.load(directory))
+    def __init__(
+        self,
+        directory: str | Path | BrokerFiles,
+        *,
+        mosquitto: str | None = None,
+        start_timeout: float = 10.0,
+    ) -> None:
+        self.files = (
+            directory if isinstance(directory, BrokerFiles) else BrokerFiles.load(directory)
+        )
         self._exe = find_tool("mosquitto", mosquitto)
         self._start_timeout = start_timeout
         self._proc: subprocess.Popen[bytes] | None = None
         self._console = self.files.dir / "log" / "console.log"
 
     @classmethod
-    def from_roster(cls, roster: Roster, directory: str | Path, *, free_ports: bool = True,
-                    start: bool = True, mosquitto: str | None = None) -> MosquittoProcess:
+    def from_roster(
+        cls,
+        roster: Roster,
+        directory: str | Path,
+        *,
+        free_ports: bool = True,
+        start: bool = True,
+        mosquitto: str | None = None,
+    ) -> MosquittoProcess:
         """Write ``directory`` for ``roster`` (on free loopback ports unless told not to), start."""
         if free_ports:
             ls = roster.listeners
@@ -141,7 +160,9 @@ class MosquittoProcess:
         with open(self._console, "ab") as console:
             self._proc = subprocess.Popen(
                 [self._exe, "-c", str(self.files.conf)],
-                stdin=subprocess.DEVNULL, stdout=console, stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                stdout=console,
+                stderr=subprocess.STDOUT,
                 start_new_session=True,  # a ^C in the terminal is for pytest, not for it
             )
         _LIVE.add(self)
@@ -161,8 +182,9 @@ class MosquittoProcess:
         while True:
             assert self._proc is not None
             if self._proc.poll() is not None:
-                raise MosquittoError(f"mosquitto exited with {self._proc.returncode} at start:\n"
-                                     f"{self.log_tail()}")
+                raise MosquittoError(
+                    f"mosquitto exited with {self._proc.returncode} at start:\n{self.log_tail()}"
+                )
             pending = [x for x in pending if not _accepts(x)]
             logged = logged or _says_running(self.files.log_file, log_offset)
             if not pending and logged:
@@ -170,8 +192,10 @@ class MosquittoProcess:
             if time.monotonic() > deadline:
                 self.kill()
                 waiting = ", ".join(x.url for x in pending) or "the 'running' log line"
-                raise MosquittoError(f"mosquitto not ready after {self._start_timeout} s "
-                                     f"(waiting for {waiting}):\n{self.log_tail()}")
+                raise MosquittoError(
+                    f"mosquitto not ready after {self._start_timeout} s "
+                    f"(waiting for {waiting}):\n{self.log_tail()}"
+                )
             time.sleep(0.02)
 
     def kill(self) -> None:
@@ -219,8 +243,9 @@ class MosquittoProcess:
     def __enter__(self) -> MosquittoProcess:
         return self.start()
 
-    def __exit__(self, et: type[BaseException] | None, e: BaseException | None,
-                 tb: TracebackType | None) -> None:
+    def __exit__(
+        self, et: type[BaseException] | None, e: BaseException | None, tb: TracebackType | None
+    ) -> None:
         self.close()
 
     def __repr__(self) -> str:

@@ -49,7 +49,9 @@ async def delivered(
 
 
 async def received(
-    broker: MosquittoProcess, username: str, publishes: list[tuple[str, str]],
+    broker: MosquittoProcess,
+    username: str,
+    publishes: list[tuple[str, str]],
     subscribe: Iterable[str] = (f"{R}/#",),
 ) -> set[str]:
     """Topics ``username`` receives when each (publisher, topic) in ``publishes`` is sent.
@@ -82,30 +84,44 @@ async def test_node_publishes_its_own_boards_topics(venue_broker: MosquittoProce
 
 
 async def test_node_cannot_publish_for_another_board(venue_broker: MosquittoProcess) -> None:
-    other = [f"{R}/board/{b}/{k}" for b in ("3", "12", "99")
-             for k in ("status", "state", "event", "reply")]
+    other = [
+        f"{R}/board/{b}/{k}"
+        for b in ("3", "12", "99")
+        for k in ("status", "state", "event", "reply")
+    ]
     assert await delivered(venue_broker, "node-a", other) == set()
 
 
 async def test_node_cannot_forge_commands_or_station_status(
     venue_broker: MosquittoProcess,
 ) -> None:
-    forged = [f"{R}/board/1/cmd", f"{R}/board/3/cmd", f"{R}/venue/cmd", f"{R}/station/status",
-              f"{R}/board/1/other", "qz/v1/other-venue/board/1/event", "elsewhere"]
+    forged = [
+        f"{R}/board/1/cmd",
+        f"{R}/board/3/cmd",
+        f"{R}/venue/cmd",
+        f"{R}/station/status",
+        f"{R}/board/1/other",
+        "qz/v1/other-venue/board/1/event",
+        "elsewhere",
+    ]
     assert await delivered(venue_broker, "node-a", forged) == set()
 
 
 async def test_node_reads_its_cmd_venue_cmd_and_station_status_only(
     venue_broker: MosquittoProcess,
 ) -> None:
-    got = await received(venue_broker, "node-a", [
-        ("node-b", f"{R}/board/3/event"),
-        ("node-b", f"{R}/board/3/state"),
-        ("station", f"{R}/board/3/cmd"),
-        ("station", f"{R}/board/1/cmd"),
-        ("station", f"{R}/venue/cmd"),
-        ("station", f"{R}/station/status"),
-    ])
+    got = await received(
+        venue_broker,
+        "node-a",
+        [
+            ("node-b", f"{R}/board/3/event"),
+            ("node-b", f"{R}/board/3/state"),
+            ("station", f"{R}/board/3/cmd"),
+            ("station", f"{R}/board/1/cmd"),
+            ("station", f"{R}/venue/cmd"),
+            ("station", f"{R}/station/status"),
+        ],
+    )
     assert got == {f"{R}/board/1/cmd", f"{R}/venue/cmd", f"{R}/station/status"}
 
 
@@ -121,11 +137,15 @@ async def test_station_cannot_speak_for_a_board(venue_broker: MosquittoProcess) 
 
 
 async def test_station_reads_everything(venue_broker: MosquittoProcess) -> None:
-    got = await received(venue_broker, "station", [
-        ("node-c", f"{R}/board/5/event"),
-        ("node-b", f"{R}/board/4/reply"),
-        ("station", f"{R}/board/5/cmd"),
-    ])
+    got = await received(
+        venue_broker,
+        "station",
+        [
+            ("node-c", f"{R}/board/5/event"),
+            ("node-b", f"{R}/board/4/reply"),
+            ("station", f"{R}/board/5/cmd"),
+        ],
+    )
     assert got == {f"{R}/board/5/event", f"{R}/board/4/reply", f"{R}/board/5/cmd"}
 
 
@@ -133,32 +153,47 @@ async def test_station_reads_everything(venue_broker: MosquittoProcess) -> None:
 async def test_arbiter_and_display_publish_nothing(
     venue_broker: MosquittoProcess, username: str
 ) -> None:
-    anything = [f"{R}/board/1/cmd", f"{R}/venue/cmd", f"{R}/board/1/state",
-                f"{R}/board/1/event", f"{R}/station/status", f"{R}/board/1/status"]
+    anything = [
+        f"{R}/board/1/cmd",
+        f"{R}/venue/cmd",
+        f"{R}/board/1/state",
+        f"{R}/board/1/event",
+        f"{R}/station/status",
+        f"{R}/board/1/status",
+    ]
     assert await delivered(venue_broker, username, anything) == set()
 
 
 async def test_arbiter_reads_everything(venue_broker: MosquittoProcess) -> None:
-    got = await received(venue_broker, "arb", [
-        ("node-a", f"{R}/board/2/event"),
-        ("station", f"{R}/board/2/cmd"),
-        ("node-a", f"{R}/board/2/state"),
-    ])
+    got = await received(
+        venue_broker,
+        "arb",
+        [
+            ("node-a", f"{R}/board/2/event"),
+            ("station", f"{R}/board/2/cmd"),
+            ("node-a", f"{R}/board/2/state"),
+        ],
+    )
     assert got == {f"{R}/board/2/event", f"{R}/board/2/cmd", f"{R}/board/2/state"}
 
 
 async def test_display_reads_state_and_status_but_not_events_or_commands(
     venue_broker: MosquittoProcess,
 ) -> None:
-    got = await received(venue_broker, "hall", [
-        ("node-c", f"{R}/board/6/event"),
-        ("node-c", f"{R}/board/6/reply"),
-        ("station", f"{R}/board/6/cmd"),
-        ("station", f"{R}/venue/cmd"),
-        ("node-c", f"{R}/board/6/state"),
-        ("station", f"{R}/station/status"),
-        ("node-c", f"{R}/board/6/status"),
-    ], subscribe=[f"{R}/#", f"{R}/board/6/event", f"{R}/board/+/cmd"])
+    got = await received(
+        venue_broker,
+        "hall",
+        [
+            ("node-c", f"{R}/board/6/event"),
+            ("node-c", f"{R}/board/6/reply"),
+            ("station", f"{R}/board/6/cmd"),
+            ("station", f"{R}/venue/cmd"),
+            ("node-c", f"{R}/board/6/state"),
+            ("station", f"{R}/station/status"),
+            ("node-c", f"{R}/board/6/status"),
+        ],
+        subscribe=[f"{R}/#", f"{R}/board/6/event", f"{R}/board/+/cmd"],
+    )
     assert got == {f"{R}/board/6/state", f"{R}/station/status", f"{R}/board/6/status"}
 
 
@@ -169,8 +204,9 @@ async def test_anonymous_client_is_refused(venue_broker: MosquittoProcess) -> No
             pass
 
 
-@pytest.mark.parametrize(("username", "password"),
-                         [("node-a", "wrong"), ("node-a", ""), ("nobody", "x")])
+@pytest.mark.parametrize(
+    ("username", "password"), [("node-a", "wrong"), ("node-a", ""), ("nobody", "x")]
+)
 async def test_wrong_password_or_unknown_user_is_refused(
     venue_broker: MosquittoProcess, username: str, password: str
 ) -> None:
@@ -201,8 +237,9 @@ async def test_choosing_another_client_id_gains_no_rights(
 async def test_display_with_the_station_client_id_cannot_command(
     venue_broker: MosquittoProcess,
 ) -> None:
-    got = await delivered(venue_broker, "hall", [f"{R}/board/1/cmd", f"{R}/venue/cmd"],
-                          identifier="station")
+    got = await delivered(
+        venue_broker, "hall", [f"{R}/board/1/cmd", f"{R}/venue/cmd"], identifier="station"
+    )
     assert got == set()
 
 

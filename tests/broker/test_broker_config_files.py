@@ -36,9 +36,14 @@ websockets = { host = "127.0.0.1", port = 19001 }
 
 def _roster(**kw: object) -> Roster:
     nodes = kw.pop("nodes", {"pi-01": ["1", "2"], "pi-02": ["3"]})
-    return Roster.build(venue="meishan-2016", nodes=nodes,  # type: ignore[arg-type]
-                        arbiters=["arbiter-1"], displays=["hall"],
-                        websockets=("127.0.0.1", 19001), **kw)  # type: ignore[arg-type]
+    return Roster.build(
+        venue="meishan-2016",
+        nodes=nodes,  # type: ignore[arg-type]
+        arbiters=["arbiter-1"],
+        displays=["hall"],
+        websockets=("127.0.0.1", 19001),
+        **kw,
+    )  # type: ignore[arg-type]
 
 
 def _conf_lines(files: BrokerFiles) -> list[str]:
@@ -48,13 +53,21 @@ def _conf_lines(files: BrokerFiles) -> list[str]:
 def test_conf_has_each_setting_that_avoids_a_trap(tmp_path: Path) -> None:
     files = write_broker_config(_roster(), tmp_path / "b")
     lines = _conf_lines(files)
-    for line in ("per_listener_settings false", "allow_anonymous false",
-                 f"password_file {files.password_file}", f"acl_file {files.acl_file}",
-                 "persistence true", f"persistence_location {files.persistence_dir}/",
-                 "autosave_interval 10", "set_tcp_nodelay true",
-                 f"max_queued_messages {files.max_queued_messages}",
-                 "listener 1883 127.0.0.1", "listener 19001 127.0.0.1",
-                 "protocol websockets", "socket_domain ipv4"):
+    for line in (
+        "per_listener_settings false",
+        "allow_anonymous false",
+        f"password_file {files.password_file}",
+        f"acl_file {files.acl_file}",
+        "persistence true",
+        f"persistence_location {files.persistence_dir}/",
+        "autosave_interval 10",
+        "set_tcp_nodelay true",
+        f"max_queued_messages {files.max_queued_messages}",
+        "listener 1883 127.0.0.1",
+        "listener 19001 127.0.0.1",
+        "protocol websockets",
+        "socket_domain ipv4",
+    ):
         assert line in lines, line
     # socket_domain belongs to the websockets listener, i.e. comes after its listener line
     assert lines.index("socket_domain ipv4") > lines.index("listener 19001 127.0.0.1")
@@ -76,15 +89,17 @@ def test_acl_is_explicit_per_user_and_has_no_patterns(tmp_path: Path) -> None:
 
 def test_node_rules_name_only_its_own_boards() -> None:
     rules = rules_for(_roster(), "pi-02")
-    assert sorted(rules) == sorted([
-        "topic write qz/v1/meishan-2016/board/3/status",
-        "topic write qz/v1/meishan-2016/board/3/state",
-        "topic write qz/v1/meishan-2016/board/3/event",
-        "topic write qz/v1/meishan-2016/board/3/reply",
-        "topic read qz/v1/meishan-2016/board/3/cmd",
-        "topic read qz/v1/meishan-2016/venue/cmd",
-        "topic read qz/v1/meishan-2016/station/status",
-    ])
+    assert sorted(rules) == sorted(
+        [
+            "topic write qz/v1/meishan-2016/board/3/status",
+            "topic write qz/v1/meishan-2016/board/3/state",
+            "topic write qz/v1/meishan-2016/board/3/event",
+            "topic write qz/v1/meishan-2016/board/3/reply",
+            "topic read qz/v1/meishan-2016/board/3/cmd",
+            "topic read qz/v1/meishan-2016/venue/cmd",
+            "topic read qz/v1/meishan-2016/station/status",
+        ]
+    )
     assert rules_for(_roster(), "nobody") == []
 
 
@@ -145,8 +160,9 @@ def test_rerun_keeps_passwords_adds_new_accounts_and_removes_old(tmp_path: Path)
     assert (second.persistence_dir / "mosquitto.db").read_bytes() == b"kept"
 
 
-def test_a_damaged_credentials_file_gets_a_new_password(tmp_path: Path,
-                                                        caplog: pytest.LogCaptureFixture) -> None:
+def test_a_damaged_credentials_file_gets_a_new_password(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     out = tmp_path / "b"
     first = write_broker_config(_roster(), out)
     (first.credentials_dir / "hall.json").write_text("{not json")
@@ -167,9 +183,17 @@ def test_broker_json_round_trips(tmp_path: Path) -> None:
 
 def test_bridge_exports_only_public_topics(tmp_path: Path) -> None:
     files = write_broker_config(
-        _roster(bridge={"host": "192.0.2.10", "port": 8883, "username": "venue",
-                        "password": "s3cret", "remote_prefix": "venues/"}),
-        tmp_path / "b")
+        _roster(
+            bridge={
+                "host": "192.0.2.10",
+                "port": 8883,
+                "username": "venue",
+                "password": "s3cret",
+                "remote_prefix": "venues/",
+            }
+        ),
+        tmp_path / "b",
+    )
     lines = _conf_lines(files)
     assert "connection meishan-2016-remote" in lines
     assert "address 192.0.2.10:8883" in lines
@@ -184,8 +208,14 @@ def test_bridge_exports_only_public_topics(tmp_path: Path) -> None:
 def test_missing_tls_file_is_a_clear_error(tmp_path: Path) -> None:
     from broker_config import BrokerConfigError
 
-    roster = _roster(tls={"port": 8883, "cafile": str(tmp_path / "nope.crt"),
-                          "certfile": str(tmp_path / "s.crt"), "keyfile": str(tmp_path / "k")})
+    roster = _roster(
+        tls={
+            "port": 8883,
+            "cafile": str(tmp_path / "nope.crt"),
+            "certfile": str(tmp_path / "s.crt"),
+            "keyfile": str(tmp_path / "k"),
+        }
+    )
     with pytest.raises(BrokerConfigError, match=r"listeners\.tls\.cafile: .*nope\.crt"):
         write_broker_config(roster, tmp_path / "b")
 

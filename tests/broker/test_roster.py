@@ -109,8 +109,11 @@ def test_unknown_table_at_top_level() -> None:
         ('venue = "meishan 2016"', "venue", "meishan 2016"),
         ('venue = "v"\n[[node]]\nid = "pi/01"\nboards = ["1"]', "node[0].id", "pi/01"),
         ('venue = "v"\n[[node]]\nid = "pi"\nboards = ["1", "#"]', "node[0].boards[1]", "#"),
-        ('venue = "v"\n[[display]]\nusername = "' + "x" * 33 + '"', "display[0].username",
-         "x" * 33),
+        (
+            'venue = "v"\n[[display]]\nusername = "' + "x" * 33 + '"',
+            "display[0].username",
+            "x" * 33,
+        ),
         ('venue = ""', "venue", ""),
     ],
 )
@@ -123,16 +126,20 @@ def test_bad_id_names_key_and_value(text: str, key: str, bad: str) -> None:
 
 
 def test_a_board_on_two_nodes() -> None:
-    err = _error('venue = "v"\n[[node]]\nid = "pi-01"\nboards = ["1", "2"]\n'
-                 '[[node]]\nid = "pi-02"\nboards = ["3", "2"]\n')
+    err = _error(
+        'venue = "v"\n[[node]]\nid = "pi-01"\nboards = ["1", "2"]\n'
+        '[[node]]\nid = "pi-02"\nboards = ["3", "2"]\n'
+    )
     assert [(p.key, p.reason) for p in err.problems] == [
         ("node[1].boards[1]", "board '2' is already on node 'pi-01'")
     ]
 
 
 def test_duplicate_node() -> None:
-    err = _error('venue = "v"\n[[node]]\nid = "pi-01"\nboards = ["1"]\n'
-                 '[[node]]\nid = "pi-01"\nboards = ["2"]\n')
+    err = _error(
+        'venue = "v"\n[[node]]\nid = "pi-01"\nboards = ["1"]\n'
+        '[[node]]\nid = "pi-01"\nboards = ["2"]\n'
+    )
     assert [(p.key, p.reason) for p in err.problems] == [
         ("node[1].id", "node 'pi-01' is listed twice (first at node[0])")
     ]
@@ -144,8 +151,9 @@ def test_missing_venue() -> None:
 
 
 def test_a_username_used_twice() -> None:
-    err = _error('venue = "v"\n[[node]]\nid = "hall"\nboards = ["1"]\n'
-                 '[[display]]\nusername = "hall"\n')
+    err = _error(
+        'venue = "v"\n[[node]]\nid = "hall"\nboards = ["1"]\n[[display]]\nusername = "hall"\n'
+    )
     assert [(p.key, p.reason) for p in err.problems] == [
         ("display[0].username", "username 'hall' is already used by node[0].id")
     ]
@@ -157,8 +165,9 @@ def test_a_node_without_boards() -> None:
 
 
 def test_two_listeners_on_one_port() -> None:
-    err = _error('venue = "v"\n[listeners]\nport = 1883\n'
-                 'websockets = { host = "127.0.0.1", port = 1883 }\n')
+    err = _error(
+        'venue = "v"\n[listeners]\nport = 1883\nwebsockets = { host = "127.0.0.1", port = 1883 }\n'
+    )
     assert err.problems[0].key == "listeners.websockets.port"
     assert "already used" in err.problems[0].reason
 
@@ -170,10 +179,11 @@ def test_listener_host_must_be_an_address() -> None:
 
 
 def test_several_problems_reported_at_once() -> None:
-    err = _error('venue = "v v"\n[[node]]\nid = "pi-01"\nboards = ["1"]\nextra = 1\n'
-                 '[broker]\nautosave_interval_s = 0\n')
-    assert {p.key for p in err.problems} == {"venue", "node[0].extra",
-                                             "broker.autosave_interval_s"}
+    err = _error(
+        'venue = "v v"\n[[node]]\nid = "pi-01"\nboards = ["1"]\nextra = 1\n'
+        "[broker]\nautosave_interval_s = 0\n"
+    )
+    assert {p.key for p in err.problems} == {"venue", "node[0].extra", "broker.autosave_interval_s"}
     assert str(err).startswith("venue.toml: 3 problems:")
 
 
@@ -193,8 +203,11 @@ def test_build_validates_like_a_file() -> None:
 
 def test_tls_paths_are_relative_to_the_roster_file(tmp_path: Path) -> None:
     path = tmp_path / "roster.toml"
-    path.write_text('venue = "v"\n[listeners.tls]\nport = 8883\ncafile = "ca.crt"\n'
-                    'certfile = "s.crt"\nkeyfile = "/etc/k.key"\n', encoding="utf-8")
+    path.write_text(
+        'venue = "v"\n[listeners.tls]\nport = 8883\ncafile = "ca.crt"\n'
+        'certfile = "s.crt"\nkeyfile = "/etc/k.key"\n',
+        encoding="utf-8",
+    )
     tls = Roster.load(path).listeners.tls
     assert tls is not None
     assert tls.cafile == tmp_path / "ca.crt"
@@ -211,8 +224,7 @@ def test_with_ports_changes_only_the_ports() -> None:
 
 def test_queue_size_formula() -> None:
     def roster(boards: int, **broker: int) -> Roster:
-        return Roster.build(venue="v", nodes={"n": [str(i) for i in range(boards)]},
-                            broker=broker)
+        return Roster.build(venue="v", nodes={"n": [str(i) for i in range(boards)]}, broker=broker)
 
     # 120 boards x 6 events/min x 2 messages (event + state) x 30 min x 2 headroom
     assert queue_size(roster(120)) == 86_400 // 1000 * 1000 + 1000

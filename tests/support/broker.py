@@ -18,7 +18,7 @@ import tempfile
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import aiomqtt
 import pytest
@@ -76,8 +76,7 @@ def broker_factory() -> Iterator[Callable[..., MosquittoProcess]]:
 
     def make(roster: Roster | None = None) -> MosquittoProcess:
         directory = new_broker_dir()
-        broker = MosquittoProcess.from_roster(roster or standard_roster(), directory,
-                                              start=False)
+        broker = MosquittoProcess.from_roster(roster or standard_roster(), directory, start=False)
         started.append((broker, directory))
         return broker.start()
 
@@ -94,7 +93,7 @@ def mqtt_client(
     username: str | None,
     *,
     password: str | None = None,
-    transport: str = "tcp",
+    transport: Literal["tcp", "websockets"] = "tcp",
     **kw: Any,
 ) -> aiomqtt.Client:
     """An MQTT 5 client for ``username`` (None: anonymous) with its generated password.
@@ -109,8 +108,15 @@ def mqtt_client(
         host, port = broker.host, broker.port
     kw.setdefault("identifier", f"{username or 'anon'}-{uuid.uuid4().hex[:10]}")
     kw.setdefault("timeout", 5)
-    return aiomqtt.Client(host, port, username=username, password=password,
-                          protocol=aiomqtt.ProtocolVersion.V5, transport=transport, **kw)
+    return aiomqtt.Client(
+        host,
+        port,
+        username=username,
+        password=password,
+        protocol=aiomqtt.ProtocolVersion.V5,
+        transport=transport,
+        **kw,
+    )
 
 
 async def collect(
