@@ -1,0 +1,97 @@
+"""The store on SQLite and PostgreSQL: migrations, exactly-once inserts, version check."""
+
+from __future__ import annotations
+
+import pytest
+import sqlalchemy as sa
+from support.station import envelope
+
+from venue_station import tables
+from venue_station.errors import StoreError
+from venue_station.ingest import round_of
+from venue_station.store import Store
+
+
+def _row(board: str, seq: int, session: int = 1) -> dict:
+    ev = envelope(board, seq, session=session)
+    return {"board": board, "session": session, "seq": seq, "node": ev["node"], "game": ev["game"],
+            "round": round_of(ev["game"]), "ts": ev["ts"], "type": ev["type"], "replay": False,
+            "red_ms": 1, "black_ms": 2, "running": None, "data": ev["data"], "received_ms": 3}
+
+
+async def test_migrated_schema_matches_the_tables(store: Store) -> None:
+    from alembic.autogenerate import compare_metadata
+    from alembic.runtime.migration import MigrationContext
+
+    def diff(conn: sa.Connection) -> list:
+        return compare_metadata(MigrationContext.configure(conn), tables.metadata)
+
+    async with store.engine.connect() as conn:
+        assert await conn.run_sync(diff) == []
+    assert await store.get_meta("schema_version") == tables.SCHEMA_VERSION
+
+
+async def test_events_are_stored_once_whatever_the_duplicates(store: Store) -> None:
+    first = await store.insert_events([_row("1", 1), _row("1", 2), _row("2", 1)])
+    assert first == {("1", 1, 1), ("1", 1, 2), ("2", 1, 1)}
+    again = await store.insert_events([_row("1", 2), _row("1", 3), _row("1", 1, session=2)])
+    assert again == {("1", 1, 3), ("1", 2, 1)}
+    assert await store.count_events() == 5
+    assert await store.seqs_by_board() == {"1": [1, 1, 2, 3], "2": [1]}
+
+
+async def test_the_unique_key_is_enforced_by_the_database(store: Store) -> None:
+    await store.insert_events([_row("1", 1)])
+    with pytest.raises(sa.exc.IntegrityError):
+        async with store.engine.begin() as conn:
+            await conn.execute(sa.insert(tables.events).values(**_row("1", 1)))
+
+
+async def test_event_queries_filter_and_page(store: Store) -> None:
+    await store.insert_events([_row("1", s) for s in range(1, 8)] + [_row("2", 1)])
+    page = await store.events(board="1", limit=3)
+    assert [e["seq"] for e in page] == [1, 2, 3]
+    nxt = await store.events(board="1", limit=3, after=page[-1]["id"])
+    assert [e["seq"] for e in nxt] == [4, 5, 6]
+    assert len(await store.events(round=1, limit=100)) == 8
+    assert await store.events(round=2) == []
+    assert [e["seq"] for e in await store.game_events("r1-b1")][:3] == [1, 1, 2]
+
+
+async def test_station_session_counter_persists(db_url: str) -> None:
+    s = await Store.open(db_url)
+    assert await s.next_station_session() == 1
+    await s.close()
+    s = await Store.open(db_url)
+    assert await s.next_station_session() == 2
+    await s.close()
+
+
+async def test_a_database_newer_than_the_code_is_refused(db_url: str) -> None:
+    s = await Store.open(db_url)
+    async with s.engine.begin() as conn:
+        await conn.execute(sa.text("UPDATE alembic_version SET version_num = '9999'"))
+    await s.close()
+    with pytest.raises(StoreError, match="revision '9999', newer than this qizhong"):
+        await Store.open(db_url)
+
+
+async def test_rounds_games_alerts_and_commands(store: Store) -> None:
+    await store.replace_round(1, "30m+5s", [{"board": "10", "red": "王天一", "black": "郑惟桐"},
+                                            {"board": "2", "red": "许银川", "black": "吕钦"}])
+    games = await store.games(1)
+    assert [g["game"] for g in games] == ["r1-b2", "r1-b10"]  # boards sort as numbers
+    await store.set_game_result("r1-b2", "red", "1-0", "flag")
+    await store.replace_round(1, "30m+5s", [{"board": "2", "red": "许银川", "black": "吕钦"}])
+    assert (await store.game("r1-b2"))["result"] == "1-0"  # a re-import keeps the facts
+    assert len(await store.pairings(1)) == 1
+    alert = {"key": "k1", "kind": "flag", "board": "2", "game": None, "side": "red", "seq": 5, "ts": 1,
+             "status": "open", "detail": {}, "updated_ms": 1, "by": None}
+    first = await store.insert_alert(alert)
+    assert first is not None and await store.insert_alert(alert) is None
+    assert (await store.update_alert(first, status="acked", by="arb1"))["status"] == "acked"
+    assert [a["id"] for a in await store.alerts(status="active")] == [first]
+    await store.log_command({"txn": "t1", "board": "2", "cmd": "pause", "args": {}, "user": "arb1",
+                             "sent_ms": 1, "replies": None, "outcome": "sent"})
+    await store.finish_command("t1", outcome="ok", replies={"2": {"ok": True, "error": None}})
+    assert (await store.commands())[0]["outcome"] == "ok"

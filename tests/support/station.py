@@ -1,0 +1,199 @@
+"""Station test fixtures: a store on SQLite or PostgreSQL, station configs, a fake node.
+
+- ``db_url`` (function, parametrised ``sqlite`` / ``postgres``): a fresh database; the
+  PostgreSQL one is a new database on 127.0.0.1:5432 (created from ``test``), dropped after.
+- ``store``: a migrated :class:`venue_station.store.Store` on ``db_url``.
+- ``station_config(tmp_path, broker=None, **kw)``: a :class:`StationConfig` for the test venue
+  with the arbiter account ``ARBITER`` (password ``ARBITER_PASSWORD``).
+- ``start_station``: ``await start_station(config, **kw)`` -> a started Station, stopped at teardown.
+- ``FakeNode``: speaks for a node with its real broker account: publishes numbered events,
+  keeps an outbox, replays it on ``rebirth``, answers every command ``ok``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import uuid
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+import pytest
+
+from board_nodes.wire import Command, Reply, Topics, encode
+from support.broker import mqtt_client
+from venue_station.auth import hash_password
+from venue_station.config import StationConfig
+from venue_station.station import Station
+from venue_station.store import Store
+
+__all__ = ["ARBITER", "ARBITER_PASSWORD", "FakeNode", "envelope", "station_config"]
+
+PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
+ARBITER = "arb1"
+ARBITER_PASSWORD = "青龙-secret-1"
+_ARBITER_HASH = hash_password(ARBITER_PASSWORD)
+VENUE = "test"
+
+
+@pytest.fixture(params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite:///{tmp_path / 'station.db'}"
+        return
+    import asyncpg
+
+    name = f"qz_test_{uuid.uuid4().hex[:12]}"
+    admin = await asyncpg.connect(**PG_ADMIN)
+    try:
+        await admin.execute(f'CREATE DATABASE "{name}"')
+    finally:
+        await admin.close()
+    try:
+        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+    finally:
+        admin = await asyncpg.connect(**PG_ADMIN)
+        try:
+            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        finally:
+            await admin.close()
+
+
+@pytest.fixture
+async def store(db_url: str) -> AsyncIterator[Store]:
+    s = await Store.open(db_url)
+    try:
+        yield s
+    finally:
+        await s.close()
+
+
+def station_config(tmp_path: Path, broker: Any = None, **kw: Any) -> StationConfig:
+    data: dict[str, Any] = {
+        "venue": VENUE,
+        "data_dir": str(tmp_path / "station"),
+        "http": {"host": "127.0.0.1", "port": 0},
+        "account": [{"username": ARBITER, "password_hash": _ARBITER_HASH, "role": "arbiter"}],
+        "rebirth_grace_ms": 100,
+        "rebirth_retry_ms": 500,
+    }
+    if broker is not None:
+        user, password = broker.credentials("station")
+        data["broker"] = {"url": f"mqtt://{broker.host}:{broker.port}", "username": user,
+                          "password": password, "client_id": f"qz-station-{uuid.uuid4().hex[:8]}"}
+    for key, value in kw.items():
+        if isinstance(value, dict) and isinstance(data.get(key), dict):
+            data[key] = {**data[key], **value}
+        else:
+            data[key] = value
+    return StationConfig.from_dict(data)
+
+
+@pytest.fixture
+async def start_station() -> AsyncIterator[Callable[..., Any]]:
+    started: list[Station] = []
+
+    async def start(config: StationConfig, **kw: Any) -> Station:
+        station = Station(config, **kw)
+        await station.start()
+        started.append(station)
+        return station
+
+    try:
+        yield start
+    finally:
+        for station in started:
+            if not station._stop.is_set():
+                await station.stop()
+
+
+def envelope(board: str, seq: int, *, type: str = "move", data: dict[str, Any] | None = None,
+             session: int = 1, node: str = "node-a", game: str | None = "r1-b1", ts: int = 1_700_000_000_000,
+             red_ms: int = 1_800_000, black_ms: int = 1_800_000, running: str | None = None,
+             replay: bool = False) -> dict[str, Any]:
+    if data is None:
+        data = {"side": "red" if seq % 2 else "black", "used_ms": 1000 + seq, "move": (seq + 1) // 2}
+    return {"v": 1, "board": board, "node": node, "game": game, "session": session, "seq": seq,
+            "ts": ts + seq, "type": type, "replay": replay,
+            "clock": {"red_ms": red_ms, "black_ms": black_ms, "running": running}, "data": data}
+
+
+class FakeNode:
+    """A node's MQTT side with its own broker account (no clock): enough to test the station."""
+
+    def __init__(self, broker: Any, node: str, boards: list[str], *, session: int = 1,
+                 answer: bool = True) -> None:
+        self.broker, self.node, self.boards, self.session = broker, node, boards, session
+        self.topics = Topics(VENUE)
+        self.outbox: dict[str, list[dict[str, Any]]] = {b: [] for b in boards}
+        self.seq = dict.fromkeys(boards, 0)
+        self.commands: list[tuple[str, Command]] = []
+        self.answer = answer
+        self.reply_ok = True
+        self._stack = contextlib.AsyncExitStack()
+        self.client: aiomqtt.Client | None = None
+
+    async def __aenter__(self) -> FakeNode:
+        self.client = await self._stack.enter_async_context(mqtt_client(self.broker, self.node))
+        for b in self.boards:
+            await self.client.subscribe(self.topics.cmd(b), qos=1)
+        await self.client.subscribe(self.topics.venue_cmd, qos=1)
+        task = asyncio.create_task(self._serve(), name=f"fake-{self.node}")
+        self._stack.push_async_callback(_cancel, task)
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._stack.aclose()
+
+    def next_event(self, board: str, **kw: Any) -> dict[str, Any]:
+        self.seq[board] += 1
+        kw.setdefault("game", f"r1-b{board}")
+        ev = envelope(board, self.seq[board], session=self.session, node=self.node, **kw)
+        self.outbox[board].append(ev)
+        return ev
+
+    async def publish_event(self, ev: dict[str, Any]) -> None:
+        assert self.client is not None
+        await self.client.publish(self.topics.event(ev["board"]), json.dumps(ev).encode(), qos=1)
+
+    async def emit(self, board: str, *, publish: bool = True, **kw: Any) -> dict[str, Any]:
+        """Make the board's next event; ``publish=False`` keeps it in the outbox only (lost)."""
+        ev = self.next_event(board, **kw)
+        if publish:
+            await self.publish_event(ev)
+        return ev
+
+    async def publish(self, topic: str, payload: Any, *, retain: bool = False) -> None:
+        assert self.client is not None
+        body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        await self.client.publish(topic, body, qos=1, retain=retain)
+
+    async def _serve(self) -> None:
+        assert self.client is not None
+        async for message in self.client.messages:
+            topic = str(message.topic)
+            cmd = Command.model_validate_json(message.payload)  # type: ignore[arg-type]
+            boards = self.boards if topic == self.topics.venue_cmd else [topic.split("/")[4]]
+            for board in boards:
+                self.commands.append((board, cmd))
+                if cmd.cmd == "rebirth":
+                    for ev in self.outbox[board]:
+                        await self.publish_event({**ev, "replay": True})
+                if self.answer:
+                    reply = Reply(txn=cmd.txn, ok=self.reply_ok, error=None if self.reply_ok else "refused")
+                    await self.client.publish(self.topics.reply(board), encode(reply), qos=1)
+
+
+async def _cancel(task: asyncio.Task[Any]) -> None:
+    task.cancel()
+    with contextlib.suppress(asyncio.CancelledError, aiomqtt.MqttError):
+        await task
+
+
+async def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
