@@ -17,6 +17,7 @@ import stat
 import subprocess
 import time
 import weakref
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
@@ -25,7 +26,7 @@ from broker_config.files import BrokerFiles, Listener, write_broker_config
 from broker_config.passwords import MOSQUITTO_GROUP, find_tool
 from broker_config.roster import Roster
 
-__all__ = ["MosquittoProcess", "free_port"]
+__all__ = ["MosquittoProcess", "free_port", "reap_orphans"]
 
 _LIVE: weakref.WeakSet[MosquittoProcess] = weakref.WeakSet()
 
@@ -82,6 +83,7 @@ class MosquittoProcess:
         self._start_timeout = start_timeout
         self._proc: subprocess.Popen[bytes] | None = None
         self._console = self.files.dir / "log" / "console.log"
+        self._owner_file = self.files.dir / "log" / "runner.pid"
 
     @classmethod
     def from_roster(
@@ -166,6 +168,8 @@ class MosquittoProcess:
                 start_new_session=True,  # a ^C in the terminal is for pytest, not for it
             )
         _LIVE.add(self)
+        # Who started it: lets a later run reap it if this interpreter dies without atexit.
+        self._owner_file.write_text(f"{self._proc.pid} {os.getpid()}\n")
         self._wait_ready(log_offset)
         return self
 
@@ -268,6 +272,35 @@ def _says_running(log_file: Path, offset: int) -> bool:
             return b" running" in f.read()
     except OSError:
         return True  # no log to read (not root, other log_dest): the listeners must do
+
+
+def _is_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
+
+
+def reap_orphans(directories: Iterable[Path]) -> list[int]:
+    """SIGKILL the mosquittos started from ``directories`` whose starting process is gone.
+
+    For a test session that died without running ``atexit`` (e.g. ``os._exit`` on a
+    timeout); a broker whose starter still runs (another session) is left alone.
+    """
+    killed = []
+    for directory in directories:
+        try:
+            pid, owner = map(int, (directory / "log" / "runner.pid").read_text().split())
+            cmdline = Path(f"/proc/{pid}/cmdline").read_bytes()
+        except (OSError, ValueError):
+            continue
+        if str(directory).encode() in cmdline and b"mosquitto" in cmdline and not _is_alive(owner):
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+    return killed
 
 
 @atexit.register

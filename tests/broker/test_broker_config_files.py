@@ -8,6 +8,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -34,16 +35,16 @@ websockets = { host = "127.0.0.1", port = 19001 }
 """
 
 
-def _roster(**kw: object) -> Roster:
+def _roster(**kw: Any) -> Roster:
     nodes = kw.pop("nodes", {"pi-01": ["1", "2"], "pi-02": ["3"]})
     return Roster.build(
         venue="meishan-2016",
-        nodes=nodes,  # type: ignore[arg-type]
+        nodes=nodes,
         arbiters=["arbiter-1"],
         displays=["hall"],
         websockets=("127.0.0.1", 19001),
         **kw,
-    )  # type: ignore[arg-type]
+    )
 
 
 def _conf_lines(files: BrokerFiles) -> list[str]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -97,3 +98,45 @@ async def test_venue_broker_fixture_attributes(venue_broker: MosquittoProcess) -
     }
     async with mqtt_client(venue_broker, "node-c") as client:
         await client.publish("qz/v1/test/board/12/status", "x", qos=1)
+
+
+def test_a_broker_left_by_a_dead_session_is_reaped() -> None:
+    import subprocess
+    import sys
+
+    from broker_config.runner import reap_orphans
+
+    directory = new_broker_dir()
+    script = (
+        "import os, sys; sys.path.insert(0, 'tests')\n"
+        "from support.broker import standard_roster\n"
+        "from broker_config import MosquittoProcess\n"
+        f"b = MosquittoProcess.from_roster(standard_roster(), {str(directory)!r})\n"
+        "print(b.pid, flush=True)\n"
+        "os._exit(0)  # no teardown, no atexit: what a hard timeout does\n"
+    )
+    try:
+        out = subprocess.run(
+            [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=True
+        )
+        pid = int(out.stdout.split()[-1])
+        assert _alive(pid)  # the orphan exists...
+        assert reap_orphans([Path("/nonexistent"), directory]) == [pid]
+        for _ in range(100):
+            if not _alive(pid):
+                break
+            time.sleep(0.05)
+        assert not _alive(pid)  # ...and is gone
+        assert reap_orphans([directory]) == []
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+def test_reap_leaves_a_live_sessions_broker_alone(
+    broker_factory: Callable[..., MosquittoProcess],
+) -> None:
+    from broker_config.runner import reap_orphans
+
+    broker = broker_factory()
+    assert reap_orphans([broker.dir]) == []
+    assert broker.running

@@ -24,6 +24,7 @@ import aiomqtt
 import pytest
 
 from broker_config import MosquittoProcess, Roster
+from broker_config.runner import reap_orphans
 
 __all__ = [
     "STANDARD_NODES",
@@ -34,6 +35,7 @@ __all__ = [
 ]
 
 VENUE = "test"
+DIR_PREFIX = "qz-broker-"
 STANDARD_NODES: dict[str, list[str]] = {
     "node-a": ["1", "2"],
     "node-b": ["3", "4"],
@@ -56,11 +58,27 @@ def standard_roster(**broker: Any) -> Roster:
 def new_broker_dir() -> Path:
     # Not tmp_path: pytest's 0700 folders stop the mosquitto user that a root-started
     # mosquitto becomes; /tmp lets it through.
-    return Path(tempfile.mkdtemp(prefix="qz-broker-"))
+    return Path(tempfile.mkdtemp(prefix=DIR_PREFIX))
+
+
+def _reap_earlier_sessions() -> None:
+    # A session killed hard (no teardown, no atexit) leaves its brokers: end those whose
+    # session is gone, never a live session's.
+    root = Path(tempfile.gettempdir())
+    dirs = list(root.glob(f"{DIR_PREFIX}*"))
+    reap_orphans(dirs)
+    for d in dirs:
+        try:
+            owner = (d / "log" / "runner.pid").read_text().split()[1]
+        except (OSError, IndexError):
+            continue  # never started, or not ours to judge
+        if not Path(f"/proc/{owner}").exists():
+            shutil.rmtree(d, ignore_errors=True)
 
 
 @pytest.fixture(scope="session")
 def venue_broker() -> Iterator[MosquittoProcess]:
+    _reap_earlier_sessions()
     directory = new_broker_dir()
     broker = MosquittoProcess.from_roster(standard_roster(), directory)
     try:
