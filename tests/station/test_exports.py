@@ -1,0 +1,68 @@
+"""Exports: exact output for a known game and round."""
+
+from __future__ import annotations
+
+import json
+
+from venue_station import exports
+from venue_station.results import Scoring, derive_game
+
+GAME = {"game": "r7-b12", "round": 7, "board": "12", "red": "王天一", "black": "郑惟桐", "tc": "30m+5s"}
+
+
+def move(seq: int, side: str, n: int, used: int, red_ms: int, black_ms: int) -> dict:
+    return {"seq": seq, "type": "move", "data": {"side": side, "used_ms": used, "move": n},
+            "red_ms": red_ms, "black_ms": black_ms}
+
+
+EVENTS = [
+    {"seq": 1, "type": "started", "data": {}, "red_ms": 1_800_000, "black_ms": 1_800_000},
+    move(2, "red", 1, 8_123, 1_796_877, 1_800_000),
+    move(3, "black", 1, 65_400, 1_796_877, 1_739_600),
+    move(4, "red", 2, 1_200_000, 601_677, 1_739_600),
+    {"seq": 5, "type": "flag", "data": {"side": "black"}, "red_ms": 601_677, "black_ms": 0},
+]
+
+
+def test_clock_log_csv() -> None:
+    assert exports.clock_log_csv(exports.clock_log(reversed(EVENTS))) == (
+        "move,side,used_ms,remaining_ms,used,remaining\n"
+        "1,red,8123,1796877,8.1,0:29:56\n"
+        "1,black,65400,1739600,65.4,0:28:59\n"
+        "2,red,1200000,601677,1200.0,0:10:01\n"
+    )
+
+
+def test_clock_log_pgn() -> None:
+    rows = exports.clock_log(EVENTS)
+    assert exports.clock_log_pgn(GAME, rows, derive_game(EVENTS), event="test") == (
+        '[Event "test"]\n[Round "7"]\n[Board "12"]\n[Game "r7-b12"]\n[Red "王天一"]\n'
+        '[Black "郑惟桐"]\n[Result "1-0"]\n[TimeControl "1800+5"]\n\n'
+        "1. {[%clk 0:29:56]} {[%clk 0:28:59]} 2. {[%clk 0:10:01]} 1-0\n"
+    )
+
+
+def test_a_black_move_without_red_before_it_is_numbered() -> None:
+    rows = exports.clock_log([move(3, "black", 1, 100, 1, 3_600_000)])
+    text = exports.clock_log_pgn(GAME, rows, derive_game([]))
+    assert text.endswith("\n1... {[%clk 1:00:00]} *\n")
+
+
+def test_round_results_csv_and_json() -> None:
+    other = {**GAME, "game": "r7-b2", "board": "2", "red": "许银川", "black": "吕钦"}
+    rows = exports.round_results([(other, derive_game([])), (GAME, derive_game(EVENTS))], Scoring())
+    assert exports.round_results_csv(rows) == (
+        "round,board,game,red,black,result,red_points,black_points,reason\n"
+        "7,2,r7-b2,许银川,吕钦,,,,\n"
+        "7,12,r7-b12,王天一,郑惟桐,1-0,2,0,flag\n"
+    )
+    body = json.loads(exports.round_results_json(7, "meishan-2016", rows))
+    assert body["round"] == 7 and body["regulation"] == "meishan-2016"
+    assert body["games"][1] == {"round": 7, "board": "12", "game": "r7-b12", "red": "王天一",
+                                "black": "郑惟桐", "result": "1-0", "red_points": 2,
+                                "black_points": 0, "reason": "flag"}
+
+
+def test_hms_truncates() -> None:
+    assert [exports.hms(x) for x in (0, 999, 59_999, 3_600_000, -5)] == [
+        "0:00:00", "0:00:00", "0:00:59", "1:00:00", "0:00:00"]
