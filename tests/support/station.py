@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
@@ -111,9 +112,11 @@ async def start_station() -> AsyncIterator[Callable[..., Any]]:
 
 
 def envelope(board: str, seq: int, *, type: str = "move", data: dict[str, Any] | None = None,
-             session: int = 1, node: str = "node-a", game: str | None = "r1-b1", ts: int = 1_700_000_000_000,
+             session: int = 1, node: str = "node-a", game: str | None = "r1-b1", ts: int | None = None,
              red_ms: int = 1_800_000, black_ms: int = 1_800_000, running: str | None = None,
              replay: bool = False) -> dict[str, Any]:
+    if ts is None:
+        ts = time.time_ns() // 1_000_000 - seq  # now: a node whose clock agrees with ours
     if data is None:
         data = {"side": "red" if seq % 2 else "black", "used_ms": 1000 + seq, "move": (seq + 1) // 2}
     return {"v": 1, "board": board, "node": node, "game": game, "session": session, "seq": seq,
