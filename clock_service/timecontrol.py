@@ -260,7 +260,7 @@ class _Parser:
             start = self.pos
             if byoyomi is not None:
                 raise self.fail("byo-yomi must be the last part", start)
-            if self._looks_like_byoyomi():
+            if self._looks_like_byoyomi(after_period=bool(periods)):
                 if not periods:
                     raise self.fail("byo-yomi needs a main time before it", start)
                 byoyomi = self._byoyomi()
@@ -280,8 +280,10 @@ class _Parser:
                 raise self.fail("nothing after the trailing ':'", self.pos - 1)
         return TimeControl(tuple(periods), byoyomi)
 
-    def _looks_like_byoyomi(self) -> bool:
-        return re.match(r"\d+x", self.src[self.pos :]) is not None
+    def _looks_like_byoyomi(self, *, after_period: bool) -> bool:
+        # "3x30s"; a leading "30x" is rather a mistyped unit, reported as such.
+        pattern = r"\d+x" if after_period else r"\d+x\d"
+        return re.match(pattern, self.src[self.pos :]) is not None
 
     def _number(self, what: str) -> int:
         match = re.match(r"\d+", self.src[self.pos :])
