@@ -232,3 +232,27 @@ def test_queue_size_formula() -> None:
     assert queue_size(roster(1)) == 1000  # never below mosquitto's default
     assert queue_size(roster(12, outage_minutes=60)) == 18_000
     assert queue_size(roster(12, max_queued_messages=500)) == 500
+
+
+def test_the_roster_in_docs_broker_md_loads(tmp_path: Path) -> None:
+    doc = Path(__file__).resolve().parents[2] / "docs" / "broker.md"
+    text = doc.read_text(encoding="utf-8").split("```toml\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "roster.toml"
+    path.write_text(text, encoding="utf-8")
+    roster = Roster.load(path)
+    assert roster.accounts() == {
+        "station": "station",
+        "pi-01": "node",
+        "arbiter-1": "arbiter",
+        "hall": "display",
+    }
+    assert roster.listeners.tls is not None
+    assert roster.listeners.tls.cafile == tmp_path / "ca.crt"
+    assert roster.bridge is not None and roster.bridge.remote_prefix == "venues/"
+
+
+def test_public_host_goes_into_urls() -> None:
+    from broker_config import Listener
+
+    assert Listener("mqtt", "0.0.0.0", 1883, "broker.lan").url == "mqtt://broker.lan:1883"
+    assert Listener("websockets", "::1", 9001).url == "ws://[::1]:9001"
