@@ -272,7 +272,7 @@ class ClockEmulator:
         marks = {Side.RED: "<", Side.BLACK: ">", None: " "}[shown.running]
         return f"{format_clock(red):>8} {marks} {format_clock(black):>8}  {shown.text}"
 
-    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:  # noqa: ASYNC109
+    async def wait_until(self, predicate: Callable[[], bool], timeout: float = 5.0) -> None:
         """Wait until ``predicate()`` holds (re-checked on every change); TimeoutError if not."""
         async with asyncio.timeout(timeout):
             while not predicate():
@@ -281,10 +281,10 @@ class ClockEmulator:
                     # Also poll: acks and connection changes do not all pass through _notify.
                     await asyncio.wait_for(self._changed.wait(), 0.02)
 
-    async def wait_connected(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
+    async def wait_connected(self, timeout: float = 5.0) -> None:
         await self.wait_until(lambda: self.connected, timeout)
 
-    async def wait_settled(self, timeout: float = 5.0) -> None:  # noqa: ASYNC109
+    async def wait_settled(self, timeout: float = 5.0) -> None:
         await self.wait_until(lambda: self.settled, timeout)
 
     def _notify(self) -> None:

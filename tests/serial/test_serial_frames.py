@@ -112,7 +112,11 @@ def wire_of(body: bytes) -> bytes:
         (wire_of(bytes([0x30, 4, 0, 0, 0, 0, 0])), BadPayloadError, "seq 4"),
         (wire_of(bytes([0x22, 1, 16])), BadPayloadError, "above 15"),
         (wire_of(bytes([0x20, 1]) + bytes(8) + bytes([3, 0, 9]) + b"x"), BadPayloadError, "text"),
-        (wire_of(bytes([0x20, 1]) + bytes(8) + bytes([0, 0, 1]) + b"\xe4"), BadPayloadError, "Show"),
+        (
+            wire_of(bytes([0x20, 1]) + bytes(8) + bytes([0, 0, 1]) + b"\xe4"),
+            BadPayloadError,
+            "Show",
+        ),
         (wire_of(bytes([0x11, 1, 7, 0, 0, 0, 0])), BadPayloadError, "KeyKind"),
         (wire_of(bytes([0x41, 0, 1, 99])), BadPayloadError, "NakReason"),
         (wire_of(bytes([0x40, 0, 0])), BadPayloadError, "seq 0"),

@@ -21,8 +21,8 @@ from firmware_bridge.serial_frames import (
     NakReason,
     Press,
     Show,
-    crc16,
     cobs_encode,
+    crc16,
 )
 from firmware_bridge.serial_link import HostLink, OffsetEstimator, ProtocolVersionError
 from firmware_bridge.serial_stream import FrameDecoder, LinkStats
