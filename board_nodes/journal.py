@@ -177,9 +177,11 @@ class Journal:
         return int(row.fetchone()[0])
 
     def mark_sent(self, ids: list[int]) -> None:
+        """Note the broker has these. Not synced to disk on its own: losing the mark in a
+        power cut only means sending the events again, which the station dedupes."""
         if not ids:
             return
-        with self._tx() as db:
+        with self._tx(durable=False) as db:
             db.executemany("UPDATE outbox SET sent=1 WHERE id=?", [(i,) for i in ids])
 
     def events_from(self, board: str, from_seq: int) -> list[OutboxRow]:
@@ -227,7 +229,7 @@ class Journal:
         return row[0] if row else None
 
     def remember_reply(self, board: str, txn: str, reply: str) -> None:
-        with self._tx() as db:
+        with self._tx(durable=False) as db:
             row = db.execute("SELECT coalesce(max(id), 0) FROM txn").fetchone()
             db.execute(
                 "INSERT OR REPLACE INTO txn (board, txn, reply, id) VALUES (?, ?, ?, ?)",
@@ -246,17 +248,22 @@ class Journal:
             (board, json.dumps(checkpoint, separators=(",", ":")), wall_ms),
         )
 
-    def _tx(self) -> _Transaction:
-        return _Transaction(self.db)
+    def _tx(self, *, durable: bool = True) -> _Transaction:
+        return _Transaction(self.db, durable)
 
 
 class _Transaction:
-    def __init__(self, db: sqlite3.Connection) -> None:
+    def __init__(self, db: sqlite3.Connection, durable: bool) -> None:
         self.db = db
+        self.durable = durable
 
     def __enter__(self) -> sqlite3.Connection:
+        if not self.durable:
+            self.db.execute("PRAGMA synchronous=NORMAL")
         self.db.execute("BEGIN IMMEDIATE")
         return self.db
 
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
+        if not self.durable:
+            self.db.execute("PRAGMA synchronous=FULL")

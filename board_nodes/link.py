@@ -119,6 +119,7 @@ class BoardLink:
         while True:
             try:
                 async with self._client() as client:
+                    wire.set_nodelay(client)
                     self.client = client
                     delay = self.broker.reconnect_min_s
                     await self._connected(client)

@@ -1,0 +1,223 @@
+"""How late is a flag? From the exact zero instant to the node's flag event, and to a subscriber.
+
+A node runs 8 boards (simulated idle faces) against a private Mosquitto; each board plays
+back-to-back games of a short time control that nobody presses, so each game ends in a flag.
+For every flag we know the exact instant the time reached zero (``deadline_ns()`` when the
+clock started) and measure, on the same monotonic clock:
+
+- ``decided``: when the node's flag timer ran and the core settled the flag;
+- ``journaled``: when the flag event was on disk (fsync) and handed to the link;
+- ``arrived``: when a subscriber (the station's account) received the flag event.
+
+Baselines in the same run: the lateness of a bare ``loop.call_at`` with the same number of
+timers in flight, and the raw broker QoS 1 publish → receive latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from _common import emit, parse_args, percentiles
+
+from board_nodes import wire
+from board_nodes.commands import apply_command
+from board_nodes.config import NodeConfig
+from board_nodes.node import Node
+from broker_config import MosquittoProcess, Roster
+from firmware_bridge.simulated import SimulatedFace
+
+BOARDS = [str(b) for b in range(1, 9)]
+TC_MS = 1000  # --quick: 200
+
+
+async def bare_call_at(count: int, parallel: int) -> list[float]:
+    loop = asyncio.get_running_loop()
+    late: list[float] = []
+    done = asyncio.Event()
+
+    def fire(target_ns: int) -> None:
+        late.append((time.monotonic_ns() - target_ns) / 1e6)
+        if len(late) >= count:
+            done.set()
+        elif len(late) + parallel <= count:
+            arm()
+
+    def arm() -> None:
+        target = time.monotonic_ns() + TC_MS * 1_000_000
+        loop.call_at(target / 1e9, fire, target)
+
+    for _ in range(parallel):
+        arm()
+    await done.wait()
+    return late
+
+
+async def broker_round_trip(broker: MosquittoProcess, count: int) -> list[float]:
+    import aiomqtt
+
+    user, password = broker.credentials("station")
+    out: list[float] = []
+    async with aiomqtt.Client(
+        broker.host, broker.port, username=user, password=password,
+        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-rtt",
+    ) as client:  # fmt: skip
+        wire.set_nodelay(client)
+        topic = "qz/v1/bench/board/1/cmd"
+        await client.subscribe(topic, qos=1)
+        messages = aiomqtt_messages(client)
+        for i in range(count):
+            sent = time.monotonic_ns()
+            await client.publish(topic, str(i), qos=1)
+            await anext(messages)
+            out.append((time.monotonic_ns() - sent) / 1e6)
+    return out
+
+
+async def aiomqtt_messages(client):  # type: ignore[no-untyped-def]
+    async for message in client.messages:
+        yield message
+
+
+async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) -> dict:
+    import aiomqtt
+
+    user, password = broker.credentials("bench-node")
+    config = NodeConfig.model_validate(
+        {
+            "venue": "bench",
+            "node": "bench-node",
+            "data_dir": str(data_dir),
+            "broker": {"url": broker.url, "username": user, "password": password},
+            "board": [
+                {"id": b, "face": "simulated", "simulated": {"mode": "idle"}} for b in BOARDS
+            ],
+        }
+    )
+    faces = {b: SimulatedFace(mode="idle") for b in BOARDS}
+    node = Node(config, faces=faces)
+    deadlines: dict[tuple[str, str], int] = {}
+    decided: list[float] = []
+    journaled: list[float] = []
+    arrived: list[float] = []
+    done = asyncio.Event()
+    games = {"n": 0}
+
+    def new_game(board_id: str) -> None:
+        board = node.boards[board_id]
+        games["n"] += 1
+        game = f"g{games['n']}"
+        apply_command(board, "reset", None)
+        apply_command(board, "set_game", wire.SetGameArgs(game=game, tc=f"{TC_MS}ms"))
+        apply_command(board, "start", wire.StartArgs())
+        # start is scheduled on the loop (call_later 0): record the deadline once it runs
+        asyncio.get_running_loop().call_soon(note_deadline, board_id, game)
+
+    def note_deadline(board_id: str, game: str) -> None:
+        clock = node.boards[board_id].clock
+        if clock is None or clock.deadline_ns() is None:
+            asyncio.get_running_loop().call_soon(note_deadline, board_id, game)
+            return
+        deadlines[(board_id, game)] = clock.deadline_ns()  # type: ignore[assignment]
+
+    def hook(board_id: str) -> None:
+        board = node.boards[board_id]
+        inner = board.on_event
+        flag_due = board._flag_due
+
+        def timed_flag_due() -> None:
+            key = (board_id, board.game["game"]) if board.game else None
+            if key in deadlines and board.clock is not None:
+                decided.append((time.monotonic_ns() - deadlines[key]) / 1e6)
+            flag_due()
+
+        def on_event(payload: dict) -> None:
+            now = time.monotonic_ns()
+            inner(payload)
+            if payload["type"] == "flag":
+                key = (board_id, payload["game"])
+                journaled.append((now - deadlines[key]) / 1e6)
+                if games["n"] < flags:
+                    asyncio.get_running_loop().call_soon(new_game, board_id)
+
+        board._flag_due = timed_flag_due  # type: ignore[method-assign]
+        board.on_event = on_event
+
+    sub_user, sub_password = broker.credentials("station")
+    async with aiomqtt.Client(
+        broker.host, broker.port, username=sub_user, password=sub_password,
+        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-station",
+    ) as station:  # fmt: skip
+        wire.set_nodelay(station)
+        await station.subscribe("qz/v1/bench/board/+/event", qos=1)
+        node.setup()
+        run = asyncio.create_task(node.run())
+        await node.started.wait()
+        for link in node.links.values():
+            await link.connected.wait()
+        for board_id in BOARDS:
+            hook(board_id)
+            new_game(board_id)
+
+        async def receive() -> None:
+            async for message in station.messages:
+                at = time.monotonic_ns()
+                body = json.loads(message.payload)
+                if body["type"] == "flag":
+                    arrived.append((at - deadlines[(body["board"], body["game"])]) / 1e6)
+                    if len(arrived) >= flags:
+                        done.set()
+
+        reader = asyncio.create_task(receive())
+        await asyncio.wait_for(done.wait(), timeout=flags * TC_MS / 1000 + 60)
+        reader.cancel()
+        node.stop()
+        await run
+    return {"decided": decided, "journaled": journaled, "arrived": arrived}
+
+
+async def main() -> None:
+    args = parse_args(__doc__.splitlines()[0], extra=lambda p: p.add_argument("--flags", type=int))
+    global TC_MS
+    # The full run: >= 1,000 flags of 1 s games. --quick is a 400-flag smoke run of 0.2 s games.
+    flags = args.flags or (400 if args.quick else 1200)
+    TC_MS = 200 if args.quick else 1000
+    work = Path(tempfile.mkdtemp(prefix="qz-bench-flag-"))
+    work.chmod(0o755)  # a root-started mosquitto drops to the mosquitto user
+    roster = Roster.build(venue="bench", nodes={"bench-node": BOARDS})
+    broker = MosquittoProcess.from_roster(roster, work / "broker")
+    try:
+        base_call_at = percentiles(await bare_call_at(flags, len(BOARDS)))
+        base_rtt = percentiles(await broker_round_trip(broker, 500))
+        got = await measure_flags(broker, work / "node", flags)
+    finally:
+        broker.close()
+        shutil.rmtree(work, ignore_errors=True)
+    dec, jour, arr = (percentiles(got[k]) for k in ("decided", "journaled", "arrived"))
+    emit(
+        {
+            "benchmark": "flag_latency",
+            "boards": len(BOARDS),
+            "flags": len(got["arrived"]),
+            "call_at_late_p50_ms": round(base_call_at["p50"], 3),
+            "call_at_late_p99_ms": round(base_call_at["p99"], 3),
+            "broker_rtt_p50_ms": round(base_rtt["p50"], 3),
+            "decided_p50_ms": round(dec["p50"], 3),
+            "decided_p99_ms": round(dec["p99"], 3),
+            "journaled_p50_ms": round(jour["p50"], 3),
+            "journaled_p99_ms": round(jour["p99"], 3),
+            "arrived_p50_ms": round(arr["p50"], 3),
+            "arrived_p99_ms": round(arr["p99"], 3),
+            "ratio": round(dec["p50"] / max(base_call_at["p50"], 1e-6), 2),
+            "ratio_p99": round(dec["p99"] / max(base_call_at["p99"], 1e-6), 2),
+            "arrival_ratio_vs_rtt": round(arr["p50"] / max(base_rtt["p50"], 1e-6), 2),
+        }
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
