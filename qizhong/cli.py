@@ -16,8 +16,23 @@ from qizhong import __version__
 
 # name -> (module, one-line help)
 COMMANDS: dict[str, tuple[str, str]] = {
-    "clock": ("qizhong.terminal_clock", "a two-player clock in the terminal, to try the core by hand"),
+    "clock": (
+        "qizhong.terminal_clock",
+        "a two-player clock in the terminal, to try the core by hand",
+    ),
     "node": ("board_nodes.cli", "the node daemon: run the boards of one Pi (--config node.toml)"),
+    "emulate-clock": (
+        "firmware_bridge.emulator_cli",
+        "the serial clock emulator (socket:// or pty) with a keyboard UI",
+    ),
+    "self-test": (
+        "firmware_bridge.selftest",
+        "check a freshly wired GPIO clock face: every segment, then each key",
+    ),
+    "broker-config": (
+        "broker_config.cli",
+        "write the venue broker's config (mosquitto.conf, passwords, ACL, credentials)",
+    ),
 }
 
 
