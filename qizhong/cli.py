@@ -50,7 +50,7 @@ def _top_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    ns, rest = _top_parser().parse_known_args(argv[:1])
+    ns, _rest = _top_parser().parse_known_args(argv[:1])
     module_name, help_text = COMMANDS[ns.command]
     module = importlib.import_module(module_name)
     parser = argparse.ArgumentParser(prog=f"qizhong {ns.command}", description=help_text)
