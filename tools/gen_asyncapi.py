@@ -267,16 +267,16 @@ def _schemas() -> dict[str, Any]:
         for t in types
     ]
     schemas["EventEnvelope"] = _ordered(envelope)
-    for t, model in wire.EVENT_DATA.items():
-        schemas[event_schema_name(t)] = model_schema(model)
+    for t, data_model in wire.EVENT_DATA.items():
+        schemas[event_schema_name(t)] = model_schema(data_model)
 
     schemas["Command"] = _with_field_docs(model_schema(wire.Command))
     schemas["BoardCommand"] = _command_union(list(wire.COMMAND_ARGS))
     schemas["VenueCommand"] = _command_union(
         sorted(wire.VENUE_COMMANDS, key=list(wire.COMMAND_ARGS).index)
     )
-    for cmd, model in wire.COMMAND_ARGS.items():
-        schemas[args_schema_name(cmd)] = model_schema(model)
+    for cmd, args_model in wire.COMMAND_ARGS.items():
+        schemas[args_schema_name(cmd)] = model_schema(args_model)
     schemas["Reply"] = _with_field_docs(model_schema(wire.Reply))
     return schemas
 
@@ -510,7 +510,7 @@ def build() -> dict[str, Any]:
     }
 
 
-class _Dumper(yaml.SafeDumper):
+class _Dumper(yaml.SafeDumper):  # type: ignore[misc]  # PyYAML ships no stubs
     def ignore_aliases(self, data: Any) -> bool:  # the shared example dicts are written out in full
         return True
 
@@ -534,7 +534,7 @@ _Dumper.add_representer(list, _list)
 
 
 def render(doc: dict[str, Any]) -> str:
-    body = yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100)
+    body = str(yaml.dump(doc, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=100))
     return HEADER + body
 
 
