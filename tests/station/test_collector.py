@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
@@ -22,17 +23,16 @@ async def stored(station: Station) -> int:
 
 async def wait_stored(station: Station, n: int, timeout: float = 10.0) -> None:
     assert station.ingest is not None
-    async def done() -> bool:
-        return await stored(station) >= n
-    import asyncio
 
     async with asyncio.timeout(timeout):
-        while not await done():
+        while await stored(station) < n:  # noqa: ASYNC110
             await asyncio.sleep(0.05)
     await station.ingest.flush()
 
 
-async def test_exactly_once_under_duplicates_and_reordering(venue_broker, tmp_path: Path, start_station) -> None:
+async def test_exactly_once_under_duplicates_and_reordering(
+    venue_broker, tmp_path: Path, start_station
+) -> None:
     # A long grace: the reordering alone must not trigger a rebirth (it would add replays).
     station = await start_station(station_config(tmp_path, venue_broker, rebirth_grace_ms=20_000))
     async with FakeNode(venue_broker, "node-a", ["1", "2"]) as node:
@@ -100,7 +100,9 @@ async def test_gap_rebirth_filled(venue_broker, tmp_path: Path, start_station) -
     assert station.metrics.duplicates_dropped >= 6  # the replay of 1..5 and 8
 
 
-async def test_station_status_is_retained_with_a_session(venue_broker, tmp_path: Path, start_station) -> None:
+async def test_station_status_is_retained_with_a_session(
+    venue_broker, tmp_path: Path, start_station
+) -> None:
     config = station_config(tmp_path, venue_broker)
     station = await start_station(config)
     topic = station.topics.station_status
@@ -121,9 +123,13 @@ async def test_replies_and_commands_the_station_did_not_send_are_ignored(
 ) -> None:
     station = await start_station(station_config(tmp_path, venue_broker))
     async with FakeNode(venue_broker, "node-a", ["1", "2"]) as node:
-        await node.publish(station.topics.reply("1"), {"txn": "forged-1", "ok": True, "error": None})
+        await node.publish(
+            station.topics.reply("1"), {"txn": "forged-1", "ok": True, "error": None}
+        )
         async with mqtt_client(venue_broker, "station") as other:  # another client of the account
-            await other.publish(station.topics.cmd("1"), b'{"txn":"x","cmd":"reset","args":{}}', qos=1)
+            await other.publish(
+                station.topics.cmd("1"), b'{"txn":"x","cmd":"reset","args":{}}', qos=1
+            )
         await wait_until(lambda: station.metrics.bad_payloads["foreign_cmd"] == 1)
         await wait_until(lambda: station.metrics.bad_payloads["unsolicited_reply"] == 1)
     assert station.metrics.events_stored == 0

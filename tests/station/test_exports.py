@@ -7,12 +7,24 @@ import json
 from venue_station import exports
 from venue_station.results import Scoring, derive_game
 
-GAME = {"game": "r7-b12", "round": 7, "board": "12", "red": "王天一", "black": "郑惟桐", "tc": "30m+5s"}
+GAME = {
+    "game": "r7-b12",
+    "round": 7,
+    "board": "12",
+    "red": "王天一",
+    "black": "郑惟桐",
+    "tc": "30m+5s",
+}
 
 
 def move(seq: int, side: str, n: int, used: int, red_ms: int, black_ms: int) -> dict:
-    return {"seq": seq, "type": "move", "data": {"side": side, "used_ms": used, "move": n},
-            "red_ms": red_ms, "black_ms": black_ms}
+    return {
+        "seq": seq,
+        "type": "move",
+        "data": {"side": side, "used_ms": used, "move": n},
+        "red_ms": red_ms,
+        "black_ms": black_ms,
+    }
 
 
 EVENTS = [
@@ -58,11 +70,24 @@ def test_round_results_csv_and_json() -> None:
     )
     body = json.loads(exports.round_results_json(7, "meishan-2016", rows))
     assert body["round"] == 7 and body["regulation"] == "meishan-2016"
-    assert body["games"][1] == {"round": 7, "board": "12", "game": "r7-b12", "red": "王天一",
-                                "black": "郑惟桐", "result": "1-0", "red_points": 2,
-                                "black_points": 0, "reason": "flag"}
+    assert body["games"][1] == {
+        "round": 7,
+        "board": "12",
+        "game": "r7-b12",
+        "red": "王天一",
+        "black": "郑惟桐",
+        "result": "1-0",
+        "red_points": 2,
+        "black_points": 0,
+        "reason": "flag",
+    }
 
 
 def test_hms_truncates() -> None:
     assert [exports.hms(x) for x in (0, 999, 59_999, 3_600_000, -5)] == [
-        "0:00:00", "0:00:00", "0:00:59", "1:00:00", "0:00:00"]
+        "0:00:00",
+        "0:00:00",
+        "0:00:59",
+        "1:00:00",
+        "0:00:00",
+    ]

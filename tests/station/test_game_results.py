@@ -20,8 +20,11 @@ def test_the_first_flag_loses_and_later_flags_are_ignored() -> None:
 
 
 def test_a_result_event_decides_and_the_latest_wins() -> None:
-    events = [ev(3, "flag", side="red"), ev(4, "result", winner="red", reason="arbiter"),
-              ev(6, "result", winner=None, reason="agreed_draw")]
+    events = [
+        ev(3, "flag", side="red"),
+        ev(4, "result", winner="red", reason="arbiter"),
+        ev(6, "result", winner=None, reason="agreed_draw"),
+    ]
     out = derive_game(events)
     assert (out.result, out.reason, out.source) == ("1/2-1/2", "agreed_draw", "result")
 
@@ -29,28 +32,45 @@ def test_a_result_event_decides_and_the_latest_wins() -> None:
 def test_a_confirmed_forfeit_loses_a_pending_or_dismissed_one_does_not() -> None:
     pending = [ev(4, "forfeit", side="black", reason="switch_off", status="pending")]
     assert not derive_game(pending).decided
-    dismissed = [*pending, ev(6, "forfeit", side="black", reason="switch_off", status="dismissed", ref=4)]
+    dismissed = [
+        *pending,
+        ev(6, "forfeit", side="black", reason="switch_off", status="dismissed", ref=4),
+    ]
     assert not derive_game(dismissed).decided
-    confirmed = [*pending, ev(6, "forfeit", side="black", reason="switch_off", status="confirmed", ref=4)]
+    confirmed = [
+        *pending,
+        ev(6, "forfeit", side="black", reason="switch_off", status="confirmed", ref=4),
+    ]
     out = derive_game(confirmed)
-    assert (out.winner, out.result, out.reason, out.source) == ("red", "1-0", "switch_off", "forfeit")
+    assert (out.winner, out.result, out.reason, out.source) == (
+        "red",
+        "1-0",
+        "switch_off",
+        "forfeit",
+    )
 
 
 def test_the_earliest_offence_decides_between_a_forfeit_and_a_flag() -> None:
-    events = [ev(4, "forfeit", side="black", reason="switch_off", status="pending"),
-              ev(8, "flag", side="red"),
-              ev(9, "forfeit", side="black", reason="switch_off", status="confirmed", ref=4)]
+    events = [
+        ev(4, "forfeit", side="black", reason="switch_off", status="pending"),
+        ev(8, "flag", side="red"),
+        ev(9, "forfeit", side="black", reason="switch_off", status="confirmed", ref=4),
+    ]
     assert derive_game(events).winner == "red"
 
 
 def test_fouls_counted_by_their_latest_ruling() -> None:
-    events = [ev(2, "foul", side="red", reason="pause", status="pending", count=0),
-              ev(3, "foul", side="red", reason="pause", status="confirmed", count=1, ref=2),
-              ev(5, "foul", side="black", reason="pause", status="pending", count=0),
-              ev(7, "foul", side="red", reason="press_no_move", status="confirmed", count=2)]
+    events = [
+        ev(2, "foul", side="red", reason="pause", status="pending", count=0),
+        ev(3, "foul", side="red", reason="pause", status="confirmed", count=1, ref=2),
+        ev(5, "foul", side="black", reason="pause", status="pending", count=0),
+        ev(7, "foul", side="red", reason="press_no_move", status="confirmed", count=2),
+    ]
     out = derive_game(events)
-    assert out.fouls == {"red": {"pending": 0, "confirmed": 2, "dismissed": 0},
-                         "black": {"pending": 1, "confirmed": 0, "dismissed": 0}}
+    assert out.fouls == {
+        "red": {"pending": 0, "confirmed": 2, "dismissed": 0},
+        "black": {"pending": 1, "confirmed": 0, "dismissed": 0},
+    }
     game = {"red": "王天一", "black": "郑惟桐"}
     other = {"red": "郑惟桐", "black": "许银川"}
     total = tournament_fouls([(game, out), (other, out)])

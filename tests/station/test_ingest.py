@@ -21,10 +21,24 @@ def now() -> int:
 
 
 def state(board: str, seq: int, **kw: object) -> dict:
-    base = {"v": 1, "board": board, "node": "node-a", "session": 1, "seq": seq, "ts": time.time_ns() // 1_000_000,
-            "game": "r1-b1", "tc": "30m+5s", "phase": "running", "running": "red", "red_ms": 1_000_000,
-            "black_ms": 900_000, "moves": {"red": 3, "black": 2}, "flag": None,
-            "fouls": {"red": 0, "black": 0}, "result": None}
+    base = {
+        "v": 1,
+        "board": board,
+        "node": "node-a",
+        "session": 1,
+        "seq": seq,
+        "ts": time.time_ns() // 1_000_000,
+        "game": "r1-b1",
+        "tc": "30m+5s",
+        "phase": "running",
+        "running": "red",
+        "red_ms": 1_000_000,
+        "black_ms": 900_000,
+        "moves": {"red": 3, "black": 2},
+        "flag": None,
+        "fouls": {"red": 0, "black": 0},
+        "result": None,
+    }
     return {**base, **kw}
 
 
@@ -40,7 +54,9 @@ def feed(station: Station, board: str, leaf: str, payload: object) -> None:
 
 
 async def test_exactly_once_under_duplicates_and_reordering(station: Station) -> None:
-    events = [envelope("1", s) for s in range(1, 201)] + [envelope("2", s, game="r1-b2") for s in range(1, 51)]
+    events = [envelope("1", s) for s in range(1, 201)] + [
+        envelope("2", s, game="r1-b2") for s in range(1, 51)
+    ]
     sent = events + random.Random(5).sample(events, 120)  # 120 duplicates
     random.Random(7).shuffle(sent)
     for ev in sent:
@@ -87,7 +103,9 @@ async def test_board_views_keep_the_newest_state_and_status(station: Station) ->
     feed(station, "1", "state", state("1", 10))
     feed(station, "1", "state", state("1", 9, red_ms=5))  # older: ignored
     feed(station, "1", "status", {"state": "online", "node": "node-a", "session": 2, "ts": 5})
-    feed(station, "1", "status", {"state": "lost", "node": "node-a", "session": 1, "ts": 9})  # older session
+    feed(
+        station, "1", "status", {"state": "lost", "node": "node-a", "session": 1, "ts": 9}
+    )  # older session
     view = station.board_views()[0]
     assert view["state"]["seq"] == 10 and view["state"]["red_ms"] == 1_000_000
     assert view["online"] and view["status"]["session"] == 2
@@ -99,8 +117,12 @@ async def test_board_views_keep_the_newest_state_and_status(station: Station) ->
 
 async def test_alerts_are_derived_once_and_settled_by_the_ruling(station: Station) -> None:
     assert station.ingest is not None and station.store is not None
-    pending = envelope("1", 1, type="foul", data={"side": "red", "reason": "pause", "status": "pending",
-                                                 "count": 0})
+    pending = envelope(
+        "1",
+        1,
+        type="foul",
+        data={"side": "red", "reason": "pause", "status": "pending", "count": 0},
+    )
     flag = envelope("1", 2, type="flag", data={"side": "black"})
     for ev in (pending, flag, pending, flag):  # the replays raise nothing new
         feed(station, "1", "event", ev)
@@ -108,8 +130,12 @@ async def test_alerts_are_derived_once_and_settled_by_the_ruling(station: Statio
     await station.ingest.flush()
     kinds = sorted(a["kind"] for a in await station.store.alerts())
     assert kinds == ["board_lost", "flag", "foul_pending"]
-    ruling = envelope("1", 3, type="foul", data={"side": "red", "reason": "pause", "status": "confirmed",
-                                                "count": 1, "ref": 1})
+    ruling = envelope(
+        "1",
+        3,
+        type="foul",
+        data={"side": "red", "reason": "pause", "status": "confirmed", "count": 1, "ref": 1},
+    )
     feed(station, "1", "event", ruling)
     await station.ingest.flush()
     foul = next(a for a in await station.store.alerts() if a["kind"] == "foul_pending")
@@ -129,7 +155,12 @@ BAD = [
     ("not_json", "1", "event", b"{not json"),
     ("not_json", "1", "state", b"[1, 2]"),
     ("bad_event", "1", "event", {**envelope("1", 1), "type": "teleport"}),
-    ("bad_event", "1", "event", {**envelope("1", 1), "data": {"side": "green", "used_ms": 1, "move": 1}}),
+    (
+        "bad_event",
+        "1",
+        "event",
+        {**envelope("1", 1), "data": {"side": "green", "used_ms": 1, "move": 1}},
+    ),
     ("bad_event", "1", "event", {**envelope("1", 1), "seq": 0}),
     ("bad_state", "1", "state", {**state("1", 1), "phase": "dancing"}),
     ("bad_status", "1", "status", {"state": "asleep", "node": "node-a", "session": 1, "ts": 1}),
@@ -141,9 +172,16 @@ BAD = [
 ]
 
 
-@pytest.mark.parametrize(("kind", "board", "leaf", "payload"), BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)])
+@pytest.mark.parametrize(
+    ("kind", "board", "leaf", "payload"), BAD, ids=[f"{b[0]}-{i}" for i, b in enumerate(BAD)]
+)
 async def test_bad_payloads_are_dropped_counted_and_warned(
-    station: Station, caplog: pytest.LogCaptureFixture, kind: str, board: str, leaf: str, payload: object
+    station: Station,
+    caplog: pytest.LogCaptureFixture,
+    kind: str,
+    board: str,
+    leaf: str,
+    payload: object,
 ) -> None:
     caplog.set_level(logging.WARNING)
     feed(station, board, leaf, payload)
@@ -159,15 +197,24 @@ async def test_bad_payloads_are_dropped_counted_and_warned(
 
 async def test_bad_topics_are_dropped(station: Station) -> None:
     assert station.ingest is not None
-    for topic in ("qz/v1/test/board/1/telemetry", "qz/v1/other/board/1/event", "qz/v2/test/board/1/event",
-                  "qz/v1/test/venue/status", "qz/v1/test/board/b@d/event"):
+    for topic in (
+        "qz/v1/test/board/1/telemetry",
+        "qz/v1/other/board/1/event",
+        "qz/v2/test/board/1/event",
+        "qz/v1/test/venue/status",
+        "qz/v1/test/board/b@d/event",
+    ):
         station.ingest.handle(topic, json.dumps(envelope("1", 1)).encode())
     station.ingest.handle("qz/v1/test/venue/cmd", b'{"txn":"x","cmd":"pause"}')
     assert station.metrics.bad_payloads == {"topic": 5, "foreign_cmd": 1}
 
 
-async def test_unknown_boards_are_refused_when_a_roster_is_configured(tmp_path: Path, start_station) -> None:
-    station = await start_station(station_config(tmp_path, boards=["1", "2"]), connect=False, serve_http=False)
+async def test_unknown_boards_are_refused_when_a_roster_is_configured(
+    tmp_path: Path, start_station
+) -> None:
+    station = await start_station(
+        station_config(tmp_path, boards=["1", "2"]), connect=False, serve_http=False
+    )
     feed(station, "99", "event", envelope("99", 1))
     feed(station, "1", "event", envelope("1", 1))
     await station.import_pairings("round,board,red,black\n1,77,王天一,郑惟桐\n", send=False)

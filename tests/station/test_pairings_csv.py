@@ -32,10 +32,16 @@ def test_an_excel_bom_and_blank_lines_are_accepted() -> None:
         ("round,board,red,black\nseven,1,王天一,郑惟桐\n", 2, "round 'seven' is not a number"),
         ("round,board,red,black\n7,1 号,王天一,郑惟桐\n", 2, "board '1 号'"),
         ("round,board,red,black\n7,1,,郑惟桐\n", 2, "red player is empty"),
-        ("round,board,red,black\n7,1,王天一,郑惟桐\n7,1,许银川,吕钦\n", 3,
-         "duplicate board 1 in round 7 (first on line 2)"),
-        ("round,board,red,black\n7,1,王天一,郑惟桐\n7,2,王天一,吕钦\n", 3,
-         "player '王天一' is already paired in round 7"),
+        (
+            "round,board,red,black\n7,1,王天一,郑惟桐\n7,1,许银川,吕钦\n",
+            3,
+            "duplicate board 1 in round 7 (first on line 2)",
+        ),
+        (
+            "round,board,red,black\n7,1,王天一,郑惟桐\n7,2,王天一,吕钦\n",
+            3,
+            "player '王天一' is already paired in round 7",
+        ),
     ],
 )
 def test_each_bad_input_names_its_line(text: str, line: int, words: str) -> None:
@@ -58,8 +64,10 @@ def test_a_file_that_is_not_utf8_says_so() -> None:
 
 def test_players_csv() -> None:
     rows = parse_players("name,club,rating\n王天一,杭州,2700\n郑惟桐,四川,\n")
-    assert rows == [{"name": "王天一", "club": "杭州", "rating": 2700},
-                    {"name": "郑惟桐", "club": "四川", "rating": None}]
+    assert rows == [
+        {"name": "王天一", "club": "杭州", "rating": 2700},
+        {"name": "郑惟桐", "club": "四川", "rating": None},
+    ]
     with pytest.raises(PairingsError, match="line 3: player '王天一' listed twice"):
         parse_players("name\n王天一\n王天一\n")
     with pytest.raises(PairingsError, match="line 2: rating 'high'"):

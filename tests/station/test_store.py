@@ -14,9 +14,22 @@ from venue_station.store import Store
 
 def _row(board: str, seq: int, session: int = 1) -> dict:
     ev = envelope(board, seq, session=session)
-    return {"board": board, "session": session, "seq": seq, "node": ev["node"], "game": ev["game"],
-            "round": round_of(ev["game"]), "ts": ev["ts"], "type": ev["type"], "replay": False,
-            "red_ms": 1, "black_ms": 2, "running": None, "data": ev["data"], "received_ms": 3}
+    return {
+        "board": board,
+        "session": session,
+        "seq": seq,
+        "node": ev["node"],
+        "game": ev["game"],
+        "round": round_of(ev["game"]),
+        "ts": ev["ts"],
+        "type": ev["type"],
+        "replay": False,
+        "red_ms": 1,
+        "black_ms": 2,
+        "running": None,
+        "data": ev["data"],
+        "received_ms": 3,
+    }
 
 
 async def test_migrated_schema_matches_the_tables(store: Store) -> None:
@@ -77,21 +90,48 @@ async def test_a_database_newer_than_the_code_is_refused(db_url: str) -> None:
 
 
 async def test_rounds_games_alerts_and_commands(store: Store) -> None:
-    await store.replace_round(1, "30m+5s", [{"board": "10", "red": "王天一", "black": "郑惟桐"},
-                                            {"board": "2", "red": "许银川", "black": "吕钦"}])
+    await store.replace_round(
+        1,
+        "30m+5s",
+        [
+            {"board": "10", "red": "王天一", "black": "郑惟桐"},
+            {"board": "2", "red": "许银川", "black": "吕钦"},
+        ],
+    )
     games = await store.games(1)
     assert [g["game"] for g in games] == ["r1-b2", "r1-b10"]  # boards sort as numbers
     await store.set_game_result("r1-b2", "red", "1-0", "flag")
     await store.replace_round(1, "30m+5s", [{"board": "2", "red": "许银川", "black": "吕钦"}])
     assert (await store.game("r1-b2"))["result"] == "1-0"  # a re-import keeps the facts
     assert len(await store.pairings(1)) == 1
-    alert = {"key": "k1", "kind": "flag", "board": "2", "game": None, "side": "red", "seq": 5, "ts": 1,
-             "status": "open", "detail": {}, "updated_ms": 1, "by": None}
+    alert = {
+        "key": "k1",
+        "kind": "flag",
+        "board": "2",
+        "game": None,
+        "side": "red",
+        "seq": 5,
+        "ts": 1,
+        "status": "open",
+        "detail": {},
+        "updated_ms": 1,
+        "by": None,
+    }
     first = await store.insert_alert(alert)
     assert first is not None and await store.insert_alert(alert) is None
     assert (await store.update_alert(first, status="acked", by="arb1"))["status"] == "acked"
     assert [a["id"] for a in await store.alerts(status="active")] == [first]
-    await store.log_command({"txn": "t1", "board": "2", "cmd": "pause", "args": {}, "user": "arb1",
-                             "sent_ms": 1, "replies": None, "outcome": "sent"})
+    await store.log_command(
+        {
+            "txn": "t1",
+            "board": "2",
+            "cmd": "pause",
+            "args": {},
+            "user": "arb1",
+            "sent_ms": 1,
+            "replies": None,
+            "outcome": "sent",
+        }
+    )
     await store.finish_command("t1", outcome="ok", replies={"2": {"ok": True, "error": None}})
     assert (await store.commands())[0]["outcome"] == "ok"

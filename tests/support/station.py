@@ -5,7 +5,8 @@
 - ``store``: a migrated :class:`venue_station.store.Store` on ``db_url``.
 - ``station_config(tmp_path, broker=None, **kw)``: a :class:`StationConfig` for the test venue
   with the arbiter account ``ARBITER`` (password ``ARBITER_PASSWORD``).
-- ``start_station``: ``await start_station(config, **kw)`` -> a started Station, stopped at teardown.
+- ``start_station``: ``await start_station(config, **kw)`` -> a started Station, stopped
+  at teardown.
 - ``FakeNode``: speaks for a node with its real broker account: publishes numbered events,
   keeps an outbox, replays it on ``rebirth``, answers every command ``ok``.
 """
@@ -83,8 +84,12 @@ def station_config(tmp_path: Path, broker: Any = None, **kw: Any) -> StationConf
     }
     if broker is not None:
         user, password = broker.credentials("station")
-        data["broker"] = {"url": f"mqtt://{broker.host}:{broker.port}", "username": user,
-                          "password": password, "client_id": f"qz-station-{uuid.uuid4().hex[:8]}"}
+        data["broker"] = {
+            "url": f"mqtt://{broker.host}:{broker.port}",
+            "username": user,
+            "password": password,
+            "client_id": f"qz-station-{uuid.uuid4().hex[:8]}",
+        }
     for key, value in kw.items():
         if isinstance(value, dict) and isinstance(data.get(key), dict):
             data[key] = {**data[key], **value}
@@ -111,24 +116,50 @@ async def start_station() -> AsyncIterator[Callable[..., Any]]:
                 await station.stop()
 
 
-def envelope(board: str, seq: int, *, type: str = "move", data: dict[str, Any] | None = None,
-             session: int = 1, node: str = "node-a", game: str | None = "r1-b1", ts: int | None = None,
-             red_ms: int = 1_800_000, black_ms: int = 1_800_000, running: str | None = None,
-             replay: bool = False) -> dict[str, Any]:
+def envelope(
+    board: str,
+    seq: int,
+    *,
+    type: str = "move",
+    data: dict[str, Any] | None = None,
+    session: int = 1,
+    node: str = "node-a",
+    game: str | None = "r1-b1",
+    ts: int | None = None,
+    red_ms: int = 1_800_000,
+    black_ms: int = 1_800_000,
+    running: str | None = None,
+    replay: bool = False,
+) -> dict[str, Any]:
     if ts is None:
         ts = time.time_ns() // 1_000_000 - seq  # now: a node whose clock agrees with ours
     if data is None:
-        data = {"side": "red" if seq % 2 else "black", "used_ms": 1000 + seq, "move": (seq + 1) // 2}
-    return {"v": 1, "board": board, "node": node, "game": game, "session": session, "seq": seq,
-            "ts": ts + seq, "type": type, "replay": replay,
-            "clock": {"red_ms": red_ms, "black_ms": black_ms, "running": running}, "data": data}
+        data = {
+            "side": "red" if seq % 2 else "black",
+            "used_ms": 1000 + seq,
+            "move": (seq + 1) // 2,
+        }
+    return {
+        "v": 1,
+        "board": board,
+        "node": node,
+        "game": game,
+        "session": session,
+        "seq": seq,
+        "ts": ts + seq,
+        "type": type,
+        "replay": replay,
+        "clock": {"red_ms": red_ms, "black_ms": black_ms, "running": running},
+        "data": data,
+    }
 
 
 class FakeNode:
     """A node's MQTT side with its own broker account (no clock): enough to test the station."""
 
-    def __init__(self, broker: Any, node: str, boards: list[str], *, session: int = 1,
-                 answer: bool = True) -> None:
+    def __init__(
+        self, broker: Any, node: str, boards: list[str], *, session: int = 1, answer: bool = True
+    ) -> None:
         self.broker, self.node, self.boards, self.session = broker, node, boards, session
         self.topics = Topics(VENUE)
         self.outbox: dict[str, list[dict[str, Any]]] = {b: [] for b in boards}
@@ -186,7 +217,9 @@ class FakeNode:
                     for ev in self.outbox[board]:
                         await self.publish_event({**ev, "replay": True})
                 if self.answer:
-                    reply = Reply(txn=cmd.txn, ok=self.reply_ok, error=None if self.reply_ok else "refused")
+                    reply = Reply(
+                        txn=cmd.txn, ok=self.reply_ok, error=None if self.reply_ok else "refused"
+                    )
                     await self.client.publish(self.topics.reply(board), encode(reply), qos=1)
 
 
@@ -196,7 +229,9 @@ async def _cancel(task: asyncio.Task[Any]) -> None:
         await task
 
 
-async def wait_until(predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition") -> None:
+async def wait_until(
+    predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition"
+) -> None:
     async with asyncio.timeout(timeout):
-        while not predicate():
+        while not predicate():  # noqa: ASYNC110 — polling: the things waited for live in other objects
             await asyncio.sleep(0.02)
