@@ -338,8 +338,6 @@ class GameClock:
         """
         return self._deadline if self._phase is Phase.RUNNING else None
 
-    # -- journal --------------------------------------------------------------------------
-
     def snapshot(self) -> dict[str, Any]:
         """A plain JSON-able dict of the state at now(); monotonic instants are not kept."""
         now = self._now()
@@ -403,8 +401,6 @@ class GameClock:
             f"red={red}ms/{self.moves(Side.RED)} black={black}ms/{self.moves(Side.BLACK)} "
             f"tc={self.tc}{'' if self.black_tc == self.tc else f' black_tc={self.black_tc}'}>"
         )
-
-    # -- internals ------------------------------------------------------------------------
 
     def _run(self, now: int) -> None:
         self._phase = Phase.RUNNING
