@@ -15,10 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from board_nodes.journal import Journal
-from clock_service import GameClock, Side
-from clock_service.clock import Phase
-from clock_service.referee import Proposal, ProposalStatus, Referee
-from clock_service.regulation import Regulation
+from clock_service import GameClock, Phase, Proposal, ProposalStatus, Referee, Regulation, Side
 from firmware_bridge.face import ClockFace, FaceEvent, FaceEventKind, FaceView
 
 __all__ = ["Board", "NodeTime"]

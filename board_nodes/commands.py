@@ -10,8 +10,7 @@ from typing import Any
 
 from board_nodes import wire
 from board_nodes.board import Board
-from clock_service import ClockError, GameClock, Side, TimeControl
-from clock_service.referee import ProposalStatus, Referee
+from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 
 __all__ = ["CommandError", "apply_command"]
 

@@ -266,8 +266,6 @@ class BoardLink:
             if command.cmd == "rebirth":
                 assert isinstance(args, wire.RebirthArgs)
                 await self.rebirth(client, args.from_seq)
-            elif venue_wide and board.game is None:
-                return  # a board without a game has nothing to start, pause or resume
             else:
                 apply_command(board, command.cmd, args)
             reply = wire.Reply(txn=command.txn, ok=True)

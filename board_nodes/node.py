@@ -20,7 +20,7 @@ from board_nodes.config import NodeConfig
 from board_nodes.faces import make_face
 from board_nodes.journal import Journal
 from board_nodes.link import BoardLink
-from clock_service.regulation import Regulation
+from clock_service import Regulation
 from firmware_bridge.face import ClockFace
 
 __all__ = ["Node"]

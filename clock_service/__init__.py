@@ -6,6 +6,8 @@ monotonic source, so a whole game runs in microseconds under a fake clock.
 
 from clock_service.clock import ClockError, GameClock, Phase, Reading
 from clock_service.events import Adjusted, ClockEvent, Flagged, Moved, Paused, Resumed, Started
+from clock_service.referee import Proposal, ProposalKind, ProposalStatus, Referee
+from clock_service.regulation import Offence, Regulation, RegulationError, Tiebreak
 from clock_service.side import Side
 from clock_service.timecontrol import Bonus, ByoYomi, Period, TimeControl
 
@@ -18,12 +20,20 @@ __all__ = [
     "Flagged",
     "GameClock",
     "Moved",
+    "Offence",
     "Paused",
     "Period",
     "Phase",
+    "Proposal",
+    "ProposalKind",
+    "ProposalStatus",
     "Reading",
+    "Referee",
+    "Regulation",
+    "RegulationError",
     "Resumed",
     "Side",
     "Started",
+    "Tiebreak",
     "TimeControl",
 ]
