@@ -25,6 +25,7 @@ from venue_station.store import now_ms
 __all__ = ["Collector"]
 
 log = logging.getLogger(__name__)
+BACKLOG_MS = 5000  # after a (re)connect, messages may be the broker's queue for us, not live
 
 
 class Collector:
@@ -94,6 +95,7 @@ class Collector:
         )
         await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
         self._client = client
+        self.ingest.live_after_ms = now_ms() + BACKLOG_MS
         self.connections += 1
         self.connected.set()
         log.info(

@@ -97,6 +97,9 @@ class Ingest:
         self.seqs = SeqTracker()
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self._offset_alerted: set[tuple[str, int]] = set()
+        # Messages before this (wall ms) may be a backlog the broker queued while we were away:
+        # their age says nothing about a node's clock. The collector moves it on each connect.
+        self.live_after_ms = 0
 
     async def load(self) -> None:
         """Rebuild the views and the seq bookkeeping from the store (at start)."""
@@ -169,7 +172,8 @@ class Ingest:
             return self._reject(kind, topic, str(exc))
         if name.leaf != "status" and msg.board != board:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
-        if not retained and not getattr(msg, "replay", False):
+        live = received_ms >= self.live_after_ms
+        if live and not retained and not getattr(msg, "replay", False):
             self._observe_offset(board, received_ms - msg.ts)
         if name.leaf == "status":
             self._on_status(board, msg)
@@ -215,7 +219,7 @@ class Ingest:
         offset = view.offset_ms
         session = view.status["session"] if view.status else 0
         big = offset is not None and abs(offset) > OFFSET_LIMIT_MS
-        if len(view.offsets) >= 4 and big and (board, session) not in self._offset_alerted:
+        if len(view.offsets) >= 8 and big and (board, session) not in self._offset_alerted:
             self._offset_alerted.add((board, session))
             key = f"off:{board}:{session}"
             spec = alert_rules.AlertSpec(

@@ -201,14 +201,18 @@ class Store:
     # -- boards ---------------------------------------------------------------------------
     async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write each board's row; only the columns given are changed."""
+        stamp = now_ms()
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in rows:
+            values = {"updated_ms": stamp, **row}
+            groups.setdefault(tuple(sorted(values)), []).append(values)
         async with self.engine.begin() as conn:
-            for row in rows:
-                values = dict(row)
-                values.setdefault("updated_ms", now_ms())
-                stmt = self.insert(t.boards).values(**values)
-                update = {k: v for k, v in values.items() if k != "board"}
+            # One executemany per shape of row: a batch touches hundreds of boards at once.
+            for cols, group in groups.items():
+                stmt = self.insert(t.boards)
+                update = {c: stmt.excluded[c] for c in cols if c != "board"}
                 await conn.execute(
-                    stmt.on_conflict_do_update(index_elements=["board"], set_=update)
+                    stmt.on_conflict_do_update(index_elements=["board"], set_=update), group
                 )
 
     async def boards(self) -> list[dict[str, Any]]:

@@ -223,3 +223,16 @@ async def test_unknown_boards_are_refused_when_a_roster_is_configured(
     await station.ingest.flush()
     assert station.metrics.bad_payloads == {"unknown_board": 1}
     assert await station.store.count_events() == 2
+
+
+async def test_a_node_clock_off_by_more_than_100_ms_raises_one_alert(station: Station) -> None:
+    assert station.ingest is not None and station.store is not None
+    for seq in range(1, 12):
+        feed(station, "1", "event", envelope("1", seq, ts=now() - 400 - seq))  # 400 ms behind
+        feed(station, "2", "event", envelope("2", seq, game="r1-b2"))  # in step
+    await station.ingest.flush()
+    alerts = await station.store.alerts()
+    assert [(a["kind"], a["board"]) for a in alerts] == [("clock_offset", "1")]
+    assert 350 < alerts[0]["detail"]["offset_ms"] < 2000
+    views = {v["board"]: v for v in station.board_views()}
+    assert abs(views["2"]["clock_offset_ms"]) < 100

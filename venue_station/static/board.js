@@ -1,0 +1,92 @@
+// A board's detail: the live card, the per-move time chart and the event history.
+"use strict";
+(function () {
+  const board = decodeURIComponent(location.pathname.split("/").pop());
+  const card = new QZ.Card(board, { link: false });
+  document.getElementById("card-slot").append(card.el);
+  const chartBox = document.getElementById("chart");
+  const history = document.getElementById("history");
+  let game = null;
+  let moves = [];
+  const seen = new Set();
+
+  QZ.applyI18n();
+  QZ.langButton(document.getElementById("lang"));
+  QZ.onLang.push(() => { card.render(); QZ.drawChart(chartBox, moves); redrawHistory(); });
+  const events = [];
+
+  function describe(ev) {
+    if (ev.type === "move")
+      return QZ.t("event.move", { side: QZ.t(ev.data.side), n: ev.data.move, s: (ev.data.used_ms / 1000).toFixed(1) });
+    let text = ev.type;
+    if (ev.data && ev.data.side) text += " · " + QZ.t(ev.data.side);
+    if (ev.data && ev.data.status) text += " · " + ev.data.status;
+    return text;
+  }
+  function redrawHistory() {
+    history.textContent = "";
+    for (const ev of events.slice(-200).reverse())
+      history.append(QZ.el("li", { "data-type": ev.type }, QZ.el("time", { text: QZ.time(ev.ts) }), " ", describe(ev)));
+  }
+  function addEvent(ev) {
+    const key = ev.session + ":" + ev.seq;
+    if (seen.has(key)) return;
+    seen.add(key);
+    events.push(ev);
+    events.sort((a, b) => a.session - b.session || a.seq - b.seq);
+    if (ev.type === "move" && ev.game === game)
+      moves.push({ move: ev.data.move, side: ev.data.side, used_ms: ev.data.used_ms });
+  }
+
+  async function loadGame(g) {
+    game = g;
+    moves = [];
+    if (!g) { QZ.drawChart(chartBox, moves); return; }
+    const url = `/api/events?board=${encodeURIComponent(board)}&game=${encodeURIComponent(g)}&type=move&limit=1000`;
+    const r = await fetch(url);
+    if (r.ok) {
+      const body = await r.json();
+      for (const ev of body.events) {
+        const key = ev.session + ":" + ev.seq;
+        if (!seen.has(key)) { seen.add(key); events.push(ev); }
+      }
+      events.sort((a, b) => a.session - b.session || a.seq - b.seq);
+      moves = events.filter((e) => e.type === "move" && e.game === g)
+        .map((e) => ({ move: e.data.move, side: e.data.side, used_ms: e.data.used_ms }));
+    }
+    QZ.drawChart(chartBox, moves);
+    redrawHistory();
+  }
+
+  async function load() {
+    const r = await fetch("/api/boards/" + encodeURIComponent(board));
+    if (!r.ok) return;
+    const view = await r.json();
+    card.update({ state: view.state, status: view.status });
+    for (const ev of view.events || []) addEvent(ev);
+    redrawHistory();
+    await loadGame(view.state ? view.state.game : null);
+  }
+
+  QZ.stream({
+    hello(d) {
+      document.getElementById("venue").textContent = d.station ? d.station.venue : "";
+      const view = (d.boards || []).find((b) => b.board === board);
+      if (view) card.update({ state: view.state, status: view.status });
+    },
+    state(d) {
+      if (d.board !== board) return;
+      card.update({ state: d.state });
+      if (d.state.game !== game) loadGame(d.state.game);
+    },
+    status(d) { if (d.board === board) card.update({ status: d.status }); },
+    event(d) {
+      if (d.board !== board) return;
+      addEvent(d.event);
+      if (d.event.type === "move") QZ.drawChart(chartBox, moves);
+      redrawHistory();
+    },
+  });
+  QZ.animate(new Map([[board, card]]));
+  load();
+})();

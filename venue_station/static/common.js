@@ -1,0 +1,215 @@
+// Shared by the pages: language, the station's clock, the SSE stream, a board card.
+// No framework and no build: plain DOM, and text always set with textContent (never HTML),
+// so a player's name can never become markup.
+"use strict";
+(function () {
+  const QZ = (window.QZ = {});
+
+  // -- language ---------------------------------------------------------------------------
+  const LANGS = ["zh-CN", "en"];
+  function pickLang() {
+    const q = new URLSearchParams(location.search).get("lang");
+    if (q) {
+      const lang = q.toLowerCase().startsWith("en") ? "en" : "zh-CN";
+      try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
+      return lang;
+    }
+    let saved = null;
+    try { saved = localStorage.getItem("qz.lang"); } catch (e) { /* private mode */ }
+    return LANGS.includes(saved) ? saved : "zh-CN";
+  }
+  QZ.lang = pickLang();
+  QZ.t = function (key, vars) {
+    const table = window.QZ_TEXT[QZ.lang] || window.QZ_TEXT["zh-CN"];
+    let text = key in table ? table[key] : window.QZ_TEXT["zh-CN"][key] || key;
+    for (const [k, v] of Object.entries(vars || {})) text = text.split("{" + k + "}").join(String(v));
+    return text;
+  };
+  QZ.applyI18n = function (root) {
+    document.documentElement.lang = QZ.lang;
+    for (const el of (root || document).querySelectorAll("[data-i18n]")) el.textContent = QZ.t(el.dataset.i18n);
+    for (const el of (root || document).querySelectorAll("[data-i18n-placeholder]"))
+      el.placeholder = QZ.t(el.dataset.i18nPlaceholder);
+    const title = document.querySelector("title[data-i18n]");
+    if (title) document.title = title.textContent;
+  };
+  QZ.onLang = [];
+  QZ.setLang = function (lang) {
+    QZ.lang = lang;
+    try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
+    const url = new URL(location.href);
+    url.searchParams.set("lang", lang === "en" ? "en" : "zh");
+    history.replaceState(null, "", url);
+    QZ.applyI18n();
+    for (const f of QZ.onLang) f();
+  };
+  QZ.langButton = function (button) {
+    button.addEventListener("click", () => QZ.setLang(QZ.lang === "en" ? "zh-CN" : "en"));
+  };
+
+  // -- DOM --------------------------------------------------------------------------------
+  QZ.el = function (tag, attrs, ...children) {
+    const el = document.createElement(tag);
+    for (const [k, v] of Object.entries(attrs || {})) {
+      if (v === null || v === undefined || v === false) continue;
+      if (k === "class") el.className = v;
+      else if (k === "text") el.textContent = v;
+      else if (k.startsWith("on")) el.addEventListener(k.slice(2), v);
+      else el.setAttribute(k, v === true ? "" : v);
+    }
+    for (const c of children) if (c !== null && c !== undefined) el.append(c);
+    return el;
+  };
+
+  // -- the station's clock ------------------------------------------------------------------
+  // Every SSE message carries the station's wall clock (station_ts) when it was sent. A sample
+  // station_ts - now_here = offset - delay <= offset, so the largest recent sample is the best
+  // estimate of how far the station's clock is ahead of this screen's.
+  const samples = [];
+  QZ.clock = {
+    offset: 0,
+    known: false,
+    sample(stationTs) {
+      if (typeof stationTs !== "number") return;
+      samples.push(stationTs - Date.now());
+      if (samples.length > 30) samples.shift();
+      this.offset = Math.max(...samples);
+      this.known = true;
+    },
+    now() { return Date.now() + this.offset; },
+  };
+
+  // Remaining ms of one side of a snapshot at station time `now`: only the running side moves.
+  QZ.remaining = function (state, side, now) {
+    if (!state) return null;
+    const ms = state[side + "_ms"];
+    if (typeof ms !== "number") return null;
+    if (state.phase === "running" && state.running === side && !state.flag)
+      return Math.max(0, ms - (now - state.ts));
+    return ms;
+  };
+
+  QZ.fmt = function (ms) {
+    if (ms === null || ms === undefined) return "--:--";
+    ms = Math.max(0, ms);
+    if (ms < 10000) {
+      const tenths = Math.floor(ms / 100);
+      return "0:0" + Math.floor(tenths / 10) + "." + (tenths % 10);
+    }
+    const s = Math.floor(ms / 1000);
+    const h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60), sec = s % 60;
+    const mm = h ? String(m).padStart(2, "0") : String(m);
+    return (h ? h + ":" : "") + mm + ":" + String(sec).padStart(2, "0");
+  };
+  QZ.time = function (wallMs) {
+    return new Date(wallMs).toLocaleTimeString(QZ.lang === "en" ? "en-GB" : "zh-CN", { hour12: false });
+  };
+  QZ.boardKey = function (a, b) {
+    const na = Number(a), nb = Number(b);
+    if (!isNaN(na) && !isNaN(nb)) return na - nb;
+    return String(a).localeCompare(String(b));
+  };
+
+  // -- the live stream ----------------------------------------------------------------------
+  // EventSource reconnects by itself; the station answers each new connection with "hello"
+  // (every board's view), so nothing is missed across a reconnect.
+  QZ.stream = function (handlers) {
+    const banner = document.getElementById("conn");
+    const es = new EventSource("/api/stream");
+    const kinds = ["hello", "state", "status", "event", "alert", "game", "ping"];
+    for (const kind of kinds) {
+      es.addEventListener(kind, (msg) => {
+        let data;
+        try { data = JSON.parse(msg.data); } catch (e) { return; }
+        QZ.clock.sample(data.station_ts);
+        if (banner) banner.hidden = true;
+        if (handlers[kind]) handlers[kind](data);
+      });
+    }
+    es.addEventListener("error", () => { if (banner) banner.hidden = false; });
+    return es;
+  };
+
+  // -- a board card -------------------------------------------------------------------------
+  // Built once, then update(view) when a snapshot/status arrives and tick(now) every frame.
+  QZ.Card = class {
+    constructor(board, { link = true, onClick = null } = {}) {
+      this.board = board;
+      this.view = { board, state: null, status: null };
+      const e = QZ.el;
+      this.no = e("span", { class: "no" });
+      this.badge = e("span", { class: "badge" });
+      this.game = e("span", { class: "game" });
+      this.sides = {};
+      for (const side of ["red", "black"]) {
+        const name = e("span", { class: "name" });
+        const time = e("span", { class: "time", "data-side": side });
+        const marks = e("span", { class: "marks" });
+        const row = e("div", { class: "side " + side }, e("span", { class: "dot" }), name, time, marks);
+        this.sides[side] = { row, name, time, marks, text: null };
+      }
+      this.el = e(
+        link ? "a" : "div",
+        { class: "card", "data-board": board, href: link ? "/board/" + encodeURIComponent(board) : null },
+        e("div", { class: "head" }, this.no, this.game, this.badge),
+        this.sides.red.row,
+        this.sides.black.row,
+      );
+      if (onClick) this.el.addEventListener("click", (ev) => { ev.preventDefault(); onClick(board); });
+      this.render();
+    }
+    update(part) {
+      Object.assign(this.view, part);
+      this.render();
+    }
+    render() {
+      const st = this.view.state, status = this.view.status;
+      this.no.textContent = QZ.t("board", { n: this.board });
+      this.game.textContent = st && st.phase ? QZ.t("phase." + st.phase) + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "";
+      const online = status ? status.state : "unknown";
+      this.el.dataset.online = online;
+      this.el.dataset.phase = st ? st.phase : "none";
+      this.badge.textContent = online === "online" ? "" : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : "unknown");
+      this.badge.className = "badge" + (online === "online" ? "" : " off");
+      for (const side of ["red", "black"]) {
+        const s = this.sides[side];
+        const player = st && st[side] ? st[side] : QZ.t(side);
+        s.name.textContent = player;
+        s.marks.textContent = "";
+        const flagged = !!(st && st.flag === side);
+        s.row.classList.toggle("running", !!(st && st.phase === "running" && st.running === side));
+        s.row.classList.toggle("flagged", flagged);
+        if (flagged) s.marks.append(QZ.el("span", { class: "flag-mark", text: "⚑ " + QZ.t("flag") }));
+        const fouls = st && st.fouls ? st.fouls[side] : 0;
+        if (fouls) s.marks.append(QZ.el("span", { class: "foul-mark", "data-fouls": fouls, text: QZ.t("fouls", { n: fouls }) }));
+        s.text = null; // re-render the time on the next tick
+      }
+      this.el.classList.toggle("has-flag", !!(st && st.flag));
+    }
+    tick(now) {
+      const st = this.view.state;
+      for (const side of ["red", "black"]) {
+        const s = this.sides[side];
+        const ms = QZ.remaining(st, side, now);
+        s.time.dataset.ms = ms === null ? "" : String(Math.round(ms));
+        const text = QZ.fmt(ms);
+        if (text !== s.text) {
+          s.time.textContent = text;
+          s.text = text;
+          s.row.classList.toggle("low", ms !== null && ms < 60000);
+          s.row.classList.toggle("critical", ms !== null && ms < 10000);
+        }
+      }
+    }
+  };
+
+  // One requestAnimationFrame loop for every card on the page; no timers, no polling.
+  QZ.animate = function (cards) {
+    function frame() {
+      const now = QZ.clock.now();
+      for (const card of cards.values()) card.tick(now);
+      requestAnimationFrame(frame);
+    }
+    requestAnimationFrame(frame);
+  };
+})();
