@@ -8,6 +8,7 @@ The actions (commands, imports, alerts, login) are in ``api_actions.py``.
 from __future__ import annotations
 
 import asyncio
+import importlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -361,8 +362,8 @@ def build_app(station: Station) -> Starlette:
     from venue_station.api_actions import action_routes
 
     routes = read_routes() + action_routes()
-    try:
-        from venue_station import pages  # type: ignore[attr-defined]
+    try:  # the web pages (another module's job) plug in here when present
+        pages: Any = importlib.import_module("venue_station.pages")
     except ImportError:
         pages = None
     if pages is not None and hasattr(pages, "routes"):
