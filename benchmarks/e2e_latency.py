@@ -1,0 +1,133 @@
+"""A board's event -> stored by the station -> on its SSE stream, p50/p99 with 200 simulated
+boards running, as a ratio to the raw broker QoS 1 round trip (publish -> a subscriber) in the
+same run.
+
+The 200 boards publish one move every 2 s each in the background (100 events/s); the probe
+board publishes one event at a time and waits for it on the SSE stream (station) or on a bare
+subscription (baseline).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import httpx
+from _common import emit, parse_args, percentiles
+from _station_bench import client, event, start_broker, station_config, stop_broker
+
+PROBE_NODE, PROBE_BOARD = "node-0", "1"
+
+
+async def background(broker: Any, nodes: dict[str, list[str]], stop: asyncio.Event) -> None:
+    async def one(node: str, boards: list[str]) -> None:
+        boards = [b for b in boards if b != PROBE_BOARD]
+        seq = dict.fromkeys(boards, 0)
+        async with client(broker, node) as c:
+            while not stop.is_set():
+                for b in random.sample(boards, len(boards)):
+                    seq[b] += 1
+                    await c.publish(f"qz/v1/bench/board/{b}/event", event(b, node, seq[b]), qos=1)
+                    await asyncio.sleep(2.0 / len(boards))  # each board every 2 s
+                    if stop.is_set():
+                        return
+
+    await asyncio.gather(*(one(n, bs) for n, bs in nodes.items()))
+
+
+async def raw_round_trips(broker: Any, samples: int) -> list[float]:
+    out = []
+    async with client(broker, PROBE_NODE) as pub, client(broker, "station") as sub:
+        await sub.subscribe(f"qz/v1/bench/board/{PROBE_BOARD}/event", qos=1)
+        messages = sub.messages
+        for i in range(samples):
+            t0 = time.perf_counter()
+            await pub.publish(
+                f"qz/v1/bench/board/{PROBE_BOARD}/event",
+                event(PROBE_BOARD, PROBE_NODE, 10_000_000 + i),
+                qos=1,
+            )
+            await anext(messages)
+            out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+async def station_trips(broker: Any, samples: int, data_dir: Path) -> list[float]:
+    from venue_station.station import Station
+
+    station = Station(station_config(broker, data_dir, rebirth_grace_ms=600_000))
+    await station.start()
+    out = []
+    try:
+        async with (
+            httpx.AsyncClient(base_url=station.http_url, timeout=10) as http,
+            http.stream("GET", "/api/stream") as response,
+            client(broker, PROBE_NODE) as pub,
+        ):
+            lines = response.aiter_lines()
+
+            async def wait_for(seq: int) -> None:
+                kind = ""
+                async for line in lines:
+                    if line.startswith("event: "):
+                        kind = line[7:]
+                    elif line.startswith("data: ") and kind == "event":
+                        ev = json.loads(line[6:])["event"]
+                        if ev["board"] == PROBE_BOARD and ev["seq"] == seq:
+                            return
+
+            for i in range(samples):
+                seq = i + 1
+                t0 = time.perf_counter()
+                await pub.publish(
+                    f"qz/v1/bench/board/{PROBE_BOARD}/event",
+                    event(PROBE_BOARD, PROBE_NODE, seq),
+                    qos=1,
+                )
+                await asyncio.wait_for(wait_for(seq), 10)
+                out.append((time.perf_counter() - t0) * 1000)
+    finally:
+        await station.stop()
+    return out
+
+
+async def main() -> None:
+    args = parse_args((__doc__ or "").splitlines()[0])
+    samples = 200 if args.quick else 1000
+    logging.basicConfig(level=logging.ERROR)
+    broker, directory, nodes = start_broker(200)
+    stop = asyncio.Event()
+    load = asyncio.create_task(background(broker, nodes, stop))
+    try:
+        await asyncio.sleep(0.5)
+        raw = await raw_round_trips(broker, samples)
+        with tempfile.TemporaryDirectory() as tmp:
+            e2e = await station_trips(broker, samples, Path(tmp))
+    finally:
+        stop.set()
+        await load
+        stop_broker(broker, directory)
+    r, s = percentiles(raw), percentiles(e2e)
+    emit(
+        {
+            "benchmark": "e2e_latency",
+            "boards": 200,
+            "samples": samples,
+            "raw_qos1_p50_ms": round(r["p50"], 3),
+            "raw_qos1_p99_ms": round(r["p99"], 3),
+            "station_sse_p50_ms": round(s["p50"], 3),
+            "station_sse_p99_ms": round(s["p99"], 3),
+            "ratio_p99": round(s["p99"] / r["p99"], 2),
+            "ratio": round(s["p50"] / r["p50"], 2),
+        }
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
