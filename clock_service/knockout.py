@@ -225,7 +225,10 @@ class Knockout:
         match = self._matches.get(slow_game_id)
         if match is None or not match.awaiting_choice:
             raise KnockoutError(f"{slow_game_id}: no tie-break colour choice is pending")
-        side = chooser_plays if isinstance(chooser_plays, Side) else Side.parse(chooser_plays)
+        try:
+            side = chooser_plays if isinstance(chooser_plays, Side) else Side.parse(chooser_plays)
+        except ValueError as exc:
+            raise KnockoutError(f"{slow_game_id}: {exc}") from None
         slow = self._games[slow_game_id]
         chooser, other = slow.black, slow.red
         red, black = (chooser, other) if side is Side.RED else (other, chooser)
