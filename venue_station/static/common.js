@@ -81,7 +81,7 @@
 
   // Remaining ms of one side of a snapshot at station time `now`: only the running side moves.
   QZ.remaining = function (state, side, now) {
-    if (!state) return null;
+    if (!state || state.phase === "idle" || !state.game) return null;
     const ms = state[side + "_ms"];
     if (typeof ms !== "number") return null;
     if (state.phase === "running" && state.running === side && !state.flag)

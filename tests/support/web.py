@@ -1,0 +1,189 @@
+"""Web test fixtures: a running station on a private broker, and Debian's chromium via Playwright.
+
+- ``browser`` (session): a headless chromium (``/usr/bin/chromium``; never downloaded). The
+  tests skip only when that file is absent; CI installs it.
+- ``page``: a fresh browser context + page per test; JavaScript errors on the page fail the test.
+- ``web_station``: a :class:`WebStation` — a started :class:`Station` with its HTTP server on a
+  free port, connected to a private Mosquitto (``broker_factory``: no retained state from other
+  tests). ``web_station.fake_node("node-a", ["1", "2"])`` is a FakeNode with that node's real
+  broker account; ``web_station.node(["1"])`` an in-process real Node (simulated faces, idle).
+- ``screenshot(page, name)``: saves ``name.png`` to ``docs/screenshots`` when ``QZ_SCREENSHOTS=1``,
+  else to a temporary folder.
+
+Every async fixture here, and every test using them, runs on the session's event loop (the
+browser lives there): mark such tests ``pytest.mark.asyncio(loop_scope="session")``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import tempfile
+import time
+from collections.abc import AsyncIterator, Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+
+from support.station import FakeNode, station_config
+from venue_station.station import Station
+
+__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "WebStation", "login", "screenshot", "wall_ms"]
+
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_ARGS = [
+    "--headless=new",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-dev-shm-usage",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+REPO = Path(__file__).resolve().parents[2]
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+@pytest_asyncio.fixture(loop_scope="session", scope="session")
+async def browser() -> AsyncIterator[Any]:
+    if not CHROMIUM.exists():
+        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+    from playwright.async_api import async_playwright
+
+    async with async_playwright() as pw:
+        chromium = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            await chromium.close()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def page(browser: Any) -> AsyncIterator[Any]:
+    context = await browser.new_context(viewport={"width": 1280, "height": 800})
+    pg = await context.new_page()
+    errors: list[str] = []
+    pg.on("pageerror", lambda exc: errors.append(str(exc)))
+    pg.set_default_timeout(5000)
+    try:
+        yield pg
+    finally:
+        await context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@dataclass
+class WebStation:
+    station: Station
+    broker: Any
+    tmp: Path
+    _stack: contextlib.AsyncExitStack = field(default_factory=contextlib.AsyncExitStack)
+
+    @property
+    def url(self) -> str:
+        return self.station.http_url
+
+    async def fake_node(self, node: str, boards: list[str], **kw: Any) -> FakeNode:
+        fake = FakeNode(self.broker, node, boards, **kw)
+        return await self._stack.enter_async_context(fake)
+
+    async def node(self, boards: list[str], *, node: str = "node-a", **simulated: Any) -> Any:
+        from support.node import node_config, running_node
+
+        config = node_config(self.broker, node, boards, self.tmp / f"node-{node}", **simulated)
+        return await self._stack.enter_async_context(running_node(config))
+
+    async def publish_state(
+        self, fake: FakeNode, board: str, *, ts: int | None = None, **state: Any
+    ) -> dict[str, Any]:
+        """A retained snapshot of DESIGN.md §4 from ``fake`` (defaults: a fresh running game)."""
+        body: dict[str, Any] = {
+            "v": 1,
+            "board": board,
+            "node": fake.node,
+            "session": fake.session,
+            "seq": fake.seq[board],
+            "ts": wall_ms() if ts is None else ts,
+            "game": f"r1-b{board}",
+            "tc": "30m+5s",
+            "phase": "running",
+            "running": "red",
+            "red_ms": 1_800_000,
+            "black_ms": 1_800_000,
+            "moves": {"red": 0, "black": 0},
+            "flag": None,
+            "fouls": {"red": 0, "black": 0},
+            "result": None,
+            **state,
+        }
+        await fake.publish(fake.topics.state(board), body, retain=True)
+        return body
+
+    async def publish_status(self, fake: FakeNode, board: str, state: str) -> None:
+        body = {"state": state, "node": fake.node, "session": fake.session, "ts": wall_ms()}
+        await fake.publish(fake.topics.status(board), body, retain=True)
+
+    async def wait_board(self, board: str, predicate: Callable[[dict[str, Any]], bool]) -> None:
+        from support.station import wait_until
+
+        def ok() -> bool:
+            assert self.station.ingest is not None
+            view = self.station.ingest.boards.get(board)
+            return view is not None and predicate(view.as_dict())
+
+        await wait_until(ok, 5.0, f"board {board}")
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def web_station(
+    broker_factory: Callable[..., Any], tmp_path: Path
+) -> AsyncIterator[WebStation]:
+    broker = broker_factory()
+    station = Station(station_config(tmp_path, broker))
+    await station.start()
+    web = WebStation(station, broker, tmp_path)
+    try:
+        yield web
+    finally:
+        await web._stack.aclose()
+        await station.stop()
+
+
+async def login(page: Any, web: WebStation, *, lang: str | None = None) -> None:
+    from support.station import ARBITER, ARBITER_PASSWORD
+
+    await page.goto(f"{web.url}/arbiter" + (f"?lang={lang}" if lang else ""))
+    await page.fill("#username", ARBITER)
+    await page.fill("#password", ARBITER_PASSWORD)
+    await page.click("#login-submit")
+    await page.wait_for_selector("#station:not([hidden])")
+
+
+def screenshot_dir() -> Path:
+    if os.environ.get("QZ_SCREENSHOTS") == "1":
+        out = REPO / "docs" / "screenshots"
+    else:
+        out = Path(tempfile.gettempdir()) / "qz-screenshots"
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+async def screenshot(page: Any, name: str) -> Path:
+    path = screenshot_dir() / f"{name}.png"
+    await page.screenshot(path=str(path), full_page=False)
+    return path
+
+
+def sse_lines(raw: bytes) -> list[dict[str, Any]]:
+    """The ``data:`` objects of a chunk of an SSE stream."""
+    return [
+        json.loads(line[5:]) for line in raw.decode().splitlines() if line.startswith("data:")
+    ]

@@ -1,0 +1,364 @@
+// The arbiter's station: login, the live alert list (with sound), the boards, every action.
+// Every action goes through the API with the session cookie and the CSRF token; its reply or
+// its time-out is shown in the log.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const cards = new Map();
+  const alerts = new Map();
+  let csrf = null;
+  let selected = null;
+  let bigCard = null;
+  const boardEvents = new Map(); // board -> newest-first events
+  const lastPause = new Map(); // board -> side on move when it was last paused
+
+  QZ.applyI18n();
+  QZ.langButton($("lang"));
+  QZ.onLang.push(() => {
+    for (const c of cards.values()) c.render();
+    if (bigCard) bigCard.render();
+    renderAlerts();
+    renderHistory();
+  });
+
+  // -- sound: a short WebAudio beep per new alert (the AudioContext starts on a tap) ----------
+  let audio = null;
+  QZ.beeps = 0;
+  function unlockAudio() {
+    try {
+      if (!audio) audio = new (window.AudioContext || window.webkitAudioContext)();
+      if (audio.state === "suspended") audio.resume();
+    } catch (e) { audio = null; }
+  }
+  document.addEventListener("pointerdown", unlockAudio);
+  function beep() {
+    QZ.beeps += 1;
+    if (!audio) return;
+    try {
+      const osc = audio.createOscillator(), gain = audio.createGain();
+      osc.frequency.value = 880;
+      gain.gain.setValueAtTime(0.25, audio.currentTime);
+      gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.4);
+      osc.connect(gain).connect(audio.destination);
+      osc.start();
+      osc.stop(audio.currentTime + 0.4);
+    } catch (e) { /* no sound device: the list still shows it */ }
+  }
+
+  // -- API ------------------------------------------------------------------------------------
+  async function api(method, url, body) {
+    const headers = { "Content-Type": "application/json" };
+    if (csrf) headers["X-CSRF-Token"] = csrf;
+    const r = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin" });
+    let data = {};
+    try { data = await r.json(); } catch (e) { /* an empty or non-JSON body */ }
+    if (r.status === 401 && url !== "/api/auth/login") showLogin();
+    return { status: r.status, data };
+  }
+
+  function log(what, outcome, detail) {
+    const key = { ok: "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[outcome];
+    const text = outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: detail || "" });
+    const li = QZ.el("li", { class: "log-" + outcome, "data-outcome": outcome }, QZ.el("time", { text: QZ.time(Date.now()) }), " ", text);
+    $("log").prepend(li);
+    while ($("log").children.length > 30) $("log").lastChild.remove();
+    return li;
+  }
+
+  // Send, show "sent…", then replace it by the reply or the time-out.
+  async function act(what, method, url, body) {
+    const pending = log(what, "sent");
+    let outcome = "error", detail = "";
+    try {
+      const { status, data } = await api(method, url, body);
+      if (status === 200 && (data.ok === undefined || data.ok)) outcome = "ok";
+      else if (status === 504) { outcome = "timeout"; detail = data.error || ""; }
+      else if (data.outcome === "rejected" || status === 409) {
+        outcome = "refused";
+        detail = data.error || Object.entries(data.replies || {}).filter(([, r]) => !r.ok)
+          .map(([b, r]) => b + ": " + r.error).join("; ");
+      } else detail = (data.error || "HTTP " + status);
+      pending.replaceWith(log(what, outcome, detail)); // moves the new line into place
+      return { ok: outcome === "ok", status, data };
+    } catch (e) {
+      pending.replaceWith(log(what, "error", String(e)));
+      return { ok: false, status: 0, data: {} };
+    }
+  }
+  const boardCmd = (board, cmd, args, what) =>
+    act(what || QZ.t("board", { n: board }) + " " + cmd, "POST", "/api/boards/" + encodeURIComponent(board) + "/cmd", { cmd, args: args || {} });
+  const venueCmd = (cmd, args, what) => act(what, "POST", "/api/venue/cmd", { cmd, args: args || {} });
+
+  // -- login ----------------------------------------------------------------------------------
+  function showLogin() {
+    csrf = null;
+    $("station").hidden = true;
+    $("logout").hidden = true;
+    $("user").textContent = "";
+    $("login").hidden = false;
+  }
+  async function showStation(session) {
+    csrf = session.csrf;
+    $("user").textContent = session.user;
+    $("login").hidden = true;
+    $("logout").hidden = false;
+    $("station").hidden = false;
+    await loadAlerts();
+    startStream();
+  }
+  $("login").addEventListener("submit", async (ev) => {
+    ev.preventDefault();
+    unlockAudio();
+    $("login-error").textContent = "";
+    const { status, data } = await api("POST", "/api/auth/login", { username: $("username").value, password: $("password").value });
+    if (status === 200) { $("password").value = ""; await showStation(data); }
+    else if (status === 401) $("login-error").textContent = QZ.t("login.bad");
+    else $("login-error").textContent = QZ.t("login.error", { e: data.error || status });
+  });
+  $("logout").addEventListener("click", async () => { await api("POST", "/api/auth/logout"); showLogin(); });
+
+  // -- alerts ---------------------------------------------------------------------------------
+  const SETTLED = ["confirmed", "dismissed"];
+  async function loadAlerts() {
+    const { status, data } = await api("GET", "/api/alerts?limit=200" + ($("show-all").checked ? "" : "&status=active"));
+    if (status !== 200) return;
+    for (const a of data.alerts) alerts.set(a.id, a);
+    renderAlerts();
+  }
+  $("show-all").addEventListener("change", () => { loadAlerts(); renderAlerts(); });
+  function onAlert(a) {
+    const isNew = !alerts.has(a.id);
+    alerts.set(a.id, a);
+    if (isNew && a.status === "open") beep();
+    renderAlerts();
+  }
+  function renderAlerts() {
+    const list = $("alerts");
+    list.textContent = "";
+    const showAll = $("show-all").checked;
+    const shown = [...alerts.values()].filter((a) => showAll || !SETTLED.includes(a.status))
+      .sort((a, b) => b.ts - a.ts || b.id - a.id);
+    for (const a of shown) list.append(alertRow(a));
+    $("alerts-empty").hidden = shown.length > 0;
+    const open = [...alerts.values()].filter((a) => a.status === "open").length;
+    $("alert-count").textContent = open ? String(open) : "";
+  }
+  function alertRow(a) {
+    const e = QZ.el;
+    const what = [QZ.t("board", { n: a.board })];
+    if (a.side) what.push(QZ.t(a.side));
+    if (a.detail && a.detail.reason) what.push(a.detail.reason);
+    if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
+    const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status, "data-board": a.board },
+      e("div", { class: "alert-head" },
+        e("strong", { class: "kind", text: QZ.t("kind." + a.kind) }),
+        e("button", { type: "button", class: "link", text: what.join(" · "), onclick: () => select(a.board) }),
+        e("time", { text: QZ.time(a.ts) }),
+        e("span", { class: "state", text: QZ.t("status." + a.status) + (a.by ? " · " + a.by : "") })));
+    if (!SETTLED.includes(a.status)) {
+      const buttons = e("div", { class: "alert-actions" });
+      for (const action of ["ack", "confirm", "dismiss"]) {
+        if (action === "ack" && a.status !== "open") continue;
+        buttons.append(e("button", { type: "button", "data-action": action, text: QZ.t(action),
+          onclick: () => rule(a, action) }));
+      }
+      row.append(buttons);
+    }
+    return row;
+  }
+  async function rule(a, action) {
+    const r = await act(QZ.t("kind." + a.kind) + " " + QZ.t("board", { n: a.board }) + " → " + QZ.t(action),
+      "POST", "/api/alerts/" + a.id, { action });
+    if (r.data && r.data.alert) { alerts.set(r.data.alert.id, r.data.alert); renderAlerts(); }
+  }
+
+  // -- boards ---------------------------------------------------------------------------------
+  function card(board) {
+    let c = cards.get(board);
+    if (!c) {
+      c = new QZ.Card(board, { link: false, onClick: select });
+      cards.set(board, c);
+      const sorted = [...cards.keys()].sort(QZ.boardKey);
+      const next = sorted[sorted.indexOf(board) + 1];
+      $("boards").insertBefore(c.el, next ? cards.get(next).el : null);
+      refreshSpares();
+    }
+    return c;
+  }
+  function update(board, part) {
+    card(board).update(part);
+    if (board === selected && bigCard) bigCard.update(part);
+  }
+  function refreshSpares() {
+    const sel = $("spare-board");
+    const keep = sel.value;
+    sel.textContent = "";
+    for (const b of [...cards.keys()].sort(QZ.boardKey)) {
+      if (b === selected) continue;
+      sel.append(QZ.el("option", { value: b, text: QZ.t("board", { n: b }) }));
+    }
+    if (keep) sel.value = keep;
+  }
+  async function select(board) {
+    selected = board;
+    for (const [b, c] of cards) c.el.classList.toggle("selected", b === board);
+    $("board-none").hidden = true;
+    $("board-detail").hidden = false;
+    $("board-detail").dataset.board = board;
+    bigCard = new QZ.Card(board, { link: false });
+    bigCard.update(card(board).view);
+    $("board-card").replaceChildren(bigCard.el);
+    const all = new Map(cards);
+    all.set("__big", bigCard);
+    animated = all;
+    refreshSpares();
+    const { status, data } = await api("GET", "/api/boards/" + encodeURIComponent(board));
+    if (status === 200 && board === selected) {
+      boardEvents.set(board, data.events || []);
+      update(board, { state: data.state, status: data.status });
+      renderHistory();
+    }
+  }
+  function renderHistory() {
+    const list = $("board-history");
+    list.textContent = "";
+    for (const ev of (boardEvents.get(selected) || []).slice(0, 50)) {
+      let text = ev.type;
+      const d = ev.data || {};
+      if (ev.type === "move") text = QZ.t("event.move", { side: QZ.t(d.side), n: d.move, s: (d.used_ms / 1000).toFixed(1) });
+      else {
+        if (d.side) text += " · " + QZ.t(d.side);
+        if (d.reason) text += " · " + d.reason;
+        if (d.status) text += " · " + d.status;
+        if (d.count !== undefined) text += " · " + d.count;
+      }
+      list.append(QZ.el("li", { "data-type": ev.type }, QZ.el("time", { text: QZ.time(ev.ts) }), " #" + ev.seq + " ", text));
+    }
+  }
+
+  // -- the board's actions ----------------------------------------------------------------------
+  for (const button of document.querySelectorAll("[data-cmd]")) {
+    button.addEventListener("click", () => {
+      if (!selected) return;
+      const c = button.dataset.cmd;
+      if (c === "arbiter_on" || c === "arbiter_off")
+        boardCmd(selected, "arbiter_mode", { on: c === "arbiter_on" }, QZ.t("board", { n: selected }) + " " + QZ.t(c));
+      else boardCmd(selected, c, {}, QZ.t("board", { n: selected }) + " " + QZ.t(c));
+    });
+  }
+  function form(id, handler) {
+    $(id).addEventListener("submit", (ev) => { ev.preventDefault(); if (selected) handler(new FormData($(id))); });
+  }
+  form("f-adjust", (f) => {
+    const seconds = Number(f.get("seconds"));
+    if (!Number.isFinite(seconds) || seconds === 0) return;
+    boardCmd(selected, "adjust", { side: f.get("side"), delta_ms: Math.round(seconds * 1000) },
+      QZ.t("board", { n: selected }) + " " + QZ.t("adjust") + " " + QZ.t(f.get("side")) + " " + (seconds > 0 ? "+" : "") + seconds + "s");
+  });
+  form("f-result", (f) => {
+    const winner = f.get("winner") || null;
+    boardCmd(selected, "result", { winner, reason: f.get("reason") || "arbiter" },
+      QZ.t("board", { n: selected }) + " " + QZ.t("result") + " " + (winner ? QZ.t(winner) : QZ.t("draw")));
+  });
+  form("f-count", (f) => {
+    boardCmd(selected, "move_count", { limit: Number(f.get("limit")) || null }, QZ.t("board", { n: selected }) + " " + QZ.t("move_count"));
+  });
+  form("f-foul", (f) => {
+    boardCmd(selected, "foul", { side: f.get("side"), reason: f.get("reason") }, QZ.t("board", { n: selected }) + " " + QZ.t("foul") + " " + QZ.t(f.get("side")));
+  });
+
+  // Two taps for what touches many boards or moves a game: the first arms, the second sends.
+  function twoTaps(button, run) {
+    let armed = null;
+    button.addEventListener("click", (ev) => {
+      ev.preventDefault();
+      if (!armed) {
+        button.classList.add("armed");
+        button.dataset.armed = "1";
+        armed = setTimeout(() => { armed = null; button.classList.remove("armed"); delete button.dataset.armed; }, 5000);
+        return;
+      }
+      clearTimeout(armed);
+      armed = null;
+      button.classList.remove("armed");
+      delete button.dataset.armed;
+      run();
+    });
+  }
+  twoTaps($("start-round"), () => {
+    const text = $("start-at").value;
+    // The chosen time is read on this tablet's clock: send it on the station's.
+    const args = text ? { at: Math.round(new Date(text).getTime() + QZ.clock.offset) } : {};
+    venueCmd("start", args, QZ.t("start_round") + (text ? " @ " + text.replace("T", " ") : ""));
+  });
+  twoTaps($("pause-all"), () => venueCmd("pause", {}, QZ.t("pause_all")));
+  twoTaps($("resume-all"), () => venueCmd("resume", {}, QZ.t("resume_all")));
+  twoTaps($("f-spare").querySelector("button"), () => moveToSpare(selected, $("spare-board").value));
+
+  // A broken clock: pause it, then give its game with its exact times to the spare board.
+  async function moveToSpare(broken, spare) {
+    if (!broken || !spare || broken === spare) return;
+    const what = QZ.t("spare") + " " + broken + " → " + spare;
+    let st = card(broken).view.state;
+    if (!st || !st.game) { log(what, "error", "no game"); return; }
+    if (st.phase === "running") {
+      const r = await boardCmd(broken, "pause", {}, QZ.t("board", { n: broken }) + " " + QZ.t("pause"));
+      if (!r.ok) return;
+      st = await pausedState(broken);
+      if (!st) { log(what, "error", "no paused snapshot"); return; }
+    }
+    const moves = st.moves || { red: 0, black: 0 };
+    // Red moves first, so equal counts mean red is on move; a recorded pause says it exactly.
+    const onMove = lastPause.get(broken) || (moves.red > moves.black ? "black" : "red");
+    const args = { game: st.game, tc: st.tc, red: st.red || null, black: st.black || null,
+      red_ms: st.red_ms, black_ms: st.black_ms, moves: { red: moves.red, black: moves.black }, on_move: onMove };
+    await boardCmd(spare, "set_game", args, what);
+  }
+  async function pausedState(board) {
+    for (let i = 0; i < 40; i++) {
+      const st = card(board).view.state;
+      if (st && st.phase !== "running") return st;
+      await new Promise((ok) => setTimeout(ok, 50));
+    }
+    return null;
+  }
+
+  // -- live -------------------------------------------------------------------------------------
+  let stream = null;
+  let animated = cards;
+  function startStream() {
+    if (stream) return;
+    stream = QZ.stream({
+      hello(d) {
+        $("venue").textContent = d.station ? d.station.venue : "";
+        for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status });
+      },
+      state(d) { update(d.board, { state: d.state }); },
+      status(d) { update(d.board, { status: d.status }); },
+      alert(d) { onAlert(d.alert); },
+      event(d) {
+        const ev = d.event;
+        if (ev.type === "paused" && ev.data && ev.data.side_on_move) lastPause.set(d.board, ev.data.side_on_move);
+        const list = boardEvents.get(d.board);
+        if (list) {
+          list.unshift(ev);
+          if (list.length > 100) list.pop();
+          if (d.board === selected) renderHistory();
+        }
+      },
+    });
+  }
+  (function frame() {
+    const now = QZ.clock.now();
+    for (const c of animated.values()) c.tick(now);
+    requestAnimationFrame(frame);
+  })();
+
+  // -- start: already logged in (a reload) or not ----------------------------------------------
+  (async function () {
+    const { status, data } = await api("GET", "/api/auth/session");
+    if (status === 200) await showStation(data);
+    else showLogin();
+  })();
+})();
