@@ -29,6 +29,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "firmware_bridge.selftest",
         "check a freshly wired GPIO clock face: every segment, then each key",
     ),
+    "station": ("venue_station.cli", "the venue station: collector, store, HTTP API, web pages"),
     "broker-config": (
         "broker_config.cli",
         "write the venue broker's config (mosquitto.conf, passwords, ACL, credentials)",

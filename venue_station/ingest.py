@@ -210,6 +210,9 @@ class Ingest:
             return
         view.state = state.model_dump(mode="json")
         self.metrics.states_stored += 1
+        # In the writer, after the events received before this state: a node publishes a
+        # state only once the events it names are sent.
+        self._queue.put_nowait(("expect", (board, state.seq)))
         self._queue.put_nowait(("board", {"board": board, "node": state.node, "state": view.state}))
         self.hub.publish("state", {"board": board, "state": view.state})
 
@@ -265,6 +268,11 @@ class Ingest:
                 board_rows.setdefault(item["board"], {}).update(item)
         if events:
             await self._write_events(events, board_rows, specs)
+        mono = time.monotonic()
+        for kind, item in batch:
+            if kind == "expect" and self.seqs.expect(*item, mono).gap_opened:
+                self.metrics.gaps_detected += 1
+                log.info("board %s: its state names seq %d, not all stored", *item)
         if board_rows:
             await self.store.upsert_boards(list(board_rows.values()))
         for spec in specs:

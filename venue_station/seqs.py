@@ -17,13 +17,14 @@ class BoardSeqs:
     watermark: int = 0
     above: set[int] = field(default_factory=set)
     max_seen: int = 0
+    expected: int = 0  # the highest seq a state snapshot said the board has
     gap_since: float | None = None  # monotonic s when the current gap opened
     last_rebirth: float | None = None
     rebirths: int = 0
 
     @property
     def has_gap(self) -> bool:
-        return bool(self.above)
+        return bool(self.above) or self.expected > self.watermark
 
     def missing(self, limit: int = 20) -> list[tuple[int, int]]:
         """The missing seqs as inclusive ranges, lowest first."""
@@ -35,6 +36,8 @@ class BoardSeqs:
                 if len(out) >= limit:
                     break
             start = seq + 1
+        if self.expected >= start and len(out) < limit:
+            out.append((start, self.expected))  # the board's last events never arrived
         return out
 
 
@@ -76,6 +79,18 @@ class SeqTracker:
         if had_gap and not b.has_gap:
             b.gap_since = None
         return Step(reordered, b.has_gap and not had_gap, had_gap and not b.has_gap)
+
+    def expect(self, board: str, seq: int, now: float) -> Step:
+        """A state snapshot says the board's last event is ``seq``: events up to it are due.
+
+        Closes the one hole a seq gap cannot show: the last events of a board lost (say, by a
+        station crash between receiving and storing them) with nothing after them."""
+        b = self.get(board)
+        had_gap = b.has_gap
+        b.expected = max(b.expected, seq)
+        if b.has_gap and not had_gap:
+            b.gap_since, b.last_rebirth, b.rebirths = now, None, 0
+        return Step(False, b.has_gap and not had_gap, False)
 
     def open_gaps(self) -> dict[str, BoardSeqs]:
         return {board: b for board, b in self.boards.items() if b.has_gap}

@@ -220,7 +220,9 @@ class Station:
                 self.metrics.rebirths_sent += 1
                 log.info("board %s: asking for a rebirth to fill %s", board, seqs.missing(3))
                 try:
-                    await self.bus.send(board, "rebirth", wait=False)
+                    missing = seqs.missing(1)
+                    args = {"from_seq": missing[0][0]} if missing else {}
+                    await self.bus.send(board, "rebirth", args, wait=False)
                 except ConnectionError:
                     continue
                 if seqs.rebirths == 4:
