@@ -84,6 +84,8 @@ class SimulatedConfig(_Strict):
     pause_s: Annotated[float, Field(gt=0)] = 10.0
     speed: Annotated[float, Field(gt=0)] = 1.0
     seed: int | None = None
+    power_off_after_s: Annotated[float, Field(gt=0)] | None = None  # a scripted fault (demo)
+    power_off_for_s: Annotated[float, Field(gt=0)] = 30.0
 
 
 class BoardConfig(_Strict):

@@ -20,6 +20,8 @@ def make_face(config: BoardConfig, *, pin_factory: object | None = None) -> Cloc
             pause_s=sim.pause_s,
             speed=sim.speed,
             seed=sim.seed,
+            power_off_after_s=sim.power_off_after_s,
+            power_off_for_s=sim.power_off_for_s,
             name=f"board-{config.id}",
         )
     if config.face == "serial":

@@ -32,6 +32,8 @@ class SimulatedFace(ClockFace):
         stop_after_moves: int | None = None,
         speed: float = 1.0,
         seed: int | None = None,
+        power_off_after_s: float | None = None,
+        power_off_for_s: float = 30.0,
         name: str = "simulated",
     ) -> None:
         super().__init__(name=name)
@@ -54,6 +56,11 @@ class SimulatedFace(ClockFace):
         self._thinking: Side | None = None
         self._presses = 0
         self.powered = True
+        # A scripted fault for the demo: the clock's power switch goes off once, after this
+        # many (simulated-speed) seconds from open, for power_off_for_s.
+        self.power_off_after_s = power_off_after_s
+        self.power_off_for_s = power_off_for_s
+        self._fault: asyncio.TimerHandle | None = None
         self.brightness = 15
         self.beeps: list[int] = []
 
@@ -130,5 +137,17 @@ class SimulatedFace(ClockFace):
         await super().set_brightness(level)
         self.brightness = level
 
+    async def _open(self) -> None:
+        if self.power_off_after_s is not None:
+            loop = asyncio.get_running_loop()
+            self._fault = loop.call_later(self.power_off_after_s / self.speed, self._power_fault)
+
+    def _power_fault(self) -> None:
+        self.power_off()
+        loop = asyncio.get_running_loop()
+        self._fault = loop.call_later(self.power_off_for_s / self.speed, self.power_on)
+
     async def _close(self) -> None:
         self._cancel()
+        if self._fault is not None:
+            self._fault.cancel()
