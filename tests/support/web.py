@@ -147,7 +147,7 @@ async def web_station(
     broker_factory: Callable[..., Any], tmp_path: Path
 ) -> AsyncIterator[WebStation]:
     broker = broker_factory()
-    station = Station(station_config(tmp_path, broker))
+    station = Station(station_config(tmp_path, broker, command_timeout_s=1.0))
     await station.start()
     web = WebStation(station, broker, tmp_path)
     try:
@@ -184,6 +184,4 @@ async def screenshot(page: Any, name: str) -> Path:
 
 def sse_lines(raw: bytes) -> list[dict[str, Any]]:
     """The ``data:`` objects of a chunk of an SSE stream."""
-    return [
-        json.loads(line[5:]) for line in raw.decode().splitlines() if line.startswith("data:")
-    ]
+    return [json.loads(line[5:]) for line in raw.decode().splitlines() if line.startswith("data:")]

@@ -7,10 +7,10 @@ wall clock; the page must agree within 100 ms between snapshots, whatever the vi
 from __future__ import annotations
 
 import asyncio
+import itertools
 from typing import Any
 
 import pytest
-
 from support.web import WebStation, screenshot, wall_ms
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
@@ -44,7 +44,7 @@ async def check_countdown(page: Any, snapshot: dict[str, Any]) -> None:
         values.append(ms)
         await asyncio.sleep(0.25)
     # It counts down between snapshots (no new one was sent), smoothly: every read is lower.
-    assert all(b < a for a, b in zip(values, values[1:], strict=False)), values
+    assert all(b < a for a, b in itertools.pairwise(values)), values
     assert len(set(texts)) >= 2, texts
     black, text, _, _ = await shown_ms(page, "1", "black")
     assert black == snapshot["black_ms"] and text == "29:00"
@@ -147,7 +147,8 @@ async def test_board_page_draws_the_per_move_chart(page: Any, web_station: WebSt
     await page.goto(web_station.url + "/board/1")
     await page.wait_for_selector(".chart-svg rect.bar")
     bars = await page.eval_on_selector_all(
-        ".chart-svg rect.bar", "els => els.map(e => [e.dataset.side, +e.dataset.move, +e.dataset.used])"
+        ".chart-svg rect.bar",
+        "els => els.map(e => [e.dataset.side, +e.dataset.move, +e.dataset.used])",
     )
     assert sorted(bars) == sorted(
         [["red", 1, 1000], ["black", 1, 2000], ["red", 2, 3000], ["black", 2, 4000],
@@ -182,7 +183,8 @@ async def test_language_switch_is_remembered(page: Any, web_station: WebStation)
 
 
 async def test_the_truth_window_rejects_an_off_value() -> None:
-    # Guards the tests' own truth function against a sign slip (else the tests above could not fail).
+    # Guards the tests' own truth function against a sign slip (else the tests above
+    # could not fail).
     snap = {"red_ms": 10_000, "ts": 1_000}
     now = 1_500
     assert_truthful(9_500, snap, now, now)
