@@ -315,6 +315,9 @@ def _download(text: str, media: str, filename: str) -> Response:
 
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
+    # Imported here: both modules build on this one (ApiError, station_of).
+    from venue_station import knockout_flow, standings_view
+
     return [
         Route("/healthz", healthz),
         Route("/metrics", metrics),
@@ -332,6 +335,8 @@ def read_routes() -> list[BaseRoute]:
         Route("/api/stream", stream),
         Route("/api/export/rounds/{round}/results.{fmt}", export_results),
         Route("/api/export/games/{game}/clock.{fmt}", export_clock),
+        *standings_view.routes(),
+        *knockout_flow.routes(),
     ]
 
 

@@ -145,6 +145,41 @@ SCHEMA: dict[str, Any] = {
         "/api/export/games/{game}/clock.{fmt}": _get(
             "a game's clock log", _p("game", "game id"), _p("fmt", "csv|pgn"), media="text/csv"
         ),
+        "/api/standings": _get(
+            "standings after a round per the regulation's tiebreaks; rows with reason_zh/en",
+            _q("round", "after this round (default: the last with a game)", "integer"),
+            _q("tag", "only players with this tag (comma separated: any of them)"),
+        ),
+        "/api/export/standings.{fmt}": _get(
+            "the standings as CSV or JSON",
+            _p("fmt", "csv|json"),
+            _q("round", "after this round", "integer"),
+            _q("tag", "tag(s), comma separated"),
+            media="text/csv",
+        ),
+        "/api/knockout": _get(
+            "the knockout: games, proposed games, lots, pending colour choices, placings"
+        ),
+        "/api/knockout/start": _action(
+            "start the knockout from the standings after after_round (default: the profile's); "
+            "the lot's seed is recorded",
+            "{seed?: int, after_round?: int, top?: [4 names] when the 4th place is shared}",
+        ),
+        "/api/knockout/games/{id}/confirm": _action(
+            "confirm a proposed knockout game on a board; sends set_game and returns the reply",
+            "{board?} (a tie-break game defaults to its slow game's board)",
+            _p("id", "ko-sf1|ko-sf2|ko-f|ko-3, +-tb for a tie-break game"),
+        ),
+        "/api/knockout/games/{id}/result": _action(
+            "enter a knockout game's result by hand",
+            "{result: red|black|draw}",
+            _p("id", "knockout game id"),
+        ),
+        "/api/knockout/choices/{id}": _action(
+            "the slow game's black chooses his colour for the tie-break game",
+            "{side: red|black}",
+            _p("id", "the drawn slow game's id"),
+        ),
         "/api/auth/login": _action(
             "log in; sets the qz_session cookie, returns the csrf token",
             "{username, password} (JSON or form)",

@@ -1,6 +1,7 @@
 """Pairings and players from CSV (UTF-8, header required), with errors naming the line.
 
-Pairings: ``round,board,red,black``; players: ``name[,club][,rating]``. A UTF-8 BOM (Excel)
+Pairings: ``round,board,red,black``; players: ``name[,club][,rating][,tags]`` (tags separated
+by spaces, ``;`` or ``|``: the standings' groups, e.g. ``u14 local``). A UTF-8 BOM (Excel)
 is accepted; names are stripped of surrounding spaces and kept otherwise as written (Chinese
 names are the norm).
 """
@@ -111,7 +112,7 @@ def parse_pairings(
 
 
 def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dict[str, object]]:
-    """``name[,club][,rating]`` rows as dicts for the players table."""
+    """``name[,club][,rating][,tags]`` rows as dicts for the players table."""
     try:
         rows = _rows(_text(data, source))
     except csv.Error as exc:
@@ -123,11 +124,11 @@ def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dic
     if (
         not cols
         or cols[0] != "name"
-        or not set(cols) <= {"name", "club", "rating"}
+        or not set(cols) <= {"name", "club", "rating", "tags"}
         or len(set(cols)) != len(cols)
     ):
         raise PairingsError(
-            source, line, f"header must be name[,club][,rating], not {','.join(header)!r}"
+            source, line, f"header must be name[,club][,rating][,tags], not {','.join(header)!r}"
         )
     out: list[dict[str, object]] = []
     seen: dict[str, int] = {}
@@ -150,5 +151,10 @@ def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dic
             rec["rating"] = int(rating) if rating else None
         if "club" in rec:
             rec["club"] = rec["club"] or None
+        if "tags" in rec:
+            tags = sorted(set(re.split(r"[\s;|]+", str(rec["tags"]))) - {""})
+            if any(len(tag) > 32 for tag in tags) or len(" ".join(tags)) > 255:
+                raise PairingsError(source, line, "tags: each at most 32 characters, 255 in all")
+            rec["tags"] = " ".join(tags) or None
         out.append(rec)
     return out

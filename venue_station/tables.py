@@ -22,7 +22,7 @@ __all__ = [
 ]
 
 # The Alembic head this code knows; the store refuses a database that is further on.
-SCHEMA_VERSION = "0001"
+SCHEMA_VERSION = "0002"
 
 metadata = sa.MetaData()
 
@@ -75,6 +75,8 @@ players = sa.Table(
     sa.Column("name", sa.String(64), primary_key=True),
     sa.Column("club", sa.String(128), nullable=True),
     sa.Column("rating", sa.Integer, nullable=True),
+    # The standings' groups (0002): space-separated tags, e.g. "u14 local"; null = none.
+    sa.Column("tags", sa.String(255), nullable=True),
 )
 
 rounds = sa.Table(

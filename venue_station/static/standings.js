@@ -1,0 +1,171 @@
+// The standings page: GET /api/standings, refreshed on every SSE `game` message (no polling).
+// Text is set with textContent only, so a player's name can never become markup.
+"use strict";
+(function () {
+  const TEXT = {
+    "zh-CN": {
+      title: "成绩排名", round: "轮次", tag: "组别", latest: "最新", all: "全部", after: "第{n}轮后",
+      rank: "名次", player: "棋手", points: "积分", progressive: "累进分", wins: "胜局",
+      fouls: "犯规", black_games: "后走局数", reason: "区分原因", lang: "English",
+      disconnected: "与服务器的连接已断开，正在重连…", empty: "暂无成绩", error: "无法计算排名：{e}",
+    },
+    en: {
+      title: "Standings", round: "Round", tag: "Group", latest: "latest", all: "all", after: "after round {n}",
+      rank: "Rank", player: "Player", points: "Points", progressive: "Progressive", wins: "Wins",
+      fouls: "Fouls", black_games: "Games as black", reason: "Tie broken by", lang: "中文",
+      disconnected: "Connection to the station lost, reconnecting…", empty: "No results yet",
+      error: "Cannot compute the standings: {e}",
+    },
+  };
+  const params = new URLSearchParams(location.search);
+  let lang = (params.get("lang") || "").toLowerCase().startsWith("en") ? "en" : "zh-CN";
+  const t = (key, vars) => {
+    let s = TEXT[lang][key] || key;
+    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
+    return s;
+  };
+  const $ = (id) => document.getElementById(id);
+  const state = { round: params.get("round") || "", tag: params.get("tag") || "", rows: [], tags: new Set() };
+
+  function query() {
+    const q = new URLSearchParams();
+    if (state.round) q.set("round", state.round);
+    if (state.tag) q.set("tag", state.tag);
+    return q.toString();
+  }
+
+  function applyText() {
+    document.documentElement.lang = lang;
+    document.title = (lang === "en" ? "qizhong · " : "棋钟 · ") + t("title");
+    $("title").textContent = t("title");
+    $("round-label").textContent = t("round");
+    $("tag-label").textContent = t("tag");
+    $("round-all").textContent = t("latest");
+    $("tag-all").textContent = t("all");
+    $("lang").textContent = t("lang");
+    $("conn").textContent = t("disconnected");
+    for (const th of document.querySelectorAll("th[data-col]")) th.textContent = t(th.dataset.col);
+    for (const opt of $("round").querySelectorAll("option[data-n]")) opt.textContent = t("after", { n: opt.dataset.n });
+  }
+
+  function cell(cls, text) {
+    const td = document.createElement("td");
+    td.className = cls;
+    td.textContent = text;
+    return td;
+  }
+
+  function render() {
+    const body = $("rows");
+    body.replaceChildren();
+    if (!state.rows.length) {
+      const tr = document.createElement("tr");
+      const td = cell("empty", t("empty"));
+      td.colSpan = 8;
+      tr.append(td);
+      body.append(tr);
+    }
+    for (const r of state.rows) {
+      const tr = document.createElement("tr");
+      if (r.shared) tr.className = "shared";
+      tr.append(
+        cell("rank", r.rank), cell("player", r.player), cell("points", r.points),
+        cell("progressive", r.progressive), cell("wins", r.wins), cell("fouls", r.fouls),
+        cell("black_games", r.black_games), cell("reason", lang === "en" ? r.reason_en : r.reason_zh),
+      );
+      body.append(tr);
+    }
+    const q = query();
+    $("csv").href = "/api/export/standings.csv" + (q ? "?" + q : "");
+    $("json").href = "/api/export/standings.json" + (q ? "?" + q : "");
+  }
+
+  function addOptions(rounds, tags) {
+    const round = $("round");
+    for (const n of rounds) {
+      if (round.querySelector(`option[data-n="${n}"]`)) continue;
+      const opt = document.createElement("option");
+      opt.value = String(n);
+      opt.dataset.n = String(n);
+      opt.textContent = t("after", { n });
+      round.append(opt);
+    }
+    const tag = $("tag");
+    for (const name of tags) {
+      if (state.tags.has(name)) continue;
+      state.tags.add(name);
+      const opt = document.createElement("option");
+      opt.value = name;
+      opt.textContent = name;
+      tag.append(opt);
+    }
+    round.value = state.round;
+    tag.value = state.tag;
+  }
+
+  let loading = null;
+  let again = false;
+  async function load() {
+    if (loading) { again = true; return loading; }  // a burst of results: one more fetch, not N
+    loading = (async () => {
+      try {
+        const r = await fetch("/api/standings" + (query() ? "?" + query() : ""));
+        const body = await r.json();
+        if (!r.ok) throw new Error(body.error || r.status);
+        $("error").hidden = true;
+        state.rows = body.standings;
+        const tags = new Set();
+        for (const row of state.rows) for (const x of row.tags) tags.add(x);
+        if (!state.tag) addOptions([], [...tags].sort());
+        render();
+        document.body.dataset.loaded = String(Date.now());
+      } catch (e) {
+        $("error").textContent = t("error", { e: e.message });
+        $("error").hidden = false;
+      } finally {
+        loading = null;
+        if (again) { again = false; load(); }
+      }
+    })();
+    return loading;
+  }
+
+  async function loadRounds() {
+    try {
+      const r = await fetch("/api/rounds");
+      if (r.ok) addOptions((await r.json()).rounds.map((x) => x.round), []);
+    } catch (e) { /* the table still works without the round list */ }
+  }
+
+  function connect() {
+    const es = new EventSource("/api/stream");
+    es.addEventListener("open", () => { $("conn").hidden = true; });
+    es.addEventListener("hello", () => { $("conn").hidden = true; load(); });
+    es.addEventListener("game", () => { load(); loadRounds(); });
+    es.addEventListener("error", () => { $("conn").hidden = false; });
+  }
+
+  document.addEventListener("DOMContentLoaded", () => {
+    applyText();
+    $("lang").addEventListener("click", () => {
+      lang = lang === "en" ? "zh-CN" : "en";
+      const url = new URL(location.href);
+      url.searchParams.set("lang", lang === "en" ? "en" : "zh");
+      history.replaceState(null, "", url);
+      applyText();
+      render();
+    });
+    for (const id of ["round", "tag"]) {
+      $(id).addEventListener("change", () => {
+        state[id] = $(id).value;
+        const url = new URL(location.href);
+        if (state[id]) url.searchParams.set(id, state[id]); else url.searchParams.delete(id);
+        history.replaceState(null, "", url);
+        load();
+      });
+    }
+    if (state.tag) addOptions([], [state.tag]);
+    loadRounds();
+    connect();  // its `hello` loads the table; every `game` message reloads it
+  });
+})();
