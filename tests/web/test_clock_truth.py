@@ -76,7 +76,9 @@ async def test_bad_parameters_are_refused() -> None:
     offset=st.integers(-5_000, 5_000),
     delays=st.lists(st.integers(0, 2_000), min_size=4, max_size=40),
 )
-async def test_the_estimate_is_the_offset_plus_the_fastest_delay(offset: int, delays: list[int]) -> None:
+async def test_the_estimate_is_the_offset_plus_the_fastest_delay(
+    offset: int, delays: list[int]
+) -> None:
     truth = ClockTruth(window=64)
     feed(truth, "b", offset, delays)
     assert truth.offset_ms("b") == offset + min(delays)
