@@ -4,6 +4,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+DEMO_ARGS ?=
 
 .PHONY: demo test lint typecheck unit bench clean
 
@@ -14,7 +15,7 @@ $(STAMP): pyproject.toml
 	@touch $(STAMP)
 
 demo: $(STAMP)
-	$(BIN)/qizhong demo
+	$(BIN)/qizhong demo $(DEMO_ARGS)
 
 lint: $(STAMP)
 	$(BIN)/ruff check .

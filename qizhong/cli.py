@@ -20,6 +20,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "qizhong.terminal_clock",
         "a two-player clock in the terminal, to try the core by hand",
     ),
+    "demo": ("qizhong.demo", "a simulated venue on this machine: broker, station, 40 boards"),
     "node": ("board_nodes.cli", "the node daemon: run the boards of one Pi (--config node.toml)"),
     "emulate-clock": (
         "firmware_bridge.emulator_cli",
