@@ -150,7 +150,8 @@
     if (a.side) what.push(QZ.t(a.side));
     if (a.detail && a.detail.reason) what.push(a.detail.reason);
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
-    const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status, "data-board": a.board },
+    const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
+      "data-board": a.board, "data-game": a.game },
       e("div", { class: "alert-head" },
         e("strong", { class: "kind", text: QZ.t("kind." + a.kind) }),
         e("button", { type: "button", class: "link", text: what.join(" · "), onclick: () => select(a.board) }),
