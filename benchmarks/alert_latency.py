@@ -187,7 +187,7 @@ async def main() -> None:
             " (--quick: fewer boards and flags than the full run's 100 boards, 200 flags)"
             if args.quick
             else ""
-        )  # fmt: skip
+        )
     )
     emit(
         {
