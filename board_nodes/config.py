@@ -115,6 +115,8 @@ class NodeConfig(_Strict):
     outbox_capacity: Annotated[int, Field(ge=100)] = 100_000
     outbox_alarm_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.8
     replay_keep: Annotated[int, Field(ge=100)] = 20_000
+    # Only for load simulations: skip the fsync per event (a power cut may lose the last ones).
+    journal_durable: bool = True
 
     @model_validator(mode="after")
     def _unique_boards(self) -> NodeConfig:

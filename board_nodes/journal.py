@@ -69,9 +69,12 @@ class OutboxRow:
 
 
 class Journal:
-    def __init__(self, path: str | Path, *, txn_keep: int = 1000) -> None:
+    def __init__(self, path: str | Path, *, txn_keep: int = 1000, durable: bool = True) -> None:
         self.path = Path(path)
         self.txn_keep = txn_keep
+        # durable=False (load simulations only) skips the fsync per event: thousands of
+        # simulated boards on one disk would otherwise measure the disk, not the system.
+        self._sync = "FULL" if durable else "NORMAL"
         self._db: sqlite3.Connection | None = None
 
     # -- lifecycle -------------------------------------------------------------------------------
@@ -82,7 +85,7 @@ class Journal:
         try:
             db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
             db.execute("PRAGMA journal_mode=WAL")
-            db.execute("PRAGMA synchronous=FULL")
+            db.execute(f"PRAGMA synchronous={self._sync}")
             db.executescript(_SCHEMA)
         except sqlite3.DatabaseError as exc:
             raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
@@ -249,13 +252,14 @@ class Journal:
         )
 
     def _tx(self, *, durable: bool = True) -> _Transaction:
-        return _Transaction(self.db, durable)
+        return _Transaction(self.db, durable, self._sync)
 
 
 class _Transaction:
-    def __init__(self, db: sqlite3.Connection, durable: bool) -> None:
+    def __init__(self, db: sqlite3.Connection, durable: bool, sync: str) -> None:
         self.db = db
         self.durable = durable
+        self.sync = sync
 
     def __enter__(self) -> sqlite3.Connection:
         if not self.durable:
@@ -266,4 +270,4 @@ class _Transaction:
     def __exit__(self, exc_type: object, *exc: object) -> None:
         self.db.execute("ROLLBACK" if exc_type else "COMMIT")
         if not self.durable:
-            self.db.execute("PRAGMA synchronous=FULL")
+            self.db.execute(f"PRAGMA synchronous={self.sync}")

@@ -38,7 +38,7 @@ class Node:
     ) -> None:
         self.config = config
         self.regulation = Regulation.load(config.regulation)
-        self.journal = Journal(config.data_dir / "journal.sqlite3")
+        self.journal = Journal(config.data_dir / "journal.sqlite3", durable=config.journal_durable)
         self._faces = faces or {}
         self._time = NodeTime(time_source) if time_source else NodeTime()
         self.boards: dict[str, Board] = {}

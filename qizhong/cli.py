@@ -21,6 +21,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "a two-player clock in the terminal, to try the core by hand",
     ),
     "demo": ("qizhong.demo", "a simulated venue on this machine: broker, station, 40 boards"),
+    "sim": (
+        "qizhong.sim",
+        "many simulated boards in one process, for load (--roster, --broker-dir)",
+    ),
     "node": ("board_nodes.cli", "the node daemon: run the boards of one Pi (--config node.toml)"),
     "emulate-clock": (
         "firmware_bridge.emulator_cli",
