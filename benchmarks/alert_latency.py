@@ -1,12 +1,13 @@
 """From the exact flag instant on a board to the flag alert in the arbiter's page (Playwright).
 
-A private Mosquitto, the station (collector + HTTP + SSE, SQLite), real nodes in this process
-(10 boards each, simulated idle faces: nobody presses) and Debian's chromium logged in to
-``/arbiter``. Each round gives every board a game with a staggered short time for red and starts
-them all with one venue ``start``: every board runs, and each one flags. The exact flag instant
-is the ``started`` event's ``ts`` plus red's time at the start (the node's own stamp); the page
-records ``Date.now()`` when the alert's row is inserted in the DOM (a MutationObserver; the next
-frame paints it). Both are wall clocks of this one machine.
+A private Mosquitto, the station (collector + HTTP + SSE, SQLite) in this process, real nodes
+(``qizhong node``, one process each as on its own Pi, 10 boards each, simulated idle faces) and
+Debian's chromium logged in to ``/arbiter``. Each round gives every board a game with a
+staggered short time for red and starts them all with one venue ``start``: every board runs,
+and each one flags. The exact flag instant is the ``started`` event's ``ts`` plus red's time at
+the start (the node's own stamp); the page records ``Date.now()`` when the alert's row is
+inserted in the DOM (a MutationObserver; the next frame paints it). Both are wall clocks of
+this one machine.
 
 Baseline in the same run: the raw broker QoS 1 publish -> receive round trip (one client, Nagle
 off). Ratio: p50 flag -> alert over p50 broker round trip.
@@ -19,6 +20,8 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import shutil
+import signal
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -27,8 +30,6 @@ from typing import Any
 from _common import emit, parse_args, percentiles
 
 from board_nodes import wire
-from board_nodes.config import NodeConfig
-from board_nodes.node import Node
 from broker_config import MosquittoProcess, Roster
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
@@ -76,22 +77,29 @@ async def broker_round_trip(broker: MosquittoProcess, count: int) -> list[float]
     return out
 
 
-def node_config(broker: MosquittoProcess, node: str, boards: list[str], data: Path) -> NodeConfig:
+def node_toml(broker: MosquittoProcess, node: str, boards: list[str], data: Path) -> Path:
+    """A node.toml for ``qizhong node``: each node is its own process, as on its own Pi."""
     user, password = broker.credentials(node)
-    return NodeConfig.model_validate(
-        {
-            "venue": VENUE,
-            "node": node,
-            "data_dir": str(data / node),
-            "broker": {"url": broker.url, "username": user, "password": password},
-            "board": [
-                {"id": b, "face": "simulated", "simulated": {"mode": "idle"}} for b in boards
-            ],
-        }
-    )
+    lines = [
+        f'venue = "{VENUE}"',
+        f'node = "{node}"',
+        f'data_dir = "{data / node}"',
+        "[broker]",
+        f'url = "{broker.url}"',
+        f'username = "{user}"',
+        f'password = "{password}"',
+    ]
+    for b in boards:
+        lines += ["[[board]]", f'id = "{b}"', 'face = "simulated"', "[board.simulated]",
+                  'mode = "idle"']  # fmt: skip
+    path = data / f"{node}.toml"
+    path.write_text("\n".join(lines) + "\n")
+    return path
 
 
-async def run_round(station: Station, page: Any, boards: list[str], round_no: int) -> list[float]:
+async def run_round(
+    station: Station, page: Any, boards: list[str], round_no: int, stages: dict[str, list[float]]
+) -> list[float]:
     stagger = 1500 / len(boards)
 
     async def set_game(i: int, board: str) -> None:
@@ -119,6 +127,17 @@ async def run_round(station: Station, page: Any, boards: list[str], round_no: in
     await station.ingest.flush()
     started = await station.store.events(types=["started"], limit=1000, newest_first=True)
     instants = {e["game"]: e["ts"] + e["red_ms"] for e in started if e["game"] in games}
+    # Where the time goes: node emits the flag -> station receives it -> alert stored -> page.
+    flags = await station.store.events(types=["flag"], limit=1000, newest_first=True)
+    alerts = {a["game"]: a for a in await station.store.alerts(limit=1000) if a["kind"] == "flag"}
+    for ev in flags:
+        g = ev["game"]
+        if g not in games or g not in instants or g not in alerts or g not in seen:
+            continue
+        stages["node_emit"].append(ev["ts"] - instants[g])
+        stages["station_receive"].append(ev["received_ms"] - ev["ts"])
+        stages["alert_stored"].append(alerts[g]["updated_ms"] - ev["received_ms"])
+        stages["page_shown"].append(seen[g] - alerts[g]["updated_ms"])
     missing = games - set(seen)
     if missing:
         print(f"  round {round_no}: {len(missing)} flag alert(s) not seen within 30 s")
@@ -135,6 +154,9 @@ async def main() -> None:
     roster = Roster.build(venue=VENUE, nodes=nodes, broker={"max_queued_messages": 100_000})
     broker = MosquittoProcess.from_roster(roster, work / "broker")
     latencies: list[float] = []
+    stages: dict[str, list[float]] = {
+        k: [] for k in ("node_emit", "station_receive", "alert_stored", "page_shown")
+    }
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(shutil.rmtree, work, True)
         stack.callback(broker.close)
@@ -154,20 +176,23 @@ async def main() -> None:
         station = Station(config)
         await station.start()
         stack.push_async_callback(station.stop)
-        runs = []
         for node_id, ids in nodes.items():
-            node = Node(node_config(broker, node_id, ids, work))
-            runs.append(asyncio.create_task(node.run(), name=f"bench-{node_id}"))
-            stack.push_async_callback(_stop_node, node, runs[-1])
-            await node.started.wait()
-            for link in node.links.values():
-                await link.connected.wait()
+            proc = await asyncio.create_subprocess_exec(
+                sys.executable, "-m", "qizhong", "node", "--log-level", "WARNING",
+                "--config", str(node_toml(broker, node_id, ids, work)),
+            )  # fmt: skip
+            stack.push_async_callback(_stop_node, proc)
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if sum(1 for v in station.board_views() if v["online"]) >= n_boards:
+                break
+            await asyncio.sleep(0.1)
         from playwright.async_api import async_playwright
 
         pw = await stack.enter_async_context(async_playwright())
         browser = await pw.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         stack.push_async_callback(browser.close)
-        page = await browser.new_page(viewport={"width": 1280, "height": 900})
+        page = await browser.new_page(viewport={"width": 1280, "height": 900}, bypass_csp=True)
         await page.goto(station.http_url + "/arbiter?lang=en")
         await page.fill("#username", "arb")
         await page.fill("#password", PASSWORD)
@@ -178,7 +203,7 @@ async def main() -> None:
         )
         await page.evaluate(OBSERVE)
         for r in range(1, rounds + 1):
-            latencies += await run_round(station, page, boards, r)
+            latencies += await run_round(station, page, boards, r, stages)
     alert = percentiles(latencies)
     flags = n_boards * rounds
     print(
@@ -189,6 +214,10 @@ async def main() -> None:
             else ""
         )
     )
+    for name, values in stages.items():
+        if values:
+            p = percentiles(values)
+            print(f"  stage {name:<16} p50 {p['p50']:7.1f} ms  p99 {p['p99']:7.1f} ms")
     emit(
         {
             "benchmark": "alert_latency",
@@ -206,10 +235,14 @@ async def main() -> None:
     )
 
 
-async def _stop_node(node: Node, task: asyncio.Task[Any]) -> None:
-    node.stop()
-    with contextlib.suppress(Exception):
-        await asyncio.wait_for(task, 10)
+async def _stop_node(proc: asyncio.subprocess.Process) -> None:
+    if proc.returncode is None:
+        proc.send_signal(signal.SIGTERM)
+        try:
+            await asyncio.wait_for(proc.wait(), 10)
+        except TimeoutError:
+            proc.kill()
+            await proc.wait()
 
 
 if __name__ == "__main__":

@@ -127,11 +127,27 @@
     renderAlerts();
   }
   $("show-all").addEventListener("change", () => { loadAlerts(); renderAlerts(); });
+  // One alert changed: replace or insert only its row (a busy round raises dozens at once).
   function onAlert(a) {
     const isNew = !alerts.has(a.id);
     alerts.set(a.id, a);
     if (isNew && a.status === "open") beep();
-    renderAlerts();
+    const list = $("alerts");
+    const old = list.querySelector(`li[data-id="${a.id}"]`);
+    if (old) old.remove();
+    if ($("show-all").checked || !SETTLED.includes(a.status)) {
+      const row = alertRow(a);
+      let next = list.firstElementChild;
+      while (next && newer(alerts.get(Number(next.dataset.id)), a)) next = next.nextElementSibling;
+      list.insertBefore(row, next);
+    }
+    renderCount();
+  }
+  const newer = (x, y) => !!x && (x.ts > y.ts || (x.ts === y.ts && x.id > y.id));
+  function renderCount() {
+    $("alerts-empty").hidden = $("alerts").children.length > 0;
+    const open = [...alerts.values()].filter((a) => a.status === "open").length;
+    $("alert-count").textContent = open ? String(open) : "";
   }
   function renderAlerts() {
     const list = $("alerts");
@@ -140,9 +156,7 @@
     const shown = [...alerts.values()].filter((a) => showAll || !SETTLED.includes(a.status))
       .sort((a, b) => b.ts - a.ts || b.id - a.id);
     for (const a of shown) list.append(alertRow(a));
-    $("alerts-empty").hidden = shown.length > 0;
-    const open = [...alerts.values()].filter((a) => a.status === "open").length;
-    $("alert-count").textContent = open ? String(open) : "";
+    renderCount();
   }
   function alertRow(a) {
     const e = QZ.el;
@@ -171,7 +185,7 @@
   async function rule(a, action) {
     const r = await act(QZ.t("kind." + a.kind) + " " + QZ.t("board", { n: a.board }) + " → " + QZ.t(action),
       "POST", "/api/alerts/" + a.id, { action });
-    if (r.data && r.data.alert) { alerts.set(r.data.alert.id, r.data.alert); renderAlerts(); }
+    if (r.data && r.data.alert) onAlert(r.data.alert);
   }
 
   // -- boards ---------------------------------------------------------------------------------
