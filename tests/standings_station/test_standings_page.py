@@ -1,0 +1,60 @@
+"""The standings page (``/standings``) in a real chromium: zh-CN by default, English on
+``?lang=en``, a tag filter, and a new result on a board shows up through the SSE ``game``
+message with no reload and no polling."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from support.web import WebStation
+
+pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
+
+ROWS = "#rows tr"
+
+
+async def rows(page: Any) -> list[list[str]]:
+    return await page.eval_on_selector_all(
+        ROWS, "trs => trs.map(tr => [...tr.children].map(td => td.textContent))"
+    )
+
+
+async def test_the_page_follows_the_results(page: Any, web_station: WebStation) -> None:
+    station = web_station.station
+    await station.import_players("name,tags\n甲,local\n乙,u14\n丙,local\n丁,\n")
+    await station.import_pairings("round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n", send=False)
+    fake = await web_station.fake_node("node-a", ["1", "2"])
+    requests: list[str] = []
+    page.on("request", lambda r: requests.append(r.url))
+
+    await page.goto(f"{web_station.url}/standings")
+    await page.wait_for_selector("body[data-loaded]")
+    assert await page.text_content("th[data-col='progressive']") == "累进分"
+    assert [r[1] for r in await rows(page)] == [
+        "丁",
+        "丙",
+        "乙",
+        "甲",
+    ]  # nothing played: all equal, by name
+
+    await fake.emit("1", type="result", data={"winner": "red", "reason": "checkmate"})
+    await page.wait_for_function(
+        "document.querySelector('#rows tr td.player').textContent === '甲'"
+    )
+    first = (await rows(page))[0]
+    assert first[:7] == ["1", "甲", "2", "2", "1", "0", "0"]
+    assert first[7].startswith("积分 2 > ")
+    fetched = [u for u in requests if "/api/standings" in u]
+    assert len(fetched) == 2, fetched  # the first load and the one the `game` message asked for
+
+    await page.select_option("#tag", "local")
+    await page.wait_for_function("document.querySelectorAll('#rows tr').length === 2")
+    assert [r[1] for r in await rows(page)] == ["甲", "丙"]
+    assert "tag=local" in page.url
+    assert "tag=local" in (await page.get_attribute("#csv", "href") or "")
+
+    await page.goto(f"{web_station.url}/standings?lang=en&tag=local")
+    await page.wait_for_selector("body[data-loaded]")
+    assert await page.text_content("th[data-col='progressive']") == "Progressive"
+    assert (await rows(page))[0][7].startswith("points 2 > ")
