@@ -95,7 +95,10 @@ async def test_handshake_then_each_press_delivered_once_and_acked() -> None:
     host.send_reliable(Show(1000, 2000, Side.RED, 0, "r1 b2"))
     await until(lambda: dev_rec.messages)
     assert dev_rec.messages == [Show(1000, 2000, Side.RED, 0, "r1 b2")]
-    assert host.stats.rejected == 0 and host.stats.duplicates == 0
+    # On a loaded machine an ack can be late and a frame resent: the copy is dropped, never
+    # delivered twice (checked above), and there are no more copies than resends.
+    assert host.stats.rejected == 0
+    assert host.stats.duplicates <= device.stats.retransmits
     host.close()
     device.close()
 
