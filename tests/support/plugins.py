@@ -1,3 +1,9 @@
 """Fixture modules shared by every test area, registered from ``tests/conftest.py``."""
 
-pytest_plugins: list[str] = ["support.broker", "support.gpio", "support.station", "support.web"]
+pytest_plugins: list[str] = [
+    "support.broker",
+    "support.gpio",
+    "support.station",
+    "support.web",
+    "support.chaos",
+]
