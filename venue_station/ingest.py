@@ -270,9 +270,12 @@ class Ingest:
             await self._write_events(events, board_rows, specs)
         mono = time.monotonic()
         for kind, item in batch:
-            if kind == "expect" and self.seqs.expect(*item, mono).gap_opened:
+            if kind != "expect":
+                continue
+            board, seq = item
+            if self.seqs.expect(board, seq, mono).gap_opened:
                 self.metrics.gaps_detected += 1
-                log.info("board %s: its state names seq %d, not all stored", *item)
+                log.info("board %s: its state names seq %d, not all stored", board, seq)
         if board_rows:
             await self.store.upsert_boards(list(board_rows.values()))
         for spec in specs:

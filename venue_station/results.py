@@ -87,7 +87,13 @@ def derive_game(events: Iterable[Mapping[str, Any]]) -> Outcome:
     for status, data in _rulings(ordered, "foul").values():
         fouls[data["side"]][status] += 1
 
+    # A result the arbiter dismissed (its ruling names it in ``ref``) decides nothing, and a
+    # dismissed flag result takes the flag's loss away with it.
     results = [ev for ev in ordered if ev["type"] == "result"]
+    dismissed = [ev for ev in results if ev["data"].get("status") == "dismissed"]
+    struck = {ev["data"].get("ref") for ev in dismissed}
+    results = [ev for ev in results if ev not in dismissed and int(ev["seq"]) not in struck]
+    flag_struck = any(ev["data"].get("reason") == "flag" for ev in dismissed)
     if results:
         last = results[-1]
         winner = last["data"]["winner"]
@@ -97,7 +103,7 @@ def derive_game(events: Iterable[Mapping[str, Any]]) -> Outcome:
 
     candidates: list[tuple[int, str, str, str]] = []  # (seq, loser, reason, source)
     flag = next((ev for ev in ordered if ev["type"] == "flag"), None)
-    if flag is not None:
+    if flag is not None and not flag_struck:
         candidates.append((int(flag["seq"]), flag["data"]["side"], "flag", "flag"))
     for key, (status, data) in _rulings(ordered, "forfeit").items():
         if status == "confirmed":

@@ -82,3 +82,13 @@ def test_points() -> None:
     s = Scoring(2, 1, 0)
     assert points("1-0", s) == (2, 0) and points("0-1", s) == (0, 2)
     assert points("1/2-1/2", s) == (1, 1) and points(None, s) == (None, None)
+
+
+def test_a_dismissed_result_decides_nothing_and_a_dismissed_flag_result_takes_the_flag() -> None:
+    flag = ev(5, "flag", side="red")
+    proposed = ev(6, "result", winner="black", reason="flag", status="pending")
+    dismissed = ev(7, "result", winner="black", reason="flag", status="dismissed", ref=6)
+    assert derive_game([flag, proposed]).winner == "black"
+    assert derive_game([flag, proposed, dismissed]).winner is None
+    entered = ev(8, "result", winner="red", reason="resigned")
+    assert derive_game([flag, proposed, dismissed, entered]).winner == "red"
