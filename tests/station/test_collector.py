@@ -25,7 +25,7 @@ async def wait_stored(station: Station, n: int, timeout: float = 10.0) -> None:
     assert station.ingest is not None
 
     async with asyncio.timeout(timeout):
-        while await stored(station) < n:  # noqa: ASYNC110
+        while await stored(station) < n:
             await asyncio.sleep(0.05)
     await station.ingest.flush()
 
