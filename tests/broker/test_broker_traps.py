@@ -201,7 +201,7 @@ async def _wait_for_autosave(broker: MosquittoProcess, since: float) -> None:
     db = broker.files.persistence_dir / "mosquitto.db"
     async with asyncio.timeout(10):
         # mosquitto tells nobody when it saved: watch the file
-        while not (db.exists() and db.stat().st_mtime > since):  # noqa: ASYNC110
+        while not (db.exists() and db.stat().st_mtime > since):
             await asyncio.sleep(0.1)
 
 

@@ -168,7 +168,7 @@ async def test_stamp_is_taken_at_the_edge_not_when_the_loop_gets_to_it(face, moc
 
     th = threading.Thread(target=press_later)
     th.start()
-    time.sleep(0.2)  # noqa: ASYNC251 - the loop is busy on purpose: the edge waits in call_soon_threadsafe's queue
+    time.sleep(0.2)
     loop_free = time.monotonic_ns()
     ev = await next_event(face)
     th.join()

@@ -233,5 +233,5 @@ async def wait_until(
     predicate: Callable[[], bool], timeout: float = 5.0, what: str = "condition"
 ) -> None:
     async with asyncio.timeout(timeout):
-        while not predicate():  # noqa: ASYNC110 — polling: the things waited for live in other objects
+        while not predicate():
             await asyncio.sleep(0.02)
