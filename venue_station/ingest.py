@@ -10,12 +10,11 @@ sees what the store sees.
 from __future__ import annotations
 
 import asyncio
-import collections
 import logging
 import re
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from board_nodes.wire import (
@@ -27,6 +26,7 @@ from board_nodes.wire import (
     parse_topic,
 )
 from venue_station import alerts as alert_rules
+from venue_station.clock_truth import ClockTruth
 from venue_station.hub import Hub
 from venue_station.metrics import Metrics
 from venue_station.results import DECISIVE_TYPES, derive_game
@@ -48,13 +48,9 @@ class BoardView:
     board: str
     status: dict[str, Any] | None = None
     state: dict[str, Any] | None = None
-    # min(received - ts) over recent live messages: the node's clock offset plus the
-    # smallest network delay seen, i.e. an upper bound of how far the node is behind.
-    offsets: collections.deque[int] = field(default_factory=lambda: collections.deque(maxlen=32))
-
-    @property
-    def offset_ms(self) -> int | None:
-        return min(self.offsets) if self.offsets else None
+    # min(received - ts) over recent live messages (clock_truth.ClockTruth): the node's clock
+    # offset plus the smallest network delay seen, an upper bound of how far it is behind.
+    offset_ms: int | None = None
 
     def as_dict(self, seqs: Any = None) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -96,7 +92,7 @@ class Ingest:
         self.boards: dict[str, BoardView] = {}
         self.seqs = SeqTracker()
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
-        self._offset_alerted: set[tuple[str, int]] = set()
+        self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
         # Messages before this (wall ms) may be a backlog the broker queued while we were away:
         # their age says nothing about a node's clock. The collector moves it on each connect.
         self.live_after_ms = 0
@@ -174,7 +170,7 @@ class Ingest:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
         live = received_ms >= self.live_after_ms
         if live and not retained and not getattr(msg, "replay", False):
-            self._observe_offset(board, received_ms - msg.ts)
+            self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))
         if name.leaf == "status":
             self._on_status(board, msg)
         elif name.leaf == "state":
@@ -216,18 +212,10 @@ class Ingest:
         self._queue.put_nowait(("board", {"board": board, "node": state.node, "state": view.state}))
         self.hub.publish("state", {"board": board, "state": view.state})
 
-    def _observe_offset(self, board: str, sample: int) -> None:
-        view = self._view(board)
-        view.offsets.append(sample)
-        offset = view.offset_ms
-        session = view.status["session"] if view.status else 0
-        big = offset is not None and abs(offset) > OFFSET_LIMIT_MS
-        if len(view.offsets) >= 8 and big and (board, session) not in self._offset_alerted:
-            self._offset_alerted.add((board, session))
-            key = f"off:{board}:{session}"
-            spec = alert_rules.AlertSpec(
-                key, "clock_offset", board, now_ms(), detail={"offset_ms": offset}
-            )
+    def _observe_offset(self, board: str, ts: int, received_ms: int, node: str | None) -> None:
+        spec = self.clock_truth.observe(board, ts=ts, received_ms=received_ms, node=node)
+        self._view(board).offset_ms = self.clock_truth.offset_ms(board)
+        if spec is not None:
             self._queue.put_nowait(("alert", spec))
 
     # -- the writer -------------------------------------------------------------------------
