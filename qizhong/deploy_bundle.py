@@ -17,10 +17,12 @@ wheels mostly live on piwheels.org, which is not reachable from here) is listed 
 from __future__ import annotations
 
 import json
+import platform
 import re
 import shutil
 import subprocess
 import sys
+import tarfile
 import tempfile
 import tomllib
 from collections.abc import Sequence
@@ -34,6 +36,8 @@ __all__ = [
     "BundleReport",
     "build_bundle",
     "build_project_wheel",
+    "wheels_for",
+    "write_archive",
 ]
 
 # Target name -> pip --platform tags. Bookworm has glibc 2.36; pip expands manylinux2014 to
@@ -66,6 +70,7 @@ class BundleReport:
     targets: tuple[str, ...]
     wheels: list[str] = field(default_factory=list)
     missing: dict[str, list[str]] = field(default_factory=dict)
+    archives: dict[str, str] = field(default_factory=dict)  # machine -> wheels-<machine>.tar
 
     def to_json(self) -> str:
         body = {
@@ -74,6 +79,7 @@ class BundleReport:
             "targets": list(self.targets),
             "wheels": sorted(self.wheels),
             "missing": self.missing,
+            "archives": self.archives,
             "install": "pip install --no-index --find-links BUNDLE qizhong",
         }
         return json.dumps(body, indent=2) + "\n"
@@ -158,6 +164,25 @@ def _download_target(out: Path, target: str, requirements: list[str]) -> list[st
     return missing
 
 
+def wheels_for(out: Path, machine: str) -> list[Path]:
+    """The wheels of the bundle one machine (``uname -m``) can install: pure ones and its own."""
+    return sorted(
+        p for p in out.glob("*.whl") if p.name.endswith("-any.whl") or f"_{machine}" in p.name
+    )
+
+
+def write_archive(out: Path, machine: str) -> Path:
+    """``wheels-<machine>.tar``: one file per Pi to copy (Ansible copies a folder file by file,
+    a second or more each), holding only the wheels that machine can use."""
+    archive = out / f"wheels-{machine}.tar"
+    tmp = archive.with_name(archive.name + ".tmp")
+    with tarfile.open(tmp, "w") as tar:
+        for wheel in wheels_for(out, machine):
+            tar.add(wheel, arcname=wheel.name)
+    tmp.replace(archive)
+    return archive
+
+
 def build_bundle(
     out: str | Path,
     *,
@@ -185,5 +210,7 @@ def build_bundle(
     for target in targets:
         report.missing[target] = _download_target(out, target, [*pins, *PI_PACKAGES])
     report.wheels = [p.name for p in out.glob("*.whl")]
+    machines = {*targets, platform.machine()} if host else set(targets)
+    report.archives = {m: write_archive(out, m).name for m in sorted(machines)}
     (out / "bundle.json").write_text(report.to_json(), encoding="utf-8")
     return report

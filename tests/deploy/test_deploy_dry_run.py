@@ -4,6 +4,7 @@ online on a real private Mosquitto (seen by the station account)."""
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import signal
@@ -17,6 +18,7 @@ from support.broker import collect, mqtt_client
 from support.deploy import ANSIBLE_DIR, ansible_env, host_bundle, run, tool
 
 from broker_config import Roster
+from qizhong import deploy_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.broker]
 
@@ -39,6 +41,7 @@ def _scratch_vars(root: Path, bundle: Path) -> dict[str, object]:
         "qizhong_state_dir": str(root / "var/lib/qizhong"),
         "qizhong_systemd_dir": str(root / "etc/systemd/system"),
         "qizhong_bundle_dir": str(bundle),
+        "qizhong_pip_extra_args": "--no-compile",
         # The venv is made from the interpreter behind this one (the Pi's /usr/bin/python3).
         "qizhong_python": getattr(sys, "_base_executable", sys.executable),
         "ansible_python_interpreter": sys.executable,
@@ -49,11 +52,6 @@ def _apply(tmp_path: Path, broker, *, limit: str = "pi-01") -> Path:
     roster = tmp_path / "roster.toml"
     roster.write_text(ROSTER)
     inventory = tmp_path / "inventory.yml"
-    from qizhong.deploy_cli import run as deploy_run
-    import argparse
-
-    from qizhong import deploy_cli
-
     parser = argparse.ArgumentParser()
     deploy_cli.add_arguments(parser)
     args = parser.parse_args([
@@ -61,7 +59,7 @@ def _apply(tmp_path: Path, broker, *, limit: str = "pi-01") -> Path:
         "--domain", "", "--ansible-user", "", "--broker-url", broker.url,
         "--credentials", str(broker.files.credentials_dir),
     ])  # fmt: skip
-    assert deploy_run(args) == 0
+    assert deploy_cli.run(args) == 0
     root = tmp_path / "root"
     extra = tmp_path / "scratch.json"
     extra.write_text(json.dumps(_scratch_vars(root, host_bundle())))
@@ -80,9 +78,7 @@ def _apply(tmp_path: Path, broker, *, limit: str = "pi-01") -> Path:
 async def test_node_playbook_installs_from_bundle_and_node_comes_online(
     tmp_path: Path, broker_factory
 ) -> None:
-    broker = broker_factory(
-        Roster.build(venue="test", nodes={"pi-01": ["1", "2"], "pi-02": ["3"]})
-    )
+    broker = broker_factory(Roster.build(venue="test", nodes={"pi-01": ["1", "2"], "pi-02": ["3"]}))
     root = _apply(tmp_path, broker)
     config = root / "etc/qizhong/node.toml"
     data = tomllib.loads(config.read_text())

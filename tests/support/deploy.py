@@ -38,7 +38,9 @@ def ansible_env(home: Path) -> dict[str, str]:
         ANSIBLE_CONFIG=str(ANSIBLE_DIR / "ansible.cfg"),
         ANSIBLE_HOME=str(home),
         ANSIBLE_LOCAL_TEMP=str(home / "tmp"),
+        ANSIBLE_REMOTE_TEMP=str(home / "remote-tmp"),
         ANSIBLE_NOCOLOR="1",
+        ANSIBLE_PYTHON_INTERPRETER=sys.executable,
         ANSIBLE_FORCE_COLOR="0",
         PATH=f"{BIN}{os.pathsep}{env.get('PATH', '')}",
     )

@@ -1,0 +1,89 @@
+"""The offline bundle: built for this machine in CI (the Pi targets when QZ_BUNDLE_CROSS=1),
+and installable with no index at all."""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import sys
+import tarfile
+from pathlib import Path
+
+import pytest
+from support.deploy import host_bundle, run
+
+from qizhong.deploy_bundle import BundleError, build_bundle, wheels_for
+
+pytestmark = pytest.mark.slow  # the first build downloads from PyPI (~15 s, pip-cached)
+
+
+def _resolve_offline(bundle: Path, tmp_path: Path) -> dict:
+    report = tmp_path / "report.json"
+    proc = run(
+        [sys.executable, "-m", "pip", "install", "--dry-run", "--ignore-installed",
+         "--no-index", "--find-links", str(bundle), "--report", str(report), "--quiet",
+         "qizhong"],
+        timeout=120,
+    )  # fmt: skip
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(report.read_text())
+
+
+def test_host_bundle_installs_with_no_index(tmp_path: Path) -> None:
+    bundle = host_bundle()
+    manifest = json.loads((bundle / "bundle.json").read_text())
+    assert manifest["project_wheel"].startswith("qizhong-0.") and manifest["python"] == "3.11"
+    assert (bundle / manifest["project_wheel"]).exists()
+    resolved = _resolve_offline(bundle, tmp_path)["install"]
+    names = {i["metadata"]["name"].lower().replace("_", "-") for i in resolved}
+    assert {"qizhong", "aiomqtt", "pydantic", "pydantic-core", "gpiozero", "sqlalchemy"} <= names
+    # The per-machine archive the playbook unpacks holds exactly this machine's wheels.
+    machine = platform.machine()
+    archive = bundle / manifest["archives"][machine]
+    with tarfile.open(archive) as tar:
+        inside = sorted(tar.getnames())
+    assert inside == [p.name for p in wheels_for(bundle, machine)]
+    assert manifest["project_wheel"] in inside
+    assert all(n.endswith("-any.whl") or f"_{machine}" in n for n in inside)
+
+
+def test_wheels_for_picks_pure_and_own_machine(tmp_path: Path) -> None:
+    for name in [
+        "a-1-py3-none-any.whl",
+        "b-1-cp311-cp311-manylinux2014_aarch64.manylinux_2_17_aarch64.whl",
+        "b-1-cp311-cp311-manylinux2014_armv7l.whl",
+        "b-1-cp311-cp311-linux_armv7l.whl",
+        "b-1-cp311-cp311-manylinux_2_28_x86_64.whl",
+    ]:
+        (tmp_path / name).touch()
+    assert [p.name for p in wheels_for(tmp_path, "armv7l")] == [
+        "a-1-py3-none-any.whl",
+        "b-1-cp311-cp311-linux_armv7l.whl",
+        "b-1-cp311-cp311-manylinux2014_armv7l.whl",
+    ]
+    assert len(wheels_for(tmp_path, "aarch64")) == 2
+
+
+def test_unknown_target_is_refused_before_any_work(tmp_path: Path) -> None:
+    with pytest.raises(BundleError, match="unknown target 'riscv64'"):
+        build_bundle(tmp_path / "b", targets=("riscv64",))
+    assert not (tmp_path / "b").exists()
+
+
+@pytest.mark.skipif(
+    os.environ.get("QZ_BUNDLE_CROSS") != "1",
+    reason="the Pi targets download ~40 MB and take about a minute: QZ_BUNDLE_CROSS=1",
+)
+def test_cross_bundle_for_the_pis(tmp_path: Path) -> None:
+    report = build_bundle(tmp_path / "b", targets=("aarch64", "armv7l"), host=False)
+    manifest = json.loads((report.dir / "bundle.json").read_text())
+    assert set(manifest["archives"]) == {"aarch64", "armv7l"}
+    wheels = manifest["wheels"]
+    for machine in ("aarch64", "armv7l"):
+        # The compiled core of the wire models must be there for both Pis.
+        assert any(w.startswith("pydantic_core-") and machine in w for w in wheels), machine
+    assert any(w.startswith("lgpio-") and "aarch64" in w for w in wheels)
+    # What PyPI lacks is said, not silently dropped (armv7 pillow lives on piwheels).
+    assert "spidev" in manifest["missing"]["aarch64"]
+    assert any(m.startswith("pillow") for m in manifest["missing"]["armv7l"])
