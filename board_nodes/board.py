@@ -95,6 +95,10 @@ class Board:
         self.arbiter_mode = False
         self.round_start_ms: int | None = None
         self.power_off_ns: int | None = None
+        # Who holds a pause: None (a player's pause: the pause key resumes it), or "arbiter",
+        # "power_switch", "node_restart": then only the arbiter resumes (a command, or the
+        # pause key in arbiter mode) — a player cannot undo an arbiter's stop.
+        self.held_by: str | None = None
         self.proposal_seq: dict[int, int] = {}  # referee proposal id -> seq of its first event
         self.last_seq = journal.board(board_id).last_seq
         # listeners: the MQTT link wakes on these
@@ -196,6 +200,7 @@ class Board:
             "round_start_ms": self.round_start_ms,
             "proposal_seq": {str(k): v for k, v in self.proposal_seq.items()},
             "power_off": self.power_off_ns is not None,
+            "held_by": self.held_by,
         }
 
     def restore(self, checkpoint: dict[str, Any]) -> None:
@@ -207,6 +212,7 @@ class Board:
         self.arbiter_mode = bool(checkpoint["arbiter_mode"])
         self.round_start_ms = checkpoint["round_start_ms"]
         self.proposal_seq = {int(k): v for k, v in checkpoint["proposal_seq"].items()}
+        self.held_by = checkpoint.get("held_by")
         if self.game is not None and checkpoint["clock"] is not None:
             self.clock = GameClock.restore(checkpoint["clock"], now=self.now)
             if self.clock.running is not None:
@@ -323,6 +329,9 @@ class Board:
             if not self.arbiter_mode and self.referee is not None:
                 self.emit_proposals(self.referee.board_paused(side_on_move))
         elif self.phase == "paused" and self.power_off_ns is None:
+            if self.held_by is not None and not self.arbiter_mode:
+                return  # held by the arbiter: the players cannot resume it themselves
+            self.held_by = None
             self.emit_clock_events(clock.resume())
 
     def power_off(self, mono_ns: int) -> None:
@@ -333,6 +342,7 @@ class Board:
         if clock is None or self.phase not in ("running", "paused"):
             return
         side_on_move = self.side_on_move()
+        self.held_by = "power_switch"
         if clock.running is not None:
             clock.pause()  # the shutdown event carries the stop; no separate pause foul
         self.emit(

@@ -72,6 +72,7 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
     board.result = None
     board.round_start_ms = None
     board.proposal_seq = {}
+    board.held_by = None
     data: dict[str, Any] = {"game": args.game, "tc": str(tc), "red": args.red, "black": args.black}
     if black_tc:
         data["black_tc"] = str(black_tc)
@@ -91,6 +92,7 @@ def _pause(board: Board, args: object) -> None:
     if board.phase != "running":
         raise CommandError(f"the clock is not running ({board.phase})")
     events = board.clock.pause()
+    board.held_by = "arbiter"
     for event in events:
         data = event.data()
         if event.type == "paused":
@@ -107,6 +109,7 @@ def _resume(board: Board, args: object) -> None:
         raise CommandError(f"the clock is not paused ({board.phase})")
     if board.power_off_ns is not None:
         raise CommandError("the clock face is switched off")
+    board.held_by = None
     board.emit_clock_events(board.clock.resume())
 
 
@@ -172,6 +175,7 @@ def _reset(board: Board, args: object) -> None:
     board.result = None
     board.round_start_ms = None
     board.proposal_seq = {}
+    board.held_by = None
     board.journal.checkpoint(board.id, board.checkpoint_data(), 0)
 
 

@@ -86,6 +86,7 @@ class Node:
         board.restore(record.checkpoint)
         if board.phase != "paused":
             return  # no game in progress: nothing was interrupted
+        board.held_by = "node_restart"
         outage_ms = max(0, wall_ms() - (record.checkpoint_wall_ms or wall_ms()))
         side = board.clock.side_on_move if board.clock is not None else None
         board.emit(

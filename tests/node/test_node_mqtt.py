@@ -126,6 +126,9 @@ async def test_power_switch_off_is_a_pending_forfeit_unless_arbiter_mode(venue_b
         assert shutdown["cause"] == "power_switch" and shutdown["authorised"] is False
         assert probe.board_events("3", "forfeit")[0]["data"]["status"] == "pending"
         face.power_on()
+        face.pause_key()  # the players cannot restart a clock that was switched off
+        await asyncio.sleep(0.2)
+        assert not probe.board_events("3", "resumed")
         await probe.command("3", "arbiter_mode", {"on": True})
         await probe.command("3", "resume")
         face.power_off()

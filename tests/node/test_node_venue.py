@@ -38,6 +38,9 @@ async def test_the_round_starts_on_every_board_at_the_announced_time(venue_broke
         await probe.wait_for(lambda: all(probe.board_events(b, "paused") for b in ("5", "6")))
         assert {probe.board_events(b, "paused")[0]["data"]["by"] for b in ("5", "6")} == {"arbiter"}
         assert not probe.board_events("5", "foul")  # an arbiter's pause is no foul
+        faces["5"].pause_key()  # a player cannot undo the arbiter's stop
+        await asyncio.sleep(0.2)
+        assert not probe.board_events("5", "resumed") and probe.states["5"]["phase"] == "paused"
         await probe.venue_command("resume")
         await probe.wait_for(lambda: all(probe.board_events(b, "resumed") for b in ("5", "6")))
         assert not probe.board_events("7")
