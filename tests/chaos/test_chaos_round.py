@@ -74,14 +74,16 @@ async def play(plan: ChaosPlan, work: Path) -> str:
         (checked, checked - len(wrong_results)),
         clocks,
         {
-            "boards (node processes / sim)": (
-                f"{venue.boards} ({4 * len(venue.process_nodes)} / {4 * len(venue.sim_nodes)})"
+            "boards (node processes / in the sim process)": (
+                f"{venue.boards} ({len(venue.process_nodes)} nodes / {len(venue.sim_nodes)} nodes)"
             ),
             "flags": sum(ev["type"] == "flag" for ev in journal.values()),
             "results entered at the end / clocks resumed": (
                 f"{chaos.results_entered} / {chaos.resumed}"
             ),
-            "proxied connections cut / refused": (f"{proxy.cut_connections} / {proxy.refused}"),
+            "proxied connections cut / accepted in all": (
+                f"{proxy.cut_connections} / {proxy.accepted}"
+            ),
         },
     )
     print("\n" + "\n".join(chaos.log) + "\n\n" + table)

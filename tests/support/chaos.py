@@ -88,37 +88,47 @@ class TcpProxy:
         self._target = target
         self._server: asyncio.Server | None = None
         self._open: set[asyncio.StreamWriter] = set()
-        self._cut_until = 0.0
+        self._healing: asyncio.Task[None] | None = None
         self.port = 0
         self.accepted = 0
-        self.refused = 0
         self.cut_connections = 0
 
     async def start(self) -> TcpProxy:
-        self._server = await asyncio.start_server(self._serve, "127.0.0.1", 0)
+        self._server = await asyncio.start_server(
+            self._serve, "127.0.0.1", self.port, reuse_address=True
+        )
         self.port = self._server.sockets[0].getsockname()[1]
         return self
 
     @property
+    def connections(self) -> int:
+        """Proxied connections open now."""
+        return len(self._open) // 2
+
+    @property
     def is_cut(self) -> bool:
-        return time.monotonic() < self._cut_until
+        return self._healing is not None and not self._healing.done()
 
     def cut(self, seconds: float) -> None:
-        """Drop every proxied connection now and refuse new ones for ``seconds``."""
-        self._cut_until = time.monotonic() + seconds
-        self.cut_connections += len(self._open) // 2
+        """Drop every proxied connection now and refuse new ones (nothing listens on the
+        port: a connect is refused, as when the link is down) for ``seconds``."""
+        assert self._server is not None and not self.is_cut
+        self._server.close()
+        self._server = None
+        self.cut_connections += self.connections
         for writer in list(self._open):
             writer.transport.abort()
+        self._healing = asyncio.get_running_loop().create_task(self._heal(seconds))
+
+    async def _heal(self, seconds: float) -> None:
+        await asyncio.sleep(seconds)  # the length of the cut is the fault itself
+        await self.start()
 
     async def wait_healed(self) -> None:
-        while self.is_cut:
-            await asyncio.sleep(self._cut_until - time.monotonic())
+        if self._healing is not None:
+            await self._healing
 
     async def _serve(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
-        if self.is_cut:
-            self.refused += 1
-            writer.transport.abort()
-            return
         try:
             up_reader, up_writer = await asyncio.open_connection(*self._target())
         except OSError:
@@ -136,6 +146,8 @@ class TcpProxy:
             self._open.difference_update((writer, up_writer))
 
     async def close(self) -> None:
+        if self._healing is not None:
+            self._healing.cancel()
         if self._server is not None:
             self._server.close()
             for writer in list(self._open):

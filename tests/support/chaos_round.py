@@ -210,7 +210,7 @@ class ChaosRound:
             for i in range(p.station_kills)
         ]
         if p.cutoffs:
-            faults.append(Fault("cutoff", ",".join(self.venue.proxied), window * 0.35))
+            faults.append(Fault("cutoff", ",".join(self.venue.proxied), window * 0.45))
         return sorted(faults, key=lambda f: f.at_s)
 
     async def inject(self) -> None:
@@ -226,12 +226,22 @@ class ChaosRound:
             elif fault.kind == "power_cut":
                 await self._power_cut(fault)
             elif fault.kind == "cutoff":
-                self.proxy.cut(self.plan.cutoff_s)
+                await self._cut_off()
             fault.down_s = (
                 time.monotonic() - began if fault.kind != "cutoff" else self.plan.cutoff_s
             )
             self.faults.append(fault)
             self.note(f"{fault.kind} {fault.target} at {fault.at_s:.1f} s, {fault.down_s:.1f} s")
+
+    async def _cut_off(self) -> None:
+        proxied = sum(len(self.venue.node_boards[n]) for n in self.venue.proxied)  # one each
+        await until(
+            lambda: self.proxy.connections >= proxied,
+            timeout_s=60,
+            what=f"the {proxied} proxied boards to be connected before the cut",
+            every_s=0.2,
+        )
+        self.proxy.cut(self.plan.cutoff_s)
 
     async def _power_cut(self, fault: Fault) -> None:
         node = fault.target
