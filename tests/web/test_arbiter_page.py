@@ -57,6 +57,7 @@ async def test_the_arbiter_sees_the_flag_and_confirms_a_pending_foul(
     face.pause_key()
     foul = page.locator('#alerts li[data-kind="foul_pending"][data-board="2"]')
     await foul.wait_for(timeout=5000)
+    assert "擅停棋钟" in await foul.inner_text()  # the reason in words, not its wire code
     # Newest first: the foul came after the flag.
     kinds = await page.eval_on_selector_all("#alerts li", "els => els.map(e => e.dataset.kind)")
     assert kinds.index("foul_pending") < kinds.index("flag")

@@ -162,7 +162,7 @@
     const e = QZ.el;
     const what = [QZ.t("board", { n: a.board })];
     if (a.side) what.push(QZ.t(a.side));
-    if (a.detail && a.detail.reason) what.push(a.detail.reason);
+    if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
     const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
       "data-board": a.board, "data-game": a.game },
@@ -244,7 +244,7 @@
       if (ev.type === "move") text = QZ.t("event.move", { side: QZ.t(d.side), n: d.move, s: (d.used_ms / 1000).toFixed(1) });
       else {
         if (d.side) text += " · " + QZ.t(d.side);
-        if (d.reason) text += " · " + d.reason;
+        if (d.reason) text += " · " + QZ.reason(d.reason);
         if (d.status) text += " · " + d.status;
         if (d.count !== undefined) text += " · " + d.count;
       }

@@ -25,6 +25,12 @@
     for (const [k, v] of Object.entries(vars || {})) text = text.split("{" + k + "}").join(String(v));
     return text;
   };
+  // A reason code of the wire (board_pause, power_switch, …) in words; unknown codes as they are.
+  QZ.reason = function (code) {
+    const key = "reason." + code;
+    const text = QZ.t(key);
+    return text === key ? code : text;
+  };
   QZ.applyI18n = function (root) {
     document.documentElement.lang = QZ.lang;
     for (const el of (root || document).querySelectorAll("[data-i18n]")) el.textContent = QZ.t(el.dataset.i18n);
