@@ -1,0 +1,341 @@
+"""Scale run: one station and one Mosquitto with up to 2,000 simulated boards at 10x the real
+move rate: events lost, ingest lag, station CPU and memory, broker CPU, and the curve of e2e
+latency (event ts -> received by the station) against the number of boards, as a ratio to the
+raw broker QoS 1 round trip of the same run.
+
+Every size is a fresh venue (qizhong.venue.LocalVenue without node processes): Mosquitto from
+broker-config output, ``qizhong station`` as a process, and the boards in one ``qizhong sim``
+process (non-durable journals) that sets and starts a game on every board itself. After the
+measurement window the arbiter pauses every clock, the backlog drains, and the union of the
+fleet's journals is compared with the station's store (events lost must be 0).
+
+    python benchmarks/scale.py            # 100, 500, 1,000 boards 2 min each, 2,000 for 5 min
+    python benchmarks/scale.py --quick    # 100 and 300 boards, a few seconds each
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import aiomqtt
+from _common import emit, parse_args, percentiles
+
+from board_nodes.wire import set_nodelay
+from broker_config import MosquittoProcess
+from qizhong.demo import ArbiterClient
+from qizhong.venue import BOARDS_PER_NODE, LocalVenue
+
+SPEED = 10.0  # players think 10x faster than real ones
+MEAN_MOVE_S = 20.0  # a real player's mean thinking time
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+DOCS = Path(__file__).resolve().parent.parent / "docs"
+
+
+class BenchVenue(LocalVenue):
+    """Broker and station only: the boards are played by one ``qizhong sim`` process."""
+
+    def start_node(self, node: str) -> None:
+        return None
+
+
+def cpu_s(pid: int) -> float:
+    """User + system CPU seconds of a process so far (/proc/PID/stat fields 14 and 15)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / CLK_TCK
+
+
+def memory_mb(pid: int) -> tuple[float, float]:
+    """(resident now, peak resident) in MB."""
+    found = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            found[key] = int(value.split()[0]) / 1024
+    return found.get("VmRSS", 0.0), found.get("VmHWM", 0.0)
+
+
+async def raw_round_trips(broker: MosquittoProcess, node: str, board: str, n: int) -> list[float]:
+    """Publish QoS 1 as a node, receive as the station: the broker's own round trip in ms."""
+    topic = f"qz/v1/scale/board/{board}/event"
+
+    def client(user: str) -> aiomqtt.Client:
+        name, password = broker.credentials(user)
+        return aiomqtt.Client(
+            broker.host,
+            broker.port,
+            username=name,
+            password=password,
+            identifier=f"bench-{user}-{os.getpid()}",
+            protocol=aiomqtt.ProtocolVersion.V5,
+        )
+
+    out = []
+    async with client(node) as pub, client("station") as sub:
+        set_nodelay(pub)
+        set_nodelay(sub)
+        await sub.subscribe(topic, qos=1)
+        messages = sub.messages
+        for _ in range(n):
+            t0 = time.perf_counter()
+            await pub.publish(topic, b'{"probe": true}', qos=1)
+            await anext(messages)
+            out.append((time.perf_counter() - t0) * 1000)
+    return out
+
+
+def baseline(venue: LocalVenue, samples: int) -> list[float]:
+    """The raw round trip on a twin Mosquitto (same roster and config, no station on it)."""
+    folder = Path(tempfile.mkdtemp(prefix="qz-scale-raw-"))
+    os.chmod(folder, 0o755)
+    broker = MosquittoProcess.from_roster(venue.roster, folder / "broker")
+    try:
+        node, boards = next(iter(venue.node_boards.items()))
+        return asyncio.run(raw_round_trips(broker, node, boards[0], samples))
+    finally:
+        broker.close()
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def wait_for(check: Any, timeout_s: float, what: str, every_s: float = 1.0) -> Any:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = check()
+        if value:
+            return value
+        time.sleep(every_s)
+    raise RuntimeError(f"timed out after {timeout_s:.0f} s waiting for {what}")
+
+
+def journal_rows(sim_dir: Path) -> tuple[set[tuple[str, int, int]], int]:
+    """Every journaled (board, session, seq) of the fleet, and how many are still unsent."""
+    keys: set[tuple[str, int, int]] = set()
+    unsent = 0
+    for path in sim_dir.glob("*/journal.sqlite3"):
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=30)
+        try:
+            for board, session, seq, sent in db.execute(
+                "SELECT json_extract(payload,'$.board'), json_extract(payload,'$.session'), "
+                "seq, sent FROM outbox"
+            ):
+                keys.add((str(board), int(session), int(seq)))
+                unsent += not sent
+        finally:
+            db.close()
+    return keys, unsent
+
+
+def store_rows(db_file: Path) -> list[tuple[str, int, int, int, int]]:
+    db = sqlite3.connect(f"file:{db_file}?mode=ro", uri=True, timeout=30)
+    try:
+        return db.execute("SELECT board, session, seq, ts, received_ms FROM events").fetchall()
+    finally:
+        db.close()
+
+
+def metric(url: str, name: str) -> float | None:
+    with urllib.request.urlopen(url + "/metrics", timeout=10) as response:
+        for line in response.read().decode().splitlines():
+            if line.startswith(name + " ") or line.startswith(name + "{"):
+                return float(line.rsplit(" ", 1)[1])
+    return None
+
+
+def run_size(
+    venue: LocalVenue, nodes: list[str], window_s: float, rtt: list[float], index: int
+) -> dict[str, Any]:
+    """Play ``nodes`` (a slice of the roster no earlier size used) for ``window_s``."""
+    assert venue.broker is not None and venue.station_proc is not None
+    work = venue.work
+    boards = sum(len(venue.node_boards[n]) for n in nodes)
+    mine = {b for n in nodes for b in venue.node_boards[n]}
+    journals = work / f"sim-{index}"
+    sim_log = open(work / f"sim-{index}.log", "ab")  # noqa: SIM115 — the process owns it
+    sim = subprocess.Popen(
+        [
+            sys.executable, "-m", "qizhong", "sim", "--start",
+            "--roster", str(work / "roster.toml"),
+            "--broker-dir", str(venue.broker.dir),
+            "--data-dir", str(journals),
+            "--nodes", ",".join(nodes),
+            "--speed", str(SPEED), "--mean-move-s", str(MEAN_MOVE_S),
+        ],
+        stdout=sim_log, stderr=subprocess.STDOUT, start_new_session=True,
+    )  # fmt: skip
+    try:
+        api = ArbiterClient(venue.url)
+        api.login("arbiter", venue.arbiter_password)
+
+        def online() -> bool:
+            if sim.poll() is not None:
+                raise RuntimeError(f"the sim exited: see {work}/sim-{index}.log")
+            body = api.request("GET", "/api/boards")
+            rows = body.get("boards", []) if isinstance(body, dict) else body
+            return sum(bool(v.get("online")) for v in rows if str(v["board"]) in mine) >= boards
+
+        started = time.monotonic()
+        wait_for(online, 60 + boards / 10, f"{boards} boards online")
+        connect_s = time.monotonic() - started
+        time.sleep(min(10.0, window_s / 4))  # warm-up: the games start, the first burst drains
+        pids = {"station": venue.station_proc.pid, "broker": venue.broker.pid, "sim": sim.pid}
+        cpu0 = {k: cpu_s(p) for k, p in pids.items() if p}
+        t0_ms, t0 = time.time_ns() // 1_000_000, time.monotonic()
+        time.sleep(window_s)  # the measurement window itself
+        elapsed = time.monotonic() - t0
+        t1_ms = time.time_ns() // 1_000_000
+        cpu = {k: (cpu_s(p) - cpu0[k]) / elapsed for k, p in pids.items() if p}
+        rss, peak = memory_mb(venue.station_proc.pid)
+        api.request("POST", "/api/venue/cmd", {"cmd": "pause", "args": {}})
+        db_file = work / "station" / "station.db"
+
+        def stored_keys() -> set[tuple[str, int, int]]:
+            return {
+                (str(b), int(s), int(q)) for b, s, q, _t, _r in store_rows(db_file) if b in mine
+            }
+
+        def drained() -> bool:
+            keys, unsent = journal_rows(journals)
+            return unsent == 0 and keys <= stored_keys()
+
+        drain_started = time.monotonic()
+        try:
+            wait_for(drained, 120 + boards / 10, "the backlog to drain", every_s=1.0)
+        except RuntimeError as exc:
+            print(f"  {boards} boards: {exc}", flush=True)
+        drain_s = time.monotonic() - drain_started
+    finally:
+        if sim.poll() is None:
+            sim.send_signal(signal.SIGTERM)
+            try:
+                sim.wait(120)
+            except subprocess.TimeoutExpired:
+                sim.kill()
+                sim.wait(30)
+    keys, unsent = journal_rows(journals)
+    rows = [r for r in store_rows(db_file) if r[0] in mine]
+    stored = {(str(b), int(s), int(q)) for b, s, q, _ts, _r in rows}
+    e2e = [r - ts for _b, _s, _q, ts, r in rows if t0_ms <= ts <= t1_ms]
+    lat = percentiles(e2e) if e2e else {"p50": 0.0, "p99": 0.0, "max": 0.0}
+    raw = percentiles(rtt)
+    result = {
+        "boards": boards,
+        "window_s": round(elapsed, 1),
+        "connect_s": round(connect_s, 1),
+        "events_journaled": len(keys),
+        "events_stored": len(stored),
+        "events_lost": len(keys - stored),
+        "events_unknown": len(stored - keys),
+        "unsent_at_stop": unsent,
+        "events_per_s": round(len(e2e) / elapsed, 1),
+        "e2e_p50_ms": round(lat["p50"], 1),
+        "e2e_p99_ms": round(lat["p99"], 1),
+        "e2e_max_ms": round(lat["max"], 1),
+        "raw_qos1_p50_ms": round(raw["p50"], 3),
+        "raw_qos1_p99_ms": round(raw["p99"], 3),
+        "station_cpu": round(cpu["station"], 3),
+        "broker_cpu": round(cpu["broker"], 3),
+        "sim_cpu": round(cpu["sim"], 3),
+        "station_rss_mb": round(rss, 1),
+        "station_peak_rss_mb": round(peak, 1),
+        "drain_s": round(drain_s, 1),
+        "load_avg_1m": os.getloadavg()[0],
+    }
+    print(json.dumps(result), flush=True)
+    return result
+
+
+def run_sizes(sizes: list[int], windows: dict[int, float], samples: int) -> list[dict[str, Any]]:
+    """One venue whose roster holds every size side by side; each size plays its own nodes."""
+    work = Path(tempfile.mkdtemp(prefix="qz-scale-"))
+    venue = BenchVenue(work, boards=sum(sizes), speed=SPEED, venue="scale")
+    try:
+        venue.start()
+        rtt = baseline(venue, samples)
+        nodes, curve = list(venue.node_boards), []
+        for index, size in enumerate(sizes):
+            count = -(-size // BOARDS_PER_NODE)
+            mine, nodes = nodes[:count], nodes[count:]
+            curve.append(run_size(venue, mine, windows[size], rtt, index))
+        return curve
+    finally:
+        venue.stop()
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def plot(curve: list[dict[str, Any]], path: Path) -> str:
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return "matplotlib is not installed: no plot"
+    sizes = [r["boards"] for r in curve]
+    fig, ax = plt.subplots(figsize=(7, 4.2), dpi=110)
+    ax.plot(sizes, [r["e2e_p50_ms"] for r in curve], "o-", label="e2e p50 (event ts → station)")
+    ax.plot(sizes, [r["e2e_p99_ms"] for r in curve], "s-", label="e2e p99")
+    ax.plot(sizes, [r["raw_qos1_p50_ms"] for r in curve], "^--", label="raw broker QoS 1 RTT p50")
+    ax.set_xlabel(f"simulated boards (players ×{SPEED:g}: one move per board every 2 s)")
+    ax.set_ylabel("latency (ms, log scale)")
+    ax.set_yscale("log")
+    ax.set_xticks(sizes)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend()
+    ax.set_title("qizhong: e2e latency against venue size (one station, one Mosquitto)")
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return str(path)
+
+
+def main() -> None:
+    args = parse_args(
+        (__doc__ or "").splitlines()[0],
+        lambda p: p.add_argument("--plot", type=Path, default=None, help="PNG path"),
+    )
+    if args.quick:
+        sizes, windows, main_size = [100, 300], {100: 3.0, 300: 3.0}, 300
+        samples = 100
+    else:
+        sizes, main_size = [100, 500, 1000, 2000], 2000
+        windows = {100: 120.0, 500: 120.0, 1000: 120.0, 2000: 300.0}
+        samples = 500
+    curve = run_sizes(sizes, windows, samples)
+    default = DOCS / "scale.png" if not args.quick else Path(tempfile.gettempdir()) / "qz-scale.png"
+    plotted = plot(curve, args.plot or default)
+    big = next(r for r in curve if r["boards"] == main_size)
+    emit(
+        {
+            "benchmark": "scale",
+            "boards": main_size,
+            "window_s": big["window_s"],
+            "events_per_s": big["events_per_s"],
+            "events_lost": sum(r["events_lost"] for r in curve),
+            "ingest_lag_p99_ms": big["e2e_p99_ms"],
+            "e2e_p50_ms": big["e2e_p50_ms"],
+            "station_cpu": big["station_cpu"],
+            "station_peak_rss_mb": big["station_peak_rss_mb"],
+            "broker_cpu": big["broker_cpu"],
+            "sim_cpu": big["sim_cpu"],
+            "raw_qos1_p50_ms": big["raw_qos1_p50_ms"],
+            "curve": {r["boards"]: [r["e2e_p50_ms"], r["e2e_p99_ms"]] for r in curve},
+            "plot": plotted,
+            "ratio_p99": round(big["e2e_p99_ms"] / max(big["raw_qos1_p99_ms"], 1e-3), 1),
+            "ratio": round(big["e2e_p50_ms"] / max(big["raw_qos1_p50_ms"], 1e-3), 1),
+        }
+    )
+
+
+if __name__ == "__main__":
+    main()
