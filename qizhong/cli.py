@@ -20,6 +20,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "qizhong.terminal_clock",
         "a two-player clock in the terminal, to try the core by hand",
     ),
+    "deploy": (
+        "qizhong.deploy_cli",
+        "Ansible inventory from the roster; the offline wheel bundle for the Pis",
+    ),
     "demo": ("qizhong.demo", "a simulated venue on this machine: broker, station, 40 boards"),
     "sim": (
         "qizhong.sim",
