@@ -16,6 +16,7 @@ from board_nodes.wire import BoardStatus, EventEnvelope
 __all__ = [
     "ALERT_KINDS",
     "ALERT_STATUSES",
+    "AlertLedger",
     "AlertSpec",
     "alert_for_status",
     "alerts_for_event",
@@ -64,6 +65,46 @@ class AlertSpec:
             "updated_ms": now,
             "by": None,
         }
+
+
+class AlertLedger:
+    """Which alerts exist, and the id of the next one: the station decides an alert (and shows
+    it) the moment its fact arrives, before the store has it.
+
+    The station is the only writer of alerts, so after ``load`` the ledger knows every key the
+    store holds; a key seen again (a replay, a re-delivered status) decides nothing. An alert
+    stays ``unstored`` until the writer commits it, so the API can still find it meanwhile.
+    """
+
+    def __init__(self) -> None:
+        self._keys: set[str] = set()
+        self._next_id = 1
+        self._unstored: dict[int, dict[str, Any]] = {}
+
+    def load(self, keys: set[str], max_id: int) -> None:
+        self._keys = set(keys)
+        self._next_id = max_id + 1
+
+    def decide(self, spec: AlertSpec, now: int) -> dict[str, Any] | None:
+        """The new alert's row (with its id), or None when its key is already known."""
+        if spec.key in self._keys:
+            return None
+        self._keys.add(spec.key)
+        row = {"id": self._next_id, **spec.row(now)}
+        self._next_id += 1
+        self._unstored[row["id"]] = row
+        return row
+
+    def stored(self, ids: list[int]) -> None:
+        for i in ids:
+            self._unstored.pop(i, None)
+
+    def is_unstored(self, alert_id: int) -> bool:
+        return alert_id in self._unstored
+
+    def unstored(self) -> list[dict[str, Any]]:
+        """Decided but not yet committed, newest first."""
+        return [dict(row) for row in reversed(self._unstored.values())]
 
 
 def alerts_for_event(ev: EventEnvelope) -> list[AlertSpec]:

@@ -182,6 +182,9 @@ async def alert_action(request: Request) -> Response:
     if action not in _ACTIONS:
         raise ApiError(400, "action must be ack, confirm or dismiss", where="body.action")
     alert = await station.store.alert(alert_id)
+    if alert is None and station.ingest and station.ingest.alert_ledger.is_unstored(alert_id):
+        await station.ingest.flush()  # shown before it was stored: rule on the stored row
+        alert = await station.store.alert(alert_id)
     if alert is None:
         raise ApiError(404, f"no alert {alert_id}", kind="not_found", where="path.id")
     body: dict[str, Any] = {}

@@ -4,7 +4,9 @@
 the contract is logged at WARNING, counted by kind in the metrics and dropped. Good messages
 update the in-memory board views at once (the API and SSE read those) and go on one queue to a
 single writer task, which stores them in batches — in arrival order, so the seq bookkeeping
-sees what the store sees.
+sees what the store sees. An alert is decided and sent to the pages the moment its fact
+arrives (the arbiter hears of a flag within a second even while the writer is busy with a
+round's start); it goes on the same queue and is stored in its event's transaction.
 """
 
 from __future__ import annotations
@@ -93,6 +95,7 @@ class Ingest:
         self.seqs = SeqTracker()
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
+        self.alert_ledger = alert_rules.AlertLedger()
         # Messages before this (wall ms) may be a backlog the broker queued while we were away:
         # their age says nothing about a node's clock. The collector moves it on each connect.
         self.live_after_ms = 0
@@ -103,6 +106,7 @@ class Ingest:
         for row in await self.store.boards():
             self.boards[row["board"]] = BoardView(row["board"], row["status"], row["state"])
         self._paired = {p["board"] for p in await self.store.pairings()}
+        self.alert_ledger.load(*await self.store.alert_index())
         self.metrics.gauges["qz_boards_online"] = lambda: sum(
             1 for v in self.boards.values() if v.status and v.status["state"] == "online"
         )
@@ -177,6 +181,8 @@ class Ingest:
             self._on_state(board, msg)
         else:
             self._queue.put_nowait(("event", (msg, received_ms)))
+            for spec in alert_rules.alerts_for_event(msg):
+                self.raise_alert(spec)
         return None
 
     def _view(self, board: str) -> BoardView:
@@ -197,7 +203,7 @@ class Ingest:
         self.hub.publish("status", {"board": board, "status": view.status})
         spec = alert_rules.alert_for_status(board, status)
         if spec is not None:
-            self._queue.put_nowait(("alert", spec))
+            self.raise_alert(spec)
 
     def _on_state(self, board: str, state: StateSnapshot) -> None:
         view = self._view(board)
@@ -216,7 +222,20 @@ class Ingest:
         spec = self.clock_truth.observe(board, ts=ts, received_ms=received_ms, node=node)
         self._view(board).offset_ms = self.clock_truth.offset_ms(board)
         if spec is not None:
-            self._queue.put_nowait(("alert", spec))
+            self.raise_alert(spec)
+
+    def raise_alert(self, spec: alert_rules.AlertSpec) -> int | None:
+        """Decide an alert now: to the pages at once, to the store through the writer.
+
+        Returns its id, or None when the fact already raised it (a replay).
+        """
+        row = self.alert_ledger.decide(spec, now_ms())
+        if row is None:
+            return None
+        self.metrics.alerts_raised += 1
+        self.hub.publish("alert", {"alert": row})
+        self._queue.put_nowait(("alert", row))
+        return int(row["id"])
 
     # -- the writer -------------------------------------------------------------------------
     async def flush(self) -> None:
@@ -250,12 +269,15 @@ class Ingest:
     async def _write(self, batch: list[tuple[str, Any]]) -> None:
         events: list[tuple[EventEnvelope, int]] = [item for kind, item in batch if kind == "event"]
         board_rows: dict[str, dict[str, Any]] = {}
-        specs: list[alert_rules.AlertSpec] = [item for kind, item in batch if kind == "alert"]
+        alerts: list[dict[str, Any]] = [item for kind, item in batch if kind == "alert"]
         for kind, item in batch:
             if kind == "board":
                 board_rows.setdefault(item["board"], {}).update(item)
         if events:
-            await self._write_events(events, board_rows, specs)
+            await self._write_events(events, board_rows, alerts)
+        elif alerts:
+            await self.store.insert_events([], alerts=alerts)
+        self.alert_ledger.stored([a["id"] for a in alerts])
         mono = time.monotonic()
         for kind, item in batch:
             if kind != "expect":
@@ -266,14 +288,12 @@ class Ingest:
                 log.info("board %s: its state names seq %d, not all stored", board, seq)
         if board_rows:
             await self.store.upsert_boards(list(board_rows.values()))
-        for spec in specs:
-            await self._raise(spec)
 
     async def _write_events(
         self,
         events: list[tuple[EventEnvelope, int]],
         board_rows: dict[str, dict[str, Any]],
-        specs: list[alert_rules.AlertSpec],
+        alerts: list[dict[str, Any]],
     ) -> None:
         rows, unique = [], {}
         for ev, received in events:
@@ -300,7 +320,8 @@ class Ingest:
                     "received_ms": received,
                 }
             )
-        inserted = await self.store.insert_events(rows)
+        # The batch's alerts in its events' transaction, before any ruling below settles one.
+        inserted = await self.store.insert_events(rows, alerts=alerts)
         self.metrics.duplicates_dropped += len(rows) - len(inserted)
         stored_ms = now_ms()
         mono = time.monotonic()
@@ -326,8 +347,6 @@ class Ingest:
             board_rows.setdefault(ev.board, {"board": ev.board})["last_seq"] = self.seqs.get(
                 ev.board
             ).watermark
-            for spec in alert_rules.alerts_for_event(ev):
-                await self._raise(spec)  # before any ruling below that may settle it
             ruling = alert_rules.ruling_of(ev)
             if ruling is not None:
                 await self._settle(ev.board, *ruling)
@@ -353,13 +372,6 @@ class Ingest:
                 "fouls": outcome.fouls,
             },
         )
-
-    async def _raise(self, spec: alert_rules.AlertSpec) -> None:
-        row = spec.row(now_ms())
-        new_id = await self.store.insert_alert(row)
-        if new_id is not None:
-            self.metrics.alerts_raised += 1
-            self.hub.publish("alert", {"alert": {"id": new_id, **row}})
 
     async def _settle(self, board: str, seq: int, status: str) -> None:
         alert = await self.store.find_alert(board, ("foul_pending", "forfeit_pending"), seq)

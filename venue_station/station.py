@@ -233,7 +233,7 @@ class Station:
                         now_ms(),
                         detail={"missing": [list(r) for r in seqs.missing()]},
                     )
-                    await self.ingest._raise(spec)
+                    self.ingest.raise_alert(spec)
 
     # -- domain operations used by the API --------------------------------------------------
     def _store(self) -> Store:

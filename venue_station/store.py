@@ -127,18 +127,49 @@ class Store:
         return session
 
     # -- events ---------------------------------------------------------------------------
-    async def insert_events(self, rows: Sequence[Mapping[str, Any]]) -> set[tuple[str, int, int]]:
-        """Insert, ignoring any already stored; returns the keys actually inserted."""
-        if not rows:
-            return set()
-        stmt = (
-            self.insert(t.events)
-            .on_conflict_do_nothing(index_elements=["board", "session", "seq"])
-            .returning(t.events.c.board, t.events.c.session, t.events.c.seq)
-        )
+    async def insert_events(
+        self, rows: Sequence[Mapping[str, Any]], *, alerts: Sequence[Mapping[str, Any]] = ()
+    ) -> set[tuple[str, int, int]]:
+        """Insert, ignoring any already stored; returns the keys actually inserted.
+
+        ``alerts`` (rows with their ids, decided by the station) go in the same transaction:
+        a failure stores neither, so a retry of the batch loses no alert.
+        """
+        inserted: set[tuple[str, int, int]] = set()
+        if not rows and not alerts:
+            return inserted
         async with self.engine.begin() as conn:
-            result = await conn.execute(stmt, list(rows))
-            return {(r.board, r.session, r.seq) for r in result}
+            if rows:
+                stmt = (
+                    self.insert(t.events)
+                    .on_conflict_do_nothing(index_elements=["board", "session", "seq"])
+                    .returning(t.events.c.board, t.events.c.session, t.events.c.seq)
+                )
+                result = await conn.execute(stmt, list(rows))
+                inserted = {(r.board, r.session, r.seq) for r in result}
+            if alerts:
+                await self._insert_alerts(conn, alerts)
+        return inserted
+
+    async def _insert_alerts(self, conn: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+        stmt = self.insert(t.alerts).on_conflict_do_nothing(index_elements=["key"])
+        await conn.execute(stmt, list(rows))
+        if self.dialect == "postgresql":
+            # The ids come from the station: keep the column's sequence past them.
+            await conn.execute(
+                sa.text(
+                    "SELECT setval(pg_get_serial_sequence('alerts', 'id'), "
+                    "(SELECT max(id) FROM alerts))"
+                )
+            )
+
+    async def alert_index(self) -> tuple[set[str], int]:
+        """Every alert key stored, and the largest id (0 when none)."""
+        a = t.alerts
+        async with self.engine.connect() as conn:
+            keys = {r[0] for r in await conn.execute(sa.select(a.c.key))}
+            top = (await conn.execute(sa.select(sa.func.max(a.c.id)))).scalar_one_or_none()
+        return keys, int(top or 0)
 
     async def count_events(self) -> int:
         async with self.engine.connect() as conn:

@@ -1,0 +1,155 @@
+"""An alert reaches the pages as soon as its fact arrives, before the store has it, and is
+never lost: the store is locked or failing (real SQLite: a write lock held by another
+connection, a trigger that aborts the insert) and the alert still ends up stored, once,
+under the id the pages were shown."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config, wait_until
+
+from venue_station.station import Station
+
+
+@pytest.fixture
+async def station(tmp_path: Path, start_station) -> Station:
+    return await start_station(station_config(tmp_path), connect=False)
+
+
+def db_file(station: Station) -> str:
+    return str(station.config.data_dir / "station.db")
+
+
+def feed(station: Station, ev: dict[str, Any]) -> None:
+    assert station.ingest is not None
+    station.ingest.handle(f"qz/v1/test/board/{ev['board']}/event", json.dumps(ev).encode())
+
+
+def alerts_on(queue: asyncio.Queue[str | None]) -> list[dict[str, Any]]:
+    out = []
+    while not queue.empty():
+        text = queue.get_nowait()
+        assert text is not None
+        kind, data = text.split("\n")[:2]
+        if kind == "event: alert":
+            out.append(json.loads(data.removeprefix("data: "))["alert"])
+    return out
+
+
+async def test_the_alert_is_on_the_stream_while_the_store_is_locked(station: Station) -> None:
+    assert station.ingest is not None and station.store is not None
+    queue = station.hub.subscribe()
+    blocker = sqlite3.connect(db_file(station), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")  # the writer cannot commit until this ends
+    try:
+        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
+        shown = alerts_on(queue)  # no await yet: the writer has not even started the batch
+        assert [(a["kind"], a["board"], a["status"]) for a in shown] == [("flag", "1", "open")]
+        await asyncio.sleep(0.3)
+        assert await station.store.alerts() == [] and await station.store.count_events() == 0
+        async with httpx.AsyncClient(base_url=station.http_url) as client:
+            listed = (await client.get("/api/alerts", params={"status": "active"})).json()
+        assert [a["id"] for a in listed["alerts"]] == [shown[0]["id"]]
+    finally:
+        blocker.execute("COMMIT")
+        blocker.close()
+    await station.ingest.flush()
+    stored = await station.store.alerts()
+    assert [(a["id"], a["key"]) for a in stored] == [(shown[0]["id"], shown[0]["key"])]
+    assert await station.store.count_events() == 1
+    assert not station.ingest.alert_ledger.unstored()
+
+
+@pytest.mark.allow_error_log
+async def test_a_failing_store_loses_no_alert(station: Station) -> None:
+    assert station.ingest is not None and station.store is not None
+    queue = station.hub.subscribe()
+    db = sqlite3.connect(db_file(station), isolation_level=None)
+    db.execute(
+        "CREATE TRIGGER no_alerts BEFORE INSERT ON alerts "
+        "BEGIN SELECT RAISE(ABORT, 'the disk is full (test)'); END"
+    )
+    try:
+        feed(station, envelope("1", 1, type="flag", data={"side": "black"}))
+        shown = alerts_on(queue)
+        assert len(shown) == 1
+        # The writer fails and retries: the event is not stored without its alert.
+        await wait_until(lambda: station.ingest is not None and station.ingest.pending() == 0)
+        await asyncio.sleep(0.5)
+        assert await station.store.count_events() == 0 and await station.store.alerts() == []
+        assert station.ingest.alert_ledger.is_unstored(shown[0]["id"])
+    finally:
+        db.execute("DROP TRIGGER no_alerts")
+        db.close()
+    await asyncio.wait_for(station.ingest.flush(), 10)
+    stored = await station.store.alerts()
+    assert [(a["id"], a["kind"], a["side"]) for a in stored] == [(shown[0]["id"], "flag", "black")]
+    assert await station.store.count_events() == 1
+    assert station.metrics.alerts_raised == 1
+
+
+async def test_a_replay_after_a_restart_raises_nothing_and_ids_go_on(
+    station: Station, start_station
+) -> None:
+    assert station.ingest is not None
+    flag = envelope("1", 1, type="flag", data={"side": "red"})
+    feed(station, flag)
+    await station.ingest.flush()
+    await station.stop()
+    again = await start_station(station.config)
+    assert again.ingest is not None and again.store is not None
+    queue = again.hub.subscribe()
+    feed(again, flag)  # the node replays it after the restart
+    feed(again, envelope("2", 1, type="flag", data={"side": "black"}))
+    assert [a["board"] for a in alerts_on(queue)] == ["2"]
+    await again.ingest.flush()
+    stored = await again.store.alerts()
+    assert [(a["id"], a["board"]) for a in stored] == [(2, "2"), (1, "1")]
+
+
+async def test_an_arbiter_can_rule_on_an_alert_not_yet_stored(station: Station) -> None:
+    assert station.ingest is not None and station.store is not None
+    queue = station.hub.subscribe()
+    blocker = sqlite3.connect(db_file(station), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        login = await client.post(
+            "/api/auth/login", json={"username": ARBITER, "password": ARBITER_PASSWORD}
+        )
+        csrf = login.json()["csrf"]
+        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
+        (shown,) = alerts_on(queue)
+        ack = asyncio.create_task(
+            client.post(
+                f"/api/alerts/{shown['id']}",
+                json={"action": "ack"},
+                headers={"X-CSRF-Token": csrf},
+            )
+        )
+        await asyncio.sleep(0.3)
+        assert not ack.done()  # it waits for the store rather than answer 404
+        blocker.execute("COMMIT")
+        blocker.close()
+        r = await ack
+    assert r.status_code == 200, r.text
+    assert (r.json()["alert"]["id"], r.json()["alert"]["status"]) == (shown["id"], "acked")
+    assert (await station.store.alert(shown["id"]) or {})["status"] == "acked"
+
+
+async def test_alerts_stored_with_the_stations_ids_keep_the_id_sequence_ahead(store) -> None:
+    def row(key: str, **kw: Any) -> dict[str, Any]:
+        base = {"key": key, "kind": "flag", "board": "1", "game": None, "side": "red", "seq": 1,
+                "ts": 1, "status": "open", "detail": {}, "updated_ms": 1, "by": None}  # fmt: skip
+        return {**base, **kw}
+
+    assert await store.insert_events([], alerts=[row("a", id=1), row("b", id=7)]) == set()
+    assert await store.insert_events([], alerts=[row("b", id=8)]) == set()  # known key: nothing
+    assert await store.alert_index() == ({"a", "b"}, 7)
+    assert await store.insert_alert(row("c")) == 8  # the database's own id comes after
