@@ -15,6 +15,7 @@ fleet's journals is compared with the station's store (events lost must be 0).
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import json
 import os
@@ -299,11 +300,12 @@ def plot(curve: list[dict[str, Any]], path: Path) -> str:
     return str(path)
 
 
+def _options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--plot", type=Path, default=None, help="where to write the PNG")
+
+
 def main() -> None:
-    args = parse_args(
-        (__doc__ or "").splitlines()[0],
-        lambda p: p.add_argument("--plot", type=Path, default=None, help="PNG path"),
-    )
+    args = parse_args((__doc__ or "").splitlines()[0], _options)
     if args.quick:
         sizes, windows, main_size = [100, 300], {100: 3.0, 300: 3.0}, 300
         samples = 100

@@ -215,7 +215,7 @@ def summary_table(
     lines = [
         f"Chaos round ({plan_name})",
         "",
-        "| fault | count | targets | down (s, each) |",
+        "| fault | count | targets | kill to restarted (s, each) |",
         "|---|---|---|---|",
     ]
     for kind, items in kinds.items():
