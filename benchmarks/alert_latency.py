@@ -15,12 +15,21 @@ off). Ratio: p50 flag -> alert over p50 broker round trip.
 Full run: 100 boards, 2 rounds (200 flags), each round's flags over 10 s (10 flags/s, far
 more than a real round). ``--quick``: 20 boards, 2 rounds (40 flags) over 3 s each.
 ``--spread S`` sets the span (``--spread 1.5``: 67 flags/s, a stress test).
+
+Stages per flag (p50/p99): ``node_emit`` flag instant -> the node's flag event; ``node_to_broker``
+-> the broker hands it on (seen by an independent ``mosquitto_sub``); ``broker_to_station`` ->
+the station's collector reads it; ``alert_decided`` -> the alert is decided and sent on the SSE
+stream; ``page_shown`` -> the row is in the page. ``station_loop_lag``: how late the station's
+event loop wakes a 10 ms sleeper. ``--trace`` prints every flag's stages by its instant.
 """
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import contextlib
+import json
+import math
 import shutil
 import signal
 import sys
@@ -39,6 +48,7 @@ from venue_station.station import Station
 
 VENUE = "bench"
 SPREAD_MS = 10_000  # one round's flags fall over this span (--spread)
+TRACE = False  # --trace: one line per flag, its stages, by its instant in the round
 PASSWORD = "bench-arbiter-pw"
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
@@ -100,8 +110,57 @@ def node_toml(broker: MosquittoProcess, node: str, boards: list[str], data: Path
     return path
 
 
+class Watcher:
+    """An independent subscriber (``mosquitto_sub``, its own process): when the broker handed
+    each flag event on. It splits "node -> station" into node -> broker and broker -> station."""
+
+    def __init__(self) -> None:
+        self.flag_seen_ms: dict[str, float] = {}
+        self.proc: asyncio.subprocess.Process | None = None
+
+    async def start(self, broker: MosquittoProcess) -> None:
+        user, password = broker.credentials("station")
+        self.proc = await asyncio.create_subprocess_exec(
+            "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-u", user, "-P", password,
+            "-i", "bench-watcher", "-V", "mqttv5", "-q", "1", "-F", "%U %p",
+            "-t", f"qz/v1/{VENUE}/board/+/event", stdout=asyncio.subprocess.PIPE,
+        )  # fmt: skip
+        self._task = asyncio.create_task(self._read(), name="watcher")
+
+    async def _read(self) -> None:
+        assert self.proc is not None and self.proc.stdout is not None
+        async for line in self.proc.stdout:
+            stamp, _, payload = line.decode().partition(" ")
+            if '"flag"' not in payload:
+                continue
+            ev = json.loads(payload)
+            if ev.get("type") == "flag" and ev.get("game"):
+                self.flag_seen_ms.setdefault(ev["game"], float(stamp) * 1000)
+
+    async def stop(self) -> None:
+        if self.proc is not None and self.proc.returncode is None:
+            self.proc.terminate()
+            await self.proc.wait()
+        self._task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await self._task
+
+
+async def loop_lag(samples: list[float], period_s: float = 0.01) -> None:
+    """How late this process's event loop wakes a sleeper: time the station cannot react."""
+    while True:
+        start = time.monotonic()
+        await asyncio.sleep(period_s)
+        samples.append((time.monotonic() - start - period_s) * 1000)
+
+
 async def run_round(
-    station: Station, page: Any, boards: list[str], round_no: int, stages: dict[str, list[float]]
+    station: Station,
+    page: Any,
+    boards: list[str],
+    round_no: int,
+    stages: dict[str, list[float]],
+    watcher: Watcher,
 ) -> list[float]:
     stagger = SPREAD_MS / len(boards)
 
@@ -130,7 +189,7 @@ async def run_round(
     await station.ingest.flush()
     started = await station.store.events(types=["started"], limit=1000, newest_first=True)
     instants = {e["game"]: e["ts"] + e["red_ms"] for e in started if e["game"] in games}
-    # Where the time goes: node emits the flag -> station receives it -> alert stored -> page.
+    # Where the time goes: node emits the flag -> broker -> station -> alert decided -> page.
     flags = await station.store.events(types=["flag"], limit=1000, newest_first=True)
     alerts = {a["game"]: a for a in await station.store.alerts(limit=1000) if a["kind"] == "flag"}
     for ev in flags:
@@ -138,9 +197,21 @@ async def run_round(
         if g not in games or g not in instants or g not in alerts or g not in seen:
             continue
         stages["node_emit"].append(ev["ts"] - instants[g])
+        if g in watcher.flag_seen_ms:
+            stages["node_to_broker"].append(watcher.flag_seen_ms[g] - ev["ts"])
+            stages["broker_to_station"].append(ev["received_ms"] - watcher.flag_seen_ms[g])
         stages["station_receive"].append(ev["received_ms"] - ev["ts"])
-        stages["alert_stored"].append(alerts[g]["updated_ms"] - ev["received_ms"])
+        stages["alert_decided"].append(alerts[g]["updated_ms"] - ev["received_ms"])
         stages["page_shown"].append(seen[g] - alerts[g]["updated_ms"])
+        if TRACE:
+            b = watcher.flag_seen_ms.get(g, math.nan)
+            print(
+                f"  trace r{round_no} +{instants[g] - min(instants.values()):5d} ms: "
+                f"emit {ev['ts'] - instants[g]:4d} broker {b - ev['ts']:6.0f} "
+                f"station {ev['received_ms'] - b:6.0f} "
+                f"decided {alerts[g]['updated_ms'] - ev['received_ms']:4d} "
+                f"page {seen[g] - alerts[g]['updated_ms']:4d}"
+            )
     missing = games - set(seen)
     if missing:
         print(f"  round {round_no}: {len(missing)} flag alert(s) not seen within 30 s")
@@ -150,13 +221,10 @@ async def run_round(
 async def main() -> None:
     args = parse_args(
         __doc__.splitlines()[0],
-        extra=lambda p: p.add_argument(
-            "--spread",
-            type=float,
-            help="seconds over which a round's flags fall (default 10, quick 3)",
-        ),
+        extra=_extra_args,
     )
-    global SPREAD_MS
+    global SPREAD_MS, TRACE
+    TRACE = args.trace
     SPREAD_MS = int(1000 * (args.spread or (3 if args.quick else 10)))
     n_boards, rounds = (20, 2) if args.quick else (100, 2)
     boards = [str(b) for b in range(1, n_boards + 1)]
@@ -167,7 +235,15 @@ async def main() -> None:
     broker = MosquittoProcess.from_roster(roster, work / "broker")
     latencies: list[float] = []
     stages: dict[str, list[float]] = {
-        k: [] for k in ("node_emit", "station_receive", "alert_stored", "page_shown")
+        k: []
+        for k in (
+            "node_emit",
+            "node_to_broker",
+            "broker_to_station",
+            "station_receive",
+            "alert_decided",
+            "page_shown",
+        )
     }
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(shutil.rmtree, work, True)
@@ -214,8 +290,15 @@ async def main() -> None:
             f"document.querySelectorAll('#boards .card').length >= {n_boards}"
         )
         await page.evaluate(OBSERVE)
+        watcher = Watcher()
+        await watcher.start(broker)
+        stack.push_async_callback(watcher.stop)
+        lag: list[float] = []
+        lag_task = asyncio.create_task(loop_lag(lag), name="loop-lag")
+        stack.callback(lag_task.cancel)
         for r in range(1, rounds + 1):
-            latencies += await run_round(station, page, boards, r, stages)
+            latencies += await run_round(station, page, boards, r, stages, watcher)
+        stages["station_loop_lag"] = lag
     alert = percentiles(latencies)
     flags = n_boards * rounds
     print(
@@ -229,7 +312,7 @@ async def main() -> None:
     for name, values in stages.items():
         if values:
             p = percentiles(values)
-            print(f"  stage {name:<16} p50 {p['p50']:7.1f} ms  p99 {p['p99']:7.1f} ms")
+            print(f"  stage {name:<18} p50 {p['p50']:7.1f} ms  p99 {p['p99']:7.1f} ms")
     emit(
         {
             "benchmark": "alert_latency",
@@ -245,6 +328,15 @@ async def main() -> None:
             "ratio": round(alert["p50"] / max(rtt["p50"], 1e-3), 1),
             "ratio_p99": round(alert["p99"] / max(rtt["p99"], 1e-3), 1),
         }
+    )
+
+
+def _extra_args(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--spread", type=float, help="seconds over which a round's flags fall (default 10, quick 3)"
+    )
+    parser.add_argument(
+        "--trace", action="store_true", help="print every flag's stages, by its instant"
     )
 
 
