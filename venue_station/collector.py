@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
-import select
 from typing import Any
 
 import aiomqtt
@@ -96,8 +94,6 @@ class Collector:
             f"{self.topics.root}/#", options=SubscribeOptions(qos=1, noLocal=True)
         )
         await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
-        if not os.environ.get("QZ_NO_BURST"):
-            read_in_bursts(client)
         self._client = client
         self.ingest.live_after_ms = now_ms() + BACKLOG_MS
         self.connections += 1
@@ -140,34 +136,3 @@ class Collector:
             )
         except (aiomqtt.MqttError, TimeoutError) as exc:
             log.warning("could not publish the station's offline status: %s", exc)
-
-
-def read_in_bursts(client: aiomqtt.Client, *, max_packets: int = 100) -> bool:
-    """Let one readable-socket callback read up to ``max_packets`` MQTT packets, not one.
-
-    paho 2 reads a single packet per ``loop_read()`` (it ignores its ``max_packets``), and
-    aiomqtt calls it once per event-loop iteration; a station fed by a hundred boards then
-    drains a start-of-round burst one packet per iteration, behind every other task, and a
-    flag waits in the socket for a second under load (benchmarks/alert_latency.py). True when
-    the client could be wrapped.
-    """
-    paho = getattr(client, "_client", None)
-    if paho is None or getattr(paho, "_qz_bursts", False):
-        return False
-    one = paho.loop_read
-
-    def loop_read(_max_packets: int = 1) -> Any:
-        rc = one()
-        for _ in range(max_packets - 1):
-            sock = paho.socket()
-            if rc or sock is None:
-                break
-            pending = getattr(sock, "pending", None)  # TLS may hold decoded bytes
-            if not (pending is not None and pending()) and not select.select([sock], [], [], 0)[0]:
-                break
-            rc = one()
-        return rc
-
-    paho.loop_read = loop_read
-    paho._qz_bursts = True
-    return True
