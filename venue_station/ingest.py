@@ -204,6 +204,20 @@ class Ingest:
         spec = alert_rules.alert_for_status(board, status)
         if spec is not None:
             self.raise_alert(spec)
+        self._expect_from(view)
+
+    def _expect_from(self, view: BoardView) -> None:
+        """The events a live board's state names are due (closes a trailing gap by rebirth).
+
+        Only from a node that is online in the same session as its state: it is the one that
+        can replay them. In the writer, after the events received before this state — a node
+        publishes a state only once the events it names are sent."""
+        status, state = view.status, view.state
+        if status is None or state is None or status["state"] != "online":
+            return
+        if status["session"] != state["session"] or status["node"] != state["node"]:
+            return
+        self._queue.put_nowait(("expect", (view.board, int(state["seq"]))))
 
     def _on_state(self, board: str, state: StateSnapshot) -> None:
         view = self._view(board)
@@ -212,9 +226,7 @@ class Ingest:
             return
         view.state = state.model_dump(mode="json")
         self.metrics.states_stored += 1
-        # In the writer, after the events received before this state: a node publishes a
-        # state only once the events it names are sent.
-        self._queue.put_nowait(("expect", (board, state.seq)))
+        self._expect_from(view)
         self._queue.put_nowait(("board", {"board": board, "node": state.node, "state": view.state}))
         self.hub.publish("state", {"board": board, "state": view.state})
 

@@ -128,14 +128,26 @@ async def test_keys(face, mock_factory):
 async def test_burst_of_ten_toggles_from_another_thread_is_one_press(face, mock_factory):
     pin = mock_factory.pin(17)
 
-    def bounce():  # 10 toggles within 5 ms, the way a real contact chatters
+    def bounce() -> int:  # 10 toggles within 5 ms, the way a real contact chatters
+        t0 = time.monotonic_ns()
         for i in range(10):
             (pin.drive_low if i % 2 == 0 else pin.drive_high)()
             time.sleep(0.0004)
+        return time.monotonic_ns() - t0
 
-    t0 = time.monotonic_ns()
-    await asyncio.to_thread(bounce)
-    assert time.monotonic_ns() - t0 < 20_000_000, "the burst took longer than the window"
+    # The burst must fit in the 20 ms window; a machine that stalls the thread longer than
+    # that has not made a burst, so it is tried again (a few times at most).
+    for _ in range(5):
+        took = await asyncio.to_thread(bounce)
+        if took < 20_000_000:
+            break
+        await asyncio.sleep(0.05)
+        while not face._queue.empty():
+            face._queue.get_nowait()
+        pin.drive_high()
+        await asyncio.sleep(0.05)
+        face._debouncers["red_button"].ignored = 0
+    assert took < 20_000_000, "the machine never let a 5 ms burst finish within 20 ms"
     ev = await next_event(face)
     assert ev.kind is K.PRESS and ev.side is Side.RED
     await assert_quiet(face, 0.1)

@@ -411,7 +411,7 @@ def test_schemas_and_models_agree_on_mutants() -> None:
             checked += 1
             if by_schema != by_model:
                 disagreements.append(f"{name} / {label}: yaml={by_schema} model={by_model}")
-    assert checked > 250
+    assert checked > (250 if DESIGN_PATH.exists() else 200)
     assert not disagreements, "\n".join(disagreements)
 
 

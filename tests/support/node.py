@@ -97,6 +97,21 @@ async def running_node(
         node.stop()
         async with asyncio.timeout(10):
             await task
+        await _forget_states(config)
+
+
+async def _forget_states(config: NodeConfig) -> None:
+    """Clear the boards' retained state, so a later test's station on the same shared broker
+    does not take this finished test's boards for live ones (their status stays: offline)."""
+    b = config.broker
+    with contextlib.suppress(aiomqtt.MqttError):
+        async with aiomqtt.Client(
+            b.host, b.port, username=b.username, password=b.read_password(),
+            protocol=aiomqtt.ProtocolVersion.V5,
+        ) as client:  # fmt: skip
+            for board in config.board:
+                topic = f"qz/v1/{config.venue}/board/{board.id}/state"
+                await client.publish(topic, b"", qos=1, retain=True)
 
 
 class Probe:

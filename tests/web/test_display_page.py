@@ -88,7 +88,8 @@ async def test_display_corrects_for_the_viewers_clock(page: Any, web_station: We
     await page.goto(web_station.url + "/")
     await page.wait_for_selector('.card[data-board="1"] .side.red.running')
     offset = await page.evaluate("QZ.clock.offset")
-    assert -7100 < offset < -6900
+    # The estimate is late by at most the stream's delivery time (long on a loaded machine).
+    assert -7300 < offset < -6900
     await check_countdown(page, snap)
 
 
