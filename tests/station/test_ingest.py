@@ -236,3 +236,30 @@ async def test_a_node_clock_off_by_more_than_100_ms_raises_one_alert(station: St
     assert 350 < alerts[0]["detail"]["offset_ms"] < 2000
     views = {v["board"]: v for v in station.board_views()}
     assert abs(views["2"]["clock_offset_ms"]) < 100
+
+
+def status(state: str, session: int = 1, node: str = "node-a") -> dict:
+    return {"state": state, "node": node, "session": session, "ts": now()}
+
+
+async def test_a_live_boards_state_makes_its_unseen_last_events_due(station: Station) -> None:
+    assert station.ingest is not None
+    seqs = station.ingest.seqs
+    for seq in (1, 2):
+        feed(station, "1", "event", envelope("1", seq))
+    feed(station, "1", "state", state("1", 4))  # names seq 4: 3 and 4 never arrived
+    await station.ingest.flush()
+    assert not seqs.get("1").has_gap  # no status yet: nobody to replay them
+    feed(station, "1", "status", status("offline"))
+    await station.ingest.flush()
+    assert not seqs.get("1").has_gap  # an offline node cannot replay either
+    feed(station, "1", "status", status("online", session=2))
+    await station.ingest.flush()
+    assert not seqs.get("1").has_gap  # the state is from another life of the node
+    feed(station, "1", "state", state("1", 4, session=2))  # this life's state names seq 4
+    await station.ingest.flush()
+    assert seqs.get("1").missing() == [(3, 4)]
+    for seq in (3, 4):
+        feed(station, "1", "event", envelope("1", seq))
+    await station.ingest.flush()
+    assert not seqs.get("1").has_gap and seqs.get("1").watermark == 4
