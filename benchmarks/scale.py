@@ -3,11 +3,12 @@ move rate: events lost, ingest lag, station CPU and memory, broker CPU, and the 
 latency (event ts -> received by the station) against the number of boards, as a ratio to the
 raw broker QoS 1 round trip of the same run.
 
-Every size is a fresh venue (qizhong.venue.LocalVenue without node processes): Mosquitto from
-broker-config output, ``qizhong station`` as a process, and the boards in one ``qizhong sim``
-process (non-durable journals) that sets and starts a game on every board itself. After the
-measurement window the arbiter pauses every clock, the backlog drains, and the union of the
-fleet's journals is compared with the station's store (events lost must be 0).
+One venue (qizhong.venue.LocalVenue without node processes) whose roster holds every size
+side by side: Mosquitto from broker-config output, ``qizhong station`` as a process; each size
+plays its own nodes in ``qizhong sim`` processes (one per 500 boards, non-durable journals)
+that set and start a game on every board themselves. After the measurement window the arbiter
+pauses every clock, the backlog drains, and the fleet's journals are compared with the
+station's store (events lost must be 0).
 
     python benchmarks/scale.py            # 100, 500, 1,000 boards 2 min each, 2,000 for 5 min
     python benchmarks/scale.py --quick    # 100 and 300 boards, a few seconds each
@@ -26,7 +27,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -40,12 +40,13 @@ from qizhong.venue import BOARDS_PER_NODE, LocalVenue
 
 SPEED = 10.0  # players think 10x faster than real ones
 MEAN_MOVE_S = 20.0  # a real player's mean thinking time
+SIM_BOARDS = 500  # boards per sim process
 CLK_TCK = os.sysconf("SC_CLK_TCK")
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
 
 class BenchVenue(LocalVenue):
-    """Broker and station only: the boards are played by one ``qizhong sim`` process."""
+    """Broker and station only: the boards are played by ``qizhong sim`` processes."""
 
     def start_node(self, node: str) -> None:
         return None
@@ -145,12 +146,17 @@ def store_rows(db_file: Path) -> list[tuple[str, int, int, int, int]]:
         db.close()
 
 
-def metric(url: str, name: str) -> float | None:
-    with urllib.request.urlopen(url + "/metrics", timeout=10) as response:
-        for line in response.read().decode().splitlines():
-            if line.startswith(name + " ") or line.startswith(name + "{"):
-                return float(line.rsplit(" ", 1)[1])
-    return None
+def sim_backlog_max(log: Path) -> int:
+    """The largest outbox backlog the sim reported (its JSON stats lines, every 5 s): events
+    journaled but not yet published, i.e. latency spent in the simulated fleet itself."""
+    most = 0
+    for line in log.read_text(errors="replace").splitlines():
+        if line.startswith("{"):
+            try:
+                most = max(most, int(json.loads(line).get("backlog", 0)))
+            except ValueError:
+                continue
+    return most
 
 
 def run_size(
@@ -162,25 +168,45 @@ def run_size(
     boards = sum(len(venue.node_boards[n]) for n in nodes)
     mine = {b for n in nodes for b in venue.node_boards[n]}
     journals = work / f"sim-{index}"
-    sim_log = open(work / f"sim-{index}.log", "ab")  # noqa: SIM115 — the process owns it
-    sim = subprocess.Popen(
-        [
-            sys.executable, "-m", "qizhong", "sim", "--start",
-            "--roster", str(work / "roster.toml"),
-            "--broker-dir", str(venue.broker.dir),
-            "--data-dir", str(journals),
-            "--nodes", ",".join(nodes),
-            "--speed", str(SPEED), "--mean-move-s", str(MEAN_MOVE_S),
-        ],
-        stdout=sim_log, stderr=subprocess.STDOUT, start_new_session=True,
-    )  # fmt: skip
+    # One sim process per SIM_BOARDS boards: one Python process cannot play 2,000 boards
+    # at 10x (its outbox backlog, not the station, would be measured); several use the cores.
+    per = max(1, SIM_BOARDS // BOARDS_PER_NODE)
+    sims = []
+    for part, first in enumerate(range(0, len(nodes), per)):
+        log = open(work / f"sim-{index}-{part}.log", "ab")  # noqa: SIM115 — the process owns it
+        sims.append(
+            subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "qizhong",
+                    "sim",
+                    "--start",
+                    "--roster",
+                    str(work / "roster.toml"),
+                    "--broker-dir",
+                    str(venue.broker.dir),
+                    "--data-dir",
+                    str(journals),
+                    "--nodes",
+                    ",".join(nodes[first : first + per]),
+                    "--speed",
+                    str(SPEED),
+                    "--mean-move-s",
+                    str(MEAN_MOVE_S),
+                ],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,
+            )
+        )
     try:
         api = ArbiterClient(venue.url)
         api.login("arbiter", venue.arbiter_password)
 
         def online() -> bool:
-            if sim.poll() is not None:
-                raise RuntimeError(f"the sim exited: see {work}/sim-{index}.log")
+            if any(sim.poll() is not None for sim in sims):
+                raise RuntimeError(f"a sim exited: see {work}/sim-{index}-*.log")
             body = api.request("GET", "/api/boards")
             rows = body.get("boards", []) if isinstance(body, dict) else body
             return sum(bool(v.get("online")) for v in rows if str(v["board"]) in mine) >= boards
@@ -189,7 +215,8 @@ def run_size(
         wait_for(online, 60 + boards / 10, f"{boards} boards online")
         connect_s = time.monotonic() - started
         time.sleep(min(10.0, window_s / 4))  # warm-up: the games start, the first burst drains
-        pids = {"station": venue.station_proc.pid, "broker": venue.broker.pid, "sim": sim.pid}
+        pids = {"station": venue.station_proc.pid, "broker": venue.broker.pid}
+        pids.update({f"sim{i}": sim.pid for i, sim in enumerate(sims)})
         cpu0 = {k: cpu_s(p) for k, p in pids.items() if p}
         t0_ms, t0 = time.time_ns() // 1_000_000, time.monotonic()
         time.sleep(window_s)  # the measurement window itself
@@ -216,8 +243,10 @@ def run_size(
             print(f"  {boards} boards: {exc}", flush=True)
         drain_s = time.monotonic() - drain_started
     finally:
-        if sim.poll() is None:
-            sim.send_signal(signal.SIGTERM)
+        for sim in sims:
+            if sim.poll() is None:
+                sim.send_signal(signal.SIGTERM)
+        for sim in sims:
             try:
                 sim.wait(120)
             except subprocess.TimeoutExpired:
@@ -246,9 +275,11 @@ def run_size(
         "raw_qos1_p99_ms": round(raw["p99"], 3),
         "station_cpu": round(cpu["station"], 3),
         "broker_cpu": round(cpu["broker"], 3),
-        "sim_cpu": round(cpu["sim"], 3),
+        "sim_processes": len(sims),
+        "sim_cpu": round(sum(v for k, v in cpu.items() if k.startswith("sim")), 3),
         "station_rss_mb": round(rss, 1),
         "station_peak_rss_mb": round(peak, 1),
+        "sim_backlog_max": sum(sim_backlog_max(log) for log in work.glob(f"sim-{index}-*.log")),
         "drain_s": round(drain_s, 1),
         "load_avg_1m": os.getloadavg()[0],
     }
@@ -330,6 +361,7 @@ def main() -> None:
             "station_peak_rss_mb": big["station_peak_rss_mb"],
             "broker_cpu": big["broker_cpu"],
             "sim_cpu": big["sim_cpu"],
+            "sim_backlog_max": big["sim_backlog_max"],
             "raw_qos1_p50_ms": big["raw_qos1_p50_ms"],
             "curve": {r["boards"]: [r["e2e_p50_ms"], r["e2e_p99_ms"]] for r in curve},
             "plot": plotted,
