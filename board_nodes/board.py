@@ -44,7 +44,6 @@ class Board:
         face: ClockFace,
         journal: Journal,
         time_source: NodeTime | None = None,
-        checkpoint_s: float = 1.0,
     ) -> None:
         self.id = board_id
         self.venue = venue
@@ -54,7 +53,6 @@ class Board:
         self.face = face
         self.journal = journal
         self.now = time_source or NodeTime()
-        self.checkpoint_s = checkpoint_s
         # the game
         self.game: dict[str, Any] | None = None  # game, tc, black_tc, red, black, tiebreak
         self.clock: GameClock | None = None
@@ -446,12 +444,11 @@ class Board:
             self.emit_proposals(self.referee.late(side))
             self.changed()
 
-    async def checkpoint_loop(self) -> None:
-        """Keep the journal's times at most ``checkpoint_s`` old while a clock runs."""
-        while True:
-            await asyncio.sleep(self.checkpoint_s)
-            if self.clock is not None and self.clock.running is not None:
-                self.journal.checkpoint(self.id, self.checkpoint_data(), wall_ms())
+    def due_checkpoint(self) -> dict[str, Any] | None:
+        """The checkpoint to write now, while a clock runs (the node writes them together)."""
+        if self.clock is not None and self.clock.running is not None:
+            return self.checkpoint_data()
+        return None
 
     def cancel_timers(self) -> None:
         for name in ("_flag_timer", "_late_timer", "_start_timer"):

@@ -111,7 +111,7 @@ class NodeConfig(_Strict):
     data_dir: Path
     broker: BrokerConfig = Field(default_factory=BrokerConfig)
     board: Annotated[list[BoardConfig], Field(min_length=1)]
-    checkpoint_s: Annotated[float, Field(gt=0, le=1.0)] = 1.0
+    checkpoint_s: Annotated[float, Field(gt=0, le=1.0)] = 0.5
     outbox_capacity: Annotated[int, Field(ge=100)] = 100_000
     outbox_alarm_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.8
     replay_keep: Annotated[int, Field(ge=100)] = 20_000

@@ -135,8 +135,15 @@ class Journal:
         return BoardRecord(board, row[0], checkpoint, row[2])
 
     def checkpoint(self, board: str, checkpoint: dict[str, Any], wall_ms: int) -> None:
+        self.checkpoints([(board, checkpoint)], wall_ms)
+
+    def checkpoints(self, items: list[tuple[str, dict[str, Any]]], wall_ms: int) -> None:
+        """Several boards' checkpoints in one transaction: one fsync for the whole node."""
+        if not items:
+            return
         with self._tx() as db:
-            self._write_checkpoint(db, board, checkpoint, wall_ms)
+            for board, checkpoint in items:
+                self._write_checkpoint(db, board, checkpoint, wall_ms)
 
     def record(
         self,

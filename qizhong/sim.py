@@ -13,6 +13,7 @@ import argparse
 import asyncio
 import contextlib
 import json
+import logging
 import resource
 import signal
 import time
@@ -61,6 +62,7 @@ class SimFleet:
             raise ValueError(f"{files.dir}: the broker has no plain mqtt listener")
         url = listener.url
         self.nodes: list[Node] = []
+        board_index = 0  # over the whole roster, so no two boards replay the same players
         for entry in roster.node:
             if entry.id not in wanted:
                 continue
@@ -81,7 +83,7 @@ class SimFleet:
                                 "mode": "random",
                                 "mean_move_s": mean_move_s,
                                 "speed": speed,
-                                "seed": seed * 100_000 + i,
+                                "seed": seed * 100_000 + board_index + i,
                             },
                         }
                         for i, board in enumerate(entry.boards)
@@ -89,6 +91,7 @@ class SimFleet:
                 }
             )
             self.nodes.append(Node(config))
+            board_index += len(entry.boards)
         self._tasks: list[asyncio.Task[None]] = []
 
     @property
@@ -146,6 +149,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--duration", type=float, default=None, help="stop after S seconds")
     parser.add_argument("--start", action="store_true", help="set and start games by itself")
     parser.add_argument("--durable", action="store_true", help="fsync every event, as a Pi does")
+    parser.add_argument("--log-level", default="WARNING")
 
 
 async def _run(args: argparse.Namespace) -> int:
@@ -180,6 +184,9 @@ async def _run(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(
+        level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     limit = raise_fd_limit()
     nodes = args.nodes.split(",") if args.nodes else []
     print(f"qizhong sim: fd limit {limit}, nodes {','.join(nodes) or 'all'}", flush=True)

@@ -208,3 +208,16 @@ async def test_broker_killed_mid_game_loses_nothing(broker_factory, tmp_path):
     assert sorted(by_seq) == list(range(1, max(by_seq) + 1))
     late_moves = [e for e in by_seq.values() if e["type"] == "move"][4:]
     assert len(late_moves) == 6 and all(e["replay"] for e in late_moves)
+
+
+async def test_a_running_clock_is_checkpointed_on_schedule_between_events(venue_broker, tmp_path):
+    face = SimulatedFace(mode="idle")
+    config = node_config(venue_broker, "node-b", ["4"], tmp_path)
+    async with Probe(venue_broker) as probe, running_node(config, {"4": face}) as node:
+        await probe.command("4", "set_game", {"game": "g", "tc": "30m+5s"})
+        await probe.command("4", "start")
+        await probe.wait_for(lambda: probe.board_events("4", "started"))
+        started_used = node.journal.board("4").checkpoint["clock"]["red"]["used_ns"]
+        await asyncio.sleep(1.3)  # no event since the start: only the schedule writes
+        used_ns = node.journal.board("4").checkpoint["clock"]["red"]["used_ns"]
+        assert used_ns - started_used >= 500_000_000
