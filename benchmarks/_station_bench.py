@@ -1,17 +1,22 @@
-"""Shared set-up of the station benchmarks: a private broker for N simulated boards."""
+"""Shared set-up of the benchmarks that need a broker: a private Mosquitto, clients, and the
+raw QoS 1 round trip that most of them take as their same-run baseline."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
 import shutil
 import tempfile
 import time
 import uuid
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
 
+from board_nodes.wire import set_nodelay
 from broker_config import MosquittoProcess, Roster
 
 VENUE = "bench"
@@ -34,6 +39,44 @@ def start_broker(boards: int) -> tuple[MosquittoProcess, Path, dict[str, list[st
 def stop_broker(broker: MosquittoProcess, directory: Path) -> None:
     broker.close()
     shutil.rmtree(directory, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def private_broker(roster: Roster, *, prefix: str = "qz-bench-") -> Iterator[MosquittoProcess]:
+    """A Mosquitto from ``broker-config`` output for ``roster``, on free ports, removed after."""
+    directory = Path(tempfile.mkdtemp(prefix=prefix))
+    os.chmod(directory, 0o755)  # a root-started mosquitto drops to the mosquitto user
+    broker = MosquittoProcess.from_roster(roster, directory / "broker")
+    try:
+        yield broker
+    finally:
+        broker.close()
+        shutil.rmtree(directory, ignore_errors=True)
+
+
+async def qos1_round_trips(
+    broker: MosquittoProcess,
+    count: int,
+    *,
+    topic: str,
+    publisher: str = "station",
+    subscriber: str = "station",
+    payload: Callable[[int], bytes] = lambda i: str(i).encode(),
+) -> list[float]:
+    """The raw broker round trip in ms: QoS 1 publish as ``publisher`` until ``subscriber``
+    has the message. ``topic`` must be one both accounts' ACL allow and nothing else uses."""
+    out: list[float] = []
+    async with client(broker, publisher) as pub, client(broker, subscriber) as sub:
+        set_nodelay(pub)
+        set_nodelay(sub)
+        await sub.subscribe(topic, qos=1)
+        messages = sub.messages
+        for i in range(count):
+            t0 = time.perf_counter()
+            await pub.publish(topic, payload(i), qos=1)
+            await anext(messages)
+            out.append((time.perf_counter() - t0) * 1000)
+    return out
 
 
 def client(broker: MosquittoProcess, username: str, **kw: Any) -> aiomqtt.Client:

@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from _common import emit, parse_args, percentiles
+from _station_bench import qos1_round_trips
 
-from board_nodes import wire
 from broker_config import MosquittoProcess, Roster
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
@@ -67,27 +67,6 @@ OBSERVE = """() => {
     }
   }).observe(list, {childList: true, subtree: true});
 }"""
-
-
-async def broker_round_trip(broker: MosquittoProcess, count: int) -> list[float]:
-    import aiomqtt
-
-    user, password = broker.credentials("station")
-    out: list[float] = []
-    async with aiomqtt.Client(
-        broker.host, broker.port, username=user, password=password,
-        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-rtt",
-    ) as client:  # fmt: skip
-        wire.set_nodelay(client)
-        topic = f"qz/v1/{VENUE}/board/rtt/cmd"  # no node listens to this board
-        await client.subscribe(topic, qos=1)
-        messages = client.messages.__aiter__()
-        for i in range(count):
-            sent = time.monotonic_ns()
-            await client.publish(topic, str(i), qos=1)
-            await anext(messages)
-            out.append((time.monotonic_ns() - sent) / 1e6)
-    return out
 
 
 def node_toml(broker: MosquittoProcess, node: str, boards: list[str], data: Path) -> Path:
@@ -248,7 +227,8 @@ async def main() -> None:
     async with contextlib.AsyncExitStack() as stack:
         stack.callback(shutil.rmtree, work, True)
         stack.callback(broker.close)
-        rtt = percentiles(await broker_round_trip(broker, 300))
+        # no node listens to the board "rtt"
+        rtt = percentiles(await qos1_round_trips(broker, 300, topic=f"qz/v1/{VENUE}/board/rtt/cmd"))
         user, password = broker.credentials("station")
         config = StationConfig.from_dict(
             {

@@ -20,7 +20,14 @@ from typing import Any
 
 import httpx
 from _common import emit, parse_args, percentiles
-from _station_bench import client, event, start_broker, station_config, stop_broker
+from _station_bench import (
+    client,
+    event,
+    qos1_round_trips,
+    start_broker,
+    station_config,
+    stop_broker,
+)
 
 PROBE_NODE, PROBE_BOARD = "node-0", "1"
 
@@ -39,23 +46,6 @@ async def background(broker: Any, nodes: dict[str, list[str]], stop: asyncio.Eve
                         return
 
     await asyncio.gather(*(one(n, bs) for n, bs in nodes.items()))
-
-
-async def raw_round_trips(broker: Any, samples: int) -> list[float]:
-    out = []
-    async with client(broker, PROBE_NODE) as pub, client(broker, "station") as sub:
-        await sub.subscribe(f"qz/v1/bench/board/{PROBE_BOARD}/event", qos=1)
-        messages = sub.messages
-        for i in range(samples):
-            t0 = time.perf_counter()
-            await pub.publish(
-                f"qz/v1/bench/board/{PROBE_BOARD}/event",
-                event(PROBE_BOARD, PROBE_NODE, 10_000_000 + i),
-                qos=1,
-            )
-            await anext(messages)
-            out.append((time.perf_counter() - t0) * 1000)
-    return out
 
 
 async def station_trips(broker: Any, samples: int, data_dir: Path) -> list[float]:
@@ -106,7 +96,10 @@ async def main() -> None:
     load = asyncio.create_task(background(broker, nodes, stop))
     try:
         await asyncio.sleep(0.5)
-        raw = await raw_round_trips(broker, samples)
+        raw = await qos1_round_trips(
+            broker, samples, topic=f"qz/v1/bench/board/{PROBE_BOARD}/event",
+            publisher=PROBE_NODE, payload=lambda i: event(PROBE_BOARD, PROBE_NODE, 10_000_000 + i),
+        )  # fmt: skip
         with tempfile.TemporaryDirectory() as tmp:
             e2e = await station_trips(broker, samples, Path(tmp))
     finally:

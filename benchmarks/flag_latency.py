@@ -17,12 +17,11 @@ from __future__ import annotations
 
 import asyncio
 import json
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 from _common import emit, parse_args, percentiles
+from _station_bench import private_broker, qos1_round_trips
 
 from board_nodes import wire
 from board_nodes.commands import apply_command
@@ -55,32 +54,6 @@ async def bare_call_at(count: int, parallel: int) -> list[float]:
         arm()
     await done.wait()
     return late
-
-
-async def broker_round_trip(broker: MosquittoProcess, count: int) -> list[float]:
-    import aiomqtt
-
-    user, password = broker.credentials("station")
-    out: list[float] = []
-    async with aiomqtt.Client(
-        broker.host, broker.port, username=user, password=password,
-        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-rtt",
-    ) as client:  # fmt: skip
-        wire.set_nodelay(client)
-        topic = "qz/v1/bench/board/1/cmd"
-        await client.subscribe(topic, qos=1)
-        messages = aiomqtt_messages(client)
-        for i in range(count):
-            sent = time.monotonic_ns()
-            await client.publish(topic, str(i), qos=1)
-            await anext(messages)
-            out.append((time.monotonic_ns() - sent) / 1e6)
-    return out
-
-
-async def aiomqtt_messages(client):  # type: ignore[no-untyped-def]
-    async for message in client.messages:
-        yield message
 
 
 async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) -> dict:
@@ -186,17 +159,12 @@ async def main() -> None:
     # The full run: >= 1,000 flags of 1 s games. --quick is a 400-flag smoke run of 0.2 s games.
     flags = args.flags or (400 if args.quick else 1200)
     TC_MS = 200 if args.quick else 1000
-    work = Path(tempfile.mkdtemp(prefix="qz-bench-flag-"))
-    work.chmod(0o755)  # a root-started mosquitto drops to the mosquitto user
     roster = Roster.build(venue="bench", nodes={"bench-node": BOARDS})
-    broker = MosquittoProcess.from_roster(roster, work / "broker")
-    try:
+    with private_broker(roster, prefix="qz-bench-flag-") as broker:
         base_call_at = percentiles(await bare_call_at(flags, len(BOARDS)))
-        base_rtt = percentiles(await broker_round_trip(broker, 500))
-        got = await measure_flags(broker, work / "node", flags)
-    finally:
-        broker.close()
-        shutil.rmtree(work, ignore_errors=True)
+        rtt = await qos1_round_trips(broker, 500, topic="qz/v1/bench/board/1/cmd")
+        base_rtt = percentiles(rtt)
+        got = await measure_flags(broker, broker.dir.parent / "node", flags)
     dec, jour, arr = (percentiles(got[k]) for k in ("decided", "journaled", "arrived"))
     emit(
         {

@@ -30,11 +30,9 @@ import time
 from pathlib import Path
 from typing import Any
 
-import aiomqtt
 from _common import emit, parse_args, percentiles
+from _station_bench import private_broker, qos1_round_trips
 
-from board_nodes.wire import set_nodelay
-from broker_config import MosquittoProcess
 from qizhong.demo import ArbiterClient
 from qizhong.venue import BOARDS_PER_NODE, LocalVenue
 
@@ -69,46 +67,16 @@ def memory_mb(pid: int) -> tuple[float, float]:
     return found.get("VmRSS", 0.0), found.get("VmHWM", 0.0)
 
 
-async def raw_round_trips(broker: MosquittoProcess, node: str, board: str, n: int) -> list[float]:
-    """Publish QoS 1 as a node, receive as the station: the broker's own round trip in ms."""
-    topic = f"qz/v1/scale/board/{board}/event"
-
-    def client(user: str) -> aiomqtt.Client:
-        name, password = broker.credentials(user)
-        return aiomqtt.Client(
-            broker.host,
-            broker.port,
-            username=name,
-            password=password,
-            identifier=f"bench-{user}-{os.getpid()}",
-            protocol=aiomqtt.ProtocolVersion.V5,
-        )
-
-    out = []
-    async with client(node) as pub, client("station") as sub:
-        set_nodelay(pub)
-        set_nodelay(sub)
-        await sub.subscribe(topic, qos=1)
-        messages = sub.messages
-        for _ in range(n):
-            t0 = time.perf_counter()
-            await pub.publish(topic, b'{"probe": true}', qos=1)
-            await anext(messages)
-            out.append((time.perf_counter() - t0) * 1000)
-    return out
-
-
 def baseline(venue: LocalVenue, samples: int) -> list[float]:
     """The raw round trip on a twin Mosquitto (same roster and config, no station on it)."""
-    folder = Path(tempfile.mkdtemp(prefix="qz-scale-raw-"))
-    os.chmod(folder, 0o755)
-    broker = MosquittoProcess.from_roster(venue.roster, folder / "broker")
-    try:
-        node, boards = next(iter(venue.node_boards.items()))
-        return asyncio.run(raw_round_trips(broker, node, boards[0], samples))
-    finally:
-        broker.close()
-        shutil.rmtree(folder, ignore_errors=True)
+    node, boards = next(iter(venue.node_boards.items()))
+    with private_broker(venue.roster, prefix="qz-scale-raw-") as broker:
+        topic = f"qz/v1/scale/board/{boards[0]}/event"
+        return asyncio.run(
+            qos1_round_trips(
+                broker, samples, topic=topic, publisher=node, payload=lambda i: b'{"probe": true}'
+            )
+        )
 
 
 def wait_for(check: Any, timeout_s: float, what: str, every_s: float = 1.0) -> Any:
