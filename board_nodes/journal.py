@@ -211,7 +211,7 @@ class Journal:
         Unsent events are dropped only past ``capacity`` (days of outage): that is loss, and
         it is logged as such.
         """
-        with self._tx() as db:
+        with self._tx(durable=False) as db:
             sent = db.execute("SELECT count(*) FROM outbox WHERE sent=1").fetchone()[0]
             if sent > keep:
                 db.execute(

@@ -55,7 +55,6 @@ class BoardLink:
         journal: Journal,
         outbox_capacity: int = 100_000,
         outbox_alarm_ratio: float = 0.8,
-        replay_keep: int = 20_000,
     ) -> None:
         self.board = board
         self.broker = broker
@@ -63,7 +62,6 @@ class BoardLink:
         self.topics = wire.Topics(board.venue)
         self.outbox_capacity = outbox_capacity
         self.outbox_alarm_at = int(outbox_capacity * outbox_alarm_ratio)
-        self.replay_keep = replay_keep
         self.client: aiomqtt.Client | None = None
         self.connected = asyncio.Event()
         self.counters: Counter[str] = Counter()
@@ -172,13 +170,8 @@ class BoardLink:
                 self._state_dirty.clear()
                 await self._send_state(client)
                 continue
-            self._prune()
             self._wake.clear()
             await self._wake.wait()
-
-    def _prune(self) -> None:
-        dropped = self.journal.prune(keep=self.replay_keep, capacity=self.outbox_capacity)
-        self.counters["events_dropped"] += dropped
 
     def check_outbox(self) -> int:
         """Warn once the unsent backlog passes the alarm mark; returns the backlog."""

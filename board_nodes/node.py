@@ -44,6 +44,7 @@ class Node:
         self.boards: dict[str, Board] = {}
         self.links: dict[str, BoardLink] = {}
         self.session = 0
+        self.events_dropped = 0  # unsent events dropped past outbox_capacity (logged CRITICAL)
         self._stopping = asyncio.Event()
         self._task_group: asyncio.TaskGroup | None = None
         self.started = asyncio.Event()
@@ -74,7 +75,6 @@ class Node:
                 journal=self.journal,
                 outbox_capacity=self.config.outbox_capacity,
                 outbox_alarm_ratio=self.config.outbox_alarm_ratio,
-                replay_keep=self.config.replay_keep,
             )
             self._restore(board)
 
@@ -143,8 +143,14 @@ class Node:
         await asyncio.gather(*(link.close() for link in self.links.values()))
 
     async def _watchdog(self) -> None:
+        """Every few seconds (not per event: pruning is a write): trim the journal, check the
+        outbox alarm, and tell systemd the node is alive."""
         interval = sdnotify.watchdog_interval_s()
+        config = self.config
         while True:
+            self.events_dropped += self.journal.prune(
+                keep=config.replay_keep, capacity=config.outbox_capacity
+            )
             for link in self.links.values():
                 link.check_outbox()
             if interval is not None:

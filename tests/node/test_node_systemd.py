@@ -71,3 +71,17 @@ def test_the_outbox_alarm_warns_once_before_it_fills(tmp_path, caplog):
     warnings = [r for r in caplog.records if "outbox holds 80 unsent" in r.getMessage()]
     assert len(warnings) == 1
     journal.close()
+
+
+@pytest.mark.broker
+async def test_the_watchdog_trims_sent_events_beyond_replay_keep(venue_broker, tmp_path):
+    config = node_config(venue_broker, "node-a", ["1"], tmp_path / "data")
+    config.replay_keep = 100
+    with Journal(config.data_dir / "journal.sqlite3") as journal:
+        for _ in range(150):
+            journal.record("1", lambda seq: {"seq": seq})
+        journal.mark_sent([row.id for row in journal.unsent("1", limit=150)])
+    async with running_node(config, {"1": SimulatedFace(mode="idle")}) as node:
+        rows = node.journal.events_from("1", 1)
+        assert [r.seq for r in rows][:1] == [51] and len(rows) == 100
+        assert node.events_dropped == 0
