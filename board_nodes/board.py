@@ -212,11 +212,15 @@ class Board:
         self.on_event(payload)
         return payload
 
-    def emit_clock_events(self, events: Any) -> None:
+    def emit_clock_events(self, events: Any, *, by: str | None = None) -> None:
+        """Journal what the core decided. ``by`` names who paused or adjusted (an arbiter's
+        command); from the board a pause is the arbiter's only in arbiter mode."""
         for event in events:
             data = event.data()
             if event.type == "paused":
-                data = {"by": "arbiter" if self.arbiter_mode else "board", **data}
+                data = {"by": by or ("arbiter" if self.arbiter_mode else "board"), **data}
+            elif event.type == "adjusted":
+                data = {**data, "by": by or "arbiter"}
             self.emit(event.type, data)
             if event.type == "flag" and self.referee is not None:
                 self.emit_proposals(self.referee.flag_fell(Side.parse(data["side"])))

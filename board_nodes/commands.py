@@ -91,15 +91,8 @@ def _pause(board: Board, args: object) -> None:
     assert board.clock is not None
     if board.phase != "running":
         raise CommandError(f"the clock is not running ({board.phase})")
-    events = board.clock.pause()
     board.held_by = "arbiter"
-    for event in events:
-        data = event.data()
-        if event.type == "paused":
-            data = {"by": "arbiter", **data}
-            board.emit("paused", data)
-        else:
-            board.emit_clock_events([event])
+    board.emit_clock_events(board.clock.pause(), by="arbiter")
 
 
 def _resume(board: Board, args: object) -> None:
@@ -118,12 +111,7 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     assert board.clock is not None
     if board.phase == "finished":
         raise CommandError("the game is finished")
-    events = board.clock.adjust(Side.parse(args.side), args.delta_ms)
-    for event in events:
-        if event.type == "adjusted":
-            board.emit("adjusted", {**event.data(), "by": "arbiter"})
-        else:
-            board.emit_clock_events([event])
+    board.emit_clock_events(board.clock.adjust(Side.parse(args.side), args.delta_ms), by="arbiter")
 
 
 def _arbiter_mode(board: Board, args: wire.ArbiterModeArgs) -> None:

@@ -153,8 +153,8 @@ class Node:
             )
             for link in self.links.values():
                 link.check_outbox()
-            if interval is not None:
-                sdnotify.notify("WATCHDOG=1")
+            if interval is not None and not self._stopping.is_set():
+                sdnotify.notify("WATCHDOG=1")  # none after STOPPING=1: systemd reads the last
             await asyncio.sleep(interval or 5.0)
 
     def stop(self) -> None:
