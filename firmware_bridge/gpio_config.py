@@ -122,6 +122,20 @@ DisplayConfig = Annotated[
 ]
 
 
+# The config fields that name a GPIO pin (the display's bus pins live in its own table).
+PIN_FIELDS = (
+    "red_button",
+    "black_button",
+    "pause_key",
+    "arbiter_key",
+    "power_sense",
+    "battery_low",
+    "red_led",
+    "black_led",
+    "buzzer",
+)
+
+
 class GpioFaceConfig(_Model):
     """The pins of one GPIO clock face. Keys switch to ground by default (``pull_up = true``)."""
 
@@ -147,18 +161,7 @@ class GpioFaceConfig(_Model):
     )
     pull_up: bool = Field(True, description="keys close to ground, internal pull-ups on")
 
-    @field_validator(
-        "red_button",
-        "black_button",
-        "pause_key",
-        "arbiter_key",
-        "power_sense",
-        "battery_low",
-        "red_led",
-        "black_led",
-        "buzzer",
-        mode="before",
-    )
+    @field_validator(*PIN_FIELDS, mode="before")
     @classmethod
     def _pin_spelling(cls, value: object) -> object:
         if value is not None:
@@ -170,17 +173,7 @@ class GpioFaceConfig(_Model):
     def pin_map(self) -> dict[str, str]:
         """Every pin this face claims, by field name (display bus pins as ``display.*``)."""
         out: dict[str, str] = {}
-        for name in (
-            "red_button",
-            "black_button",
-            "pause_key",
-            "arbiter_key",
-            "power_sense",
-            "battery_low",
-            "red_led",
-            "black_led",
-            "buzzer",
-        ):
+        for name in PIN_FIELDS:
             value = getattr(self, name)
             if value is not None:
                 out[name] = normalize_pin(value)
