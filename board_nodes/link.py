@@ -15,6 +15,7 @@ import logging
 import random
 import ssl
 from collections import Counter
+from collections.abc import Callable
 from typing import Any
 
 import aiomqtt
@@ -23,7 +24,7 @@ from board_nodes import wire
 from board_nodes.board import Board, wall_ms
 from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
-from board_nodes.journal import Journal
+from board_nodes.journal import Journal, OutboxRow
 
 __all__ = ["BoardLink"]
 
@@ -154,15 +155,9 @@ class BoardLink:
         while True:
             rows = self.journal.unsent(self.board.id, limit=DRAIN_BATCH)
             if rows:
-                payloads = []
-                for row in rows:
-                    payload = row.payload
-                    if row.id <= self._backlog_upto:
-                        payload = _as_replay(payload)
-                    payloads.append(payload.encode())
-                # paho sends in call order on one connection, so concurrent QoS 1 publishes
-                # keep the events' order while overlapping their round trips.
-                await asyncio.gather(*(client.publish(topic, p, qos=1) for p in payloads))
+                await self._publish(
+                    client, topic, rows, replay=lambda r: r.id <= self._backlog_upto
+                )
                 self.journal.mark_sent([row.id for row in rows])
                 self.counters["events_sent"] += len(rows)
                 continue
@@ -203,10 +198,28 @@ class BoardLink:
         topic = self.topics.event(board.id)
         for start in range(0, len(rows), DRAIN_BATCH):
             batch = rows[start : start + DRAIN_BATCH]
-            await asyncio.gather(
-                *(client.publish(topic, _as_replay(r.payload).encode(), qos=1) for r in batch)
-            )
+            await self._publish(client, topic, batch, replay=lambda r: True)
         self.counters["events_replayed"] += len(rows)
+
+    @staticmethod
+    async def _publish(
+        client: aiomqtt.Client,
+        topic: str,
+        rows: list[OutboxRow],
+        *,
+        replay: Callable[[OutboxRow], bool],
+    ) -> None:
+        """Publish journaled events, marked ``replay`` where asked. paho sends in call order
+        on one connection, so concurrent QoS 1 publishes keep the events' order while
+        overlapping their round trips."""
+        await asyncio.gather(
+            *(
+                client.publish(
+                    topic, (_as_replay(r.payload) if replay(r) else r.payload).encode(), qos=1
+                )
+                for r in rows
+            )
+        )
 
     # -- incoming --------------------------------------------------------------------------------
     async def _receive(self, client: aiomqtt.Client) -> None:
