@@ -237,6 +237,9 @@
   // The pages' cards are drawn by timers set for the next instant a shown value changes, not
   // every animation frame: with 40 running boards that is about 40 small writes a second
   // instead of 80 writes 60 times a second. A new snapshot or a card shown wakes the loops.
+  // Changes due within this many ms of the first are drawn in one frame, each at most this
+  // late (never early: a shown time is never less than the player has).
+  QZ.DRAW_SLACK_MS = 50;
   const loops = [];
   let woken = false;
   QZ.wake = function () {
@@ -255,7 +258,7 @@
         card.tick(now);
         next = Math.min(next, card.nextChange(now));
       }
-      if (next < Infinity) timer = setTimeout(run, next);
+      if (next < Infinity) timer = setTimeout(run, next + QZ.DRAW_SLACK_MS);
     }
     loops.push(run);
     run();
