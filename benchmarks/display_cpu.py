@@ -123,8 +123,8 @@ class Hall:
         }  # fmt: skip
         self.snap[board] = body
         c = self.clients[node]
-        await c.publish(self.topics.status(board), json.dumps(
-            {"state": "online", "node": node, "session": 1, "ts": wall_ms()}), qos=1, retain=True)  # fmt: skip
+        status = {"state": "online", "node": node, "session": 1, "ts": wall_ms()}
+        await c.publish(self.topics.status(board), json.dumps(status), qos=1, retain=True)
         await c.publish(self.topics.state(board), json.dumps(body), qos=1, retain=True)
 
     async def all_idle(self) -> None:
@@ -148,8 +148,8 @@ class Hall:
             side = old["running"]
             left = max(60_000, old[side + "_ms"] - (wall_ms() - old["ts"]) + 5_000)
             other = "black" if side == "red" else "red"
-            await self.publish(b, phase="running", running=other, red_ms=left if side == "red"
-                               else old["red_ms"], black_ms=left if side == "black" else old["black_ms"])  # fmt: skip
+            times = {"red_ms": old["red_ms"], "black_ms": old["black_ms"], f"{side}_ms": left}
+            await self.publish(b, phase="running", running=other, **times)
 
 
 def old_files(commit: str) -> dict[str, str]:
@@ -231,9 +231,7 @@ async def main() -> None:
                     for variant in args.variants.split(","):
                         path = VARIANTS[variant]
                         url = station.http_url + path
-                        pct = await measure(
-                            browser, url, old if variant == "old" else None, window
-                        )
+                        pct = await measure(browser, url, old if variant == "old" else None, window)
                         results[variant][phase + "_pct"] = round(pct, 1)
                         print(f"{variant:6} {phase:8} {pct:6.1f} % of a core", flush=True)
                     if mover is not None:

@@ -289,7 +289,8 @@ class Roster(_Model):
         for i, sc in enumerate(self.screen):
             if sc.id in screen_at:
                 first = screen_at[sc.id]
-                found.append(RosterProblem(f"screen[{i}].id", f"screen {sc.id!r} is listed twice (first at screen[{first}])"))  # fmt: skip
+                reason = f"screen {sc.id!r} is listed twice (first at screen[{first}])"
+                found.append(RosterProblem(f"screen[{i}].id", reason))
             screen_at.setdefault(sc.id, i)
             if sc.boards is not None and sc.nodes:
                 found.append(RosterProblem(f"screen[{i}]", "give boards or nodes, not both"))

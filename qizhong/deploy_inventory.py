@@ -78,8 +78,8 @@ def build_inventory(roster: Roster, options: InventoryOptions | None = None) -> 
         screens[screen.id] = {
             "ansible_host": _host(screen.id, options.domain),
             **common,
-            "qizhong_screen_id": screen.id,
-            "qizhong_screen_query": roster.screen_query(screen),
+            "qizhong_display_id": screen.id,
+            "qizhong_display_query": roster.screen_query(screen),
         }
     return {
         "all": {

@@ -89,8 +89,10 @@ def _inventory(tmp_path: Path) -> Path:
     out = tmp_path / "inventory.yml"
     parser = argparse.ArgumentParser()
     deploy_cli.add_arguments(parser)
-    args = parser.parse_args(["inventory", "--roster", str(roster), "--out", str(out),
-                              "--domain", "", "--ansible-user", "", "--station-host", "10.0.0.2"])  # fmt: skip
+    args = parser.parse_args([
+        "inventory", "--roster", str(roster), "--out", str(out),
+        "--domain", "", "--ansible-user", "", "--station-host", "10.0.0.2",
+    ])  # fmt: skip
     assert deploy_cli.run(args) == 0
     return out
 
@@ -103,7 +105,7 @@ def test_the_inventory_gives_each_screen_its_address(tmp_path: Path) -> None:
     view = json.loads(proc.stdout)
     assert sorted(view["screens"]["hosts"]) == ["screen-1", "screen-2"]
     two = view["_meta"]["hostvars"]["screen-2"]
-    assert two["qizhong_screen_query"] == "boards=5-7,9,A1&page_s=20&per_page=30&lang=en"
+    assert two["qizhong_display_query"] == "boards=5-7,9,A1&page_s=20&per_page=30&lang=en"
     assert two["ansible_host"] == "screen-2"
 
 

@@ -21,7 +21,9 @@ RED_TIME = '.card[data-board="{b}"] .side.{side} .time'
 def text_ms(text: str) -> int:
     """The lowest remaining time a shown text stands for ("9:59" -> 599000, "0:09.4" -> 9400)."""
     parts = text.split(":")
-    seconds = float(parts[-1]) + 60 * int(parts[-2]) + (3600 * int(parts[0]) if len(parts) == 3 else 0)
+    seconds = (
+        float(parts[-1]) + 60 * int(parts[-2]) + (3600 * int(parts[0]) if len(parts) == 3 else 0)
+    )
     return round(seconds * 1000)
 
 

@@ -103,9 +103,13 @@ async def digit_height_px(page: Any, board: str) -> float:
     """The ink height of the digit 0 in the card's time font (canvas text metrics)."""
     return await page.eval_on_selector(
         f'.card[data-board="{board}"] .side.black .time',
-        """el => { const cs = getComputedStyle(el); const ctx = document.createElement("canvas").getContext("2d");
+        """el => {
+            const cs = getComputedStyle(el);
+            const ctx = document.createElement("canvas").getContext("2d");
             ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
-            const m = ctx.measureText("0"); return m.actualBoundingBoxAscent + m.actualBoundingBoxDescent; }""",
+            const m = ctx.measureText("0");
+            return m.actualBoundingBoxAscent + m.actualBoundingBoxDescent;
+        }""",
     )  # fmt: skip
 
 
@@ -119,7 +123,9 @@ async def test_a_forty_board_screen_fits_1080p_without_scrolling(
     geo = await geometry(screen)
     assert_fits(geo, [str(b) for b in range(1, 41)])  # 41-50 are another screen's
     digits = await digit_height_px(screen, "1")
-    font = await screen.eval_on_selector(".card .time", "el => parseFloat(getComputedStyle(el).fontSize)")
+    font = await screen.eval_on_selector(
+        ".card .time", "el => parseFloat(getComputedStyle(el).fontSize)"
+    )
     print(f"40 boards at 1920x1080: grid {await screen.get_attribute('#grid', 'data-cols')}"
           f"x{await screen.get_attribute('#grid', 'data-rows')}, time font {font:.1f} px, "
           f"digit height {digits:.1f} px")  # fmt: skip
@@ -154,10 +160,12 @@ async def test_a_paged_hall_of_120_boards_advances_page_by_page(
 MUTATIONS = """(ms) => new Promise((done) => {
     const per = {};
     const obs = new MutationObserver((list) => { for (const m of list) {
-        const card = (m.target.nodeType === 1 ? m.target : m.target.parentElement)?.closest?.(".card");
+        const el = m.target.nodeType === 1 ? m.target : m.target.parentElement;
+        const card = el && el.closest(".card");
         const key = card ? card.dataset.board : "page";
         per[key] = (per[key] || 0) + 1; } });
-    obs.observe(document.body, {subtree: true, childList: true, attributes: true, characterData: true});
+    obs.observe(document.body,
+                {subtree: true, childList: true, attributes: true, characterData: true});
     setTimeout(() => { obs.disconnect(); done(per); }, ms);
 })"""
 
@@ -221,7 +229,9 @@ async def test_the_round_its_time_the_late_deadline_and_the_next_start(
     # Wulong's schedule: day 1 at 09:00 two rounds, 13:30 three; after round 2 comes 13:30.
     assert await screen.text_content("#next") == "下一轮 第3轮 2015-09-19 13:30"
     await screen.click("#lang")
-    assert (await screen.text_content("#late") or "").endswith("not pressed 3: 1 black 2 red 2 black")
+    assert (await screen.text_content("#late") or "").endswith(
+        "not pressed 3: 1 black 2 red 2 black"
+    )
 
     # A new round's start reaches the screen from the stream, without a reload.
     for b in ("1", "2", "3"):
@@ -230,9 +240,7 @@ async def test_the_round_its_time_the_late_deadline_and_the_next_start(
     await screen.wait_for_selector('#late:text("Late deadline in 14:5")')
 
 
-async def test_the_kiosk_fonts_alone_draw_every_glyph(
-    tmp_path: Path, hall: WebStation
-) -> None:
+async def test_the_kiosk_fonts_alone_draw_every_glyph(tmp_path: Path, hall: WebStation) -> None:
     dirs = [d for d in KIOSK_FONT_DIRS if d.is_dir()]
     if not dirs or not CHROMIUM.exists():
         pytest.skip("no kiosk CJK font installed (apt-get install fonts-wqy-microhei)")
@@ -246,7 +254,9 @@ async def test_the_kiosk_fonts_alone_draw_every_glyph(
     await fill_hall(hall, 2)
     env = {**os.environ, "FONTCONFIG_FILE": str(conf), "HOME": str(tmp_path)}
     async with async_playwright() as pw:
-        browser = await pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env)
+        browser = await pw.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, env=env
+        )
         try:
             page = await browser.new_page(viewport={"width": 1920, "height": 1080})
             await page.goto(hall.url + "/?boards=1-2")
@@ -257,7 +267,9 @@ async def test_the_kiosk_fonts_alone_draw_every_glyph(
             root = (await cdp.send("DOM.getDocument"))["root"]["nodeId"]
             used: set[str] = set()
             for sel in ['.card[data-board="1"] .no', '.card[data-board="1"] .side.red .name']:
-                node = (await cdp.send("DOM.querySelector", {"nodeId": root, "selector": sel}))["nodeId"]
+                node = (await cdp.send("DOM.querySelector", {"nodeId": root, "selector": sel}))[
+                    "nodeId"
+                ]
                 fonts = await cdp.send("CSS.getPlatformFontsForNode", {"nodeId": node})
                 used |= {f["familyName"] for f in fonts["fonts"]}
             assert used and used <= KIOSK_FAMILIES, used
@@ -266,9 +278,12 @@ async def test_the_kiosk_fonts_alone_draw_every_glyph(
                 const el = document.querySelector(".card .no"), cs = getComputedStyle(el);
                 const ctx = document.createElement("canvas").getContext("2d");
                 ctx.font = `800 100px ${cs.fontFamily}`;
-                return ["第", "台", "红", "号", "\\uE000"].map((ch) => { const m = ctx.measureText(ch);
+                return ["第", "台", "红", "号", "\\uE000"].map((ch) => {
+                    const m = ctx.measureText(ch);
                     return [m.width, m.actualBoundingBoxLeft, m.actualBoundingBoxRight,
-                            m.actualBoundingBoxAscent, m.actualBoundingBoxDescent].map(Math.round).join(","); });
+                            m.actualBoundingBoxAscent, m.actualBoundingBoxDescent]
+                        .map(Math.round).join(",");
+                });
             }""")  # fmt: skip
             missing = boxes[-1]
             assert len(set(boxes[:-1])) == 4 and missing not in boxes[:-1], boxes
