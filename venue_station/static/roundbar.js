@@ -47,7 +47,7 @@
       if (who.length > MAX_ABSENT) names.push("+" + (who.length - MAX_ABSENT));
       late = QZ.t("screen.late", { t: clockText(info.late_deadline_ms - now) }) +
         (who.length ? " · " + QZ.t("screen.absent", { n: who.length }) + " " + names.join(" ") : "");
-      els.late.dataset.absent = String(who.length);
+      if (els.late.dataset.absent !== String(who.length)) els.late.dataset.absent = String(who.length);
     }
     set(els.late, late);
     const next = info && info.next;
