@@ -59,6 +59,15 @@ async def screen(browser: Any) -> AsyncIterator[Any]:
     assert not errors, f"JavaScript errors on the page: {errors}"
 
 
+SURNAMES = "王郑许吕赵蒋洪汪孙谢申李陈张刘黄徐党孟武"
+GIVEN = ["天一", "惟桐", "银川", "钦", "鑫鑫", "川", "智", "洋", "勇", "靖", "鹏", "少曹",
+         "富杰", "强", "俊", "海林", "斐", "辰", "立", "俊杰", "丹青"]  # fmt: skip
+
+
+def name(i: int) -> str:
+    return SURNAMES[i % len(SURNAMES)] + GIVEN[(i * 5) % len(GIVEN)]
+
+
 async def fill_hall(
     web: WebStation, count: int = HALL, *, running: bool = True, **state: Any
 ) -> dict[str, Any]:
@@ -70,10 +79,13 @@ async def fill_hall(
     for b in range(1, count + 1):
         fake = fakes[(b - 1) // 40]
         await web.publish_status(fake, str(b), "online")
+        m = b * 7 % 31  # moves so far; odd boards: black to move
+        side = "black" if b % 2 and m else "red"
         await web.publish_state(
-            fake, str(b), red=f"红{b}号", black=f"黑{b}号", running="red" if running else None,
-            phase="running" if running else "ready", red_ms=600_000 + 7_919 * b,
-            black_ms=900_000 - 3_571 * b, **state,
+            fake, str(b), red=name(2 * b), black=name(2 * b + 1),
+            running=side if running else None, phase="running" if running else "ready",
+            red_ms=600_000 + 7_919 * b, black_ms=900_000 - 3_571 * b,
+            moves={"red": m, "black": m - 1 if side == "black" else m}, **state,
         )  # fmt: skip
     await web.wait_board(str(count), lambda v: v["state"] is not None)
     return fakes
@@ -116,8 +128,24 @@ async def digit_height_px(page: Any, board: str) -> float:
 async def test_a_forty_board_screen_fits_1080p_without_scrolling(
     screen: Any, hall: WebStation
 ) -> None:
-    await fill_hall(hall, 50)
+    fakes = await fill_hall(hall, 50)
+    # The marks stay as on every card: a flag, low and critical time, a foul, an offline board.
+    node0 = fakes[0]
+    await hall.publish_state(node0, "7", red_ms=0, flag="red", running=None, phase="finished",
+                             red=name(14), black=name(15))  # fmt: skip
+    await hall.publish_state(node0, "20", red_ms=45_000, red=name(40), black=name(41))
+    await hall.publish_state(node0, "22", red_ms=8_500, red=name(44), black=name(45))
+    await hall.publish_state(node0, "15", fouls={"red": 1, "black": 0}, red=name(30),
+                             black=name(31), moves={"red": 9, "black": 9})  # fmt: skip
+    await hall.publish_status(node0, "12", "offline")
+    # Round 1 started 3 min 20 s ago: the late deadline counts down, with who has not pressed.
+    for b in range(1, 41):
+        await fakes[(b - 1) // 40].emit(str(b), type="started", game=f"r1-b{b}",
+                                        ts=wall_ms() - 200_000, data={})  # fmt: skip
+    assert hall.station.ingest is not None
+    await hall.station.ingest.flush()
     await screen.goto(hall.url + "/?boards=1-40")
+    await screen.wait_for_selector("#late:not([hidden])")
     await screen.wait_for_selector('.card[data-board="40"] .side.red.running')
     await asyncio.sleep(0.3)  # the layout after the last board's card
     geo = await geometry(screen)
@@ -150,9 +178,10 @@ async def test_a_paged_hall_of_120_boards_advances_page_by_page(
     await screen.wait_for_selector('#page[data-page="3"]', timeout=6000)
     assert_fits(await geometry(screen), [str(b) for b in range(81, 121)])
     await screen.wait_for_selector('#page[data-page="1"]', timeout=6000)
-    text = await screen.text_content('.card[data-board="1"] .side.red .time')
     shown = hall.station.ingest.boards["1"].as_dict()["state"]  # type: ignore[union-attr]
-    left_s = (shown["red_ms"] - (wall_ms() - shown["ts"])) / 1000
+    side = shown["running"]
+    text = await screen.text_content(f'.card[data-board="1"] .side.{side} .time')
+    left_s = (shown[f"{side}_ms"] - (wall_ms() - shown["ts"])) / 1000
     m, s = (text or "").split(":")
     assert abs(int(m) * 60 + int(s) - left_s) <= 1.5, (text, left_s)
 
