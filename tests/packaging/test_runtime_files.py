@@ -85,3 +85,19 @@ def test_an_install_without_its_pages_is_refused_with_what_is_missing(half_insta
         resources._folder("qz_half_installed", "static", resources.PAGES)
     with pytest.raises(StationError, match=r"qz_half_installed/nothing: not a folder"):
         resources._folder("qz_half_installed", "nothing", ())
+
+
+def test_every_bundled_profile_is_a_package_resource_and_loads() -> None:
+    from clock_service.regulation import BUNDLED, Regulation
+
+    for name in BUNDLED:
+        assert (importlib.resources.files("clock_service.profiles") / f"{name}.toml").is_file()
+        assert Regulation.load(name).name
+
+
+def test_a_bundled_profile_missing_from_the_install_is_a_clear_error(monkeypatch) -> None:
+    from clock_service import regulation
+
+    monkeypatch.setattr(regulation, "BUNDLED", (*regulation.BUNDLED, "lost-2099"))
+    with pytest.raises(regulation.RegulationError, match=r"lost-2099: .*not installed"):
+        regulation.Regulation.load("lost-2099")
