@@ -237,11 +237,27 @@ def demo_pages(work: Path, venv: Path, env: dict[str, str]) -> None:
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+            _reap(work)  # its station and nodes run in their own sessions
     if proc.returncode != 0:
         raise CheckFailed(f"qizhong demo exited {proc.returncode}:\n{_logs(log, demo_dir)}")
     station_log = demo_dir / "station-0.log"
     if station_log.exists() and "Traceback" in station_log.read_text(errors="replace"):
         raise CheckFailed(f"the demo's station logged a traceback:\n{_logs(log, demo_dir)}")
+
+
+def _reap(work: Path) -> None:
+    """Kill, by pid, what the check started that is still running from ``work`` (the demo's
+    station and nodes when the demo itself had to be killed)."""
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit() or int(entry.name) == os.getpid():
+            continue
+        try:
+            cmdline = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if str(work) in cmdline:
+            with contextlib.suppress(OSError):
+                os.kill(int(entry.name), signal.SIGKILL)
 
 
 def _logs(log: Path, demo_dir: Path) -> str:
