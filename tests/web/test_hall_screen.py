@@ -230,6 +230,16 @@ async def test_a_bad_range_is_said_on_the_screen_and_every_board_shown(
     assert "boards 第2项“40-20”有误" in problems and "范围应从小到大" in problems, problems
     assert "page_s=1" in problems, problems  # below its bound (3 s): said and ignored
     assert await screen.locator("#grid .card").count() == 3
+    # Past the other bounds: 65 items (64 allowed), a range of 1001 boards, 201 a page.
+    for query, said in [(",".join(["1"] * 65), "最多 64 项"), ("1-1001", "一个范围最多 1000 台"),
+                        ("1-3&per_page=201", "per_page=201")]:  # fmt: skip
+        await screen.goto(hall.url + "/?boards=" + query)
+        await screen.wait_for_selector('.card[data-board="3"]')
+        assert said in (await screen.text_content("#problems") or ""), query
+        assert await screen.locator("#grid .card").count() == 3
+    await screen.goto(hall.url + "/?boards=1-1000")  # at the bound: fine
+    await screen.wait_for_selector('.card[data-board="3"]')
+    assert await screen.is_hidden("#problems")
 
 
 async def test_the_round_its_time_the_late_deadline_and_the_next_start(
