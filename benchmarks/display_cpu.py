@@ -25,6 +25,7 @@ import asyncio
 import json
 import os
 import random
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -241,6 +242,7 @@ async def main() -> None:
     finally:
         await station.stop()
         stop_broker(broker, directory)
+        shutil.rmtree(data, ignore_errors=True)
     results = {k: v for k, v in results.items() if v}
     for r in results.values():
         r["ratio"] = round(r["running_pct"] / max(r["idle_pct"], 0.1), 2)
