@@ -249,7 +249,7 @@ async def main() -> None:
     print(f"load average: {os.getloadavg()[0]:.1f}  ({os.cpu_count()} cores)", file=sys.stderr)
     top = results.get("paged") or next(iter(results.values()))
     emit({"ratio": top["ratio"], "window_s": window, "boards": BOARDS,
-          "moves_per_s": args.moves, "old": args.old, **results})  # fmt: skip
+          "moves_per_s": args.moves, "old_commit": args.old, **results})  # fmt: skip
 
 
 if __name__ == "__main__":
