@@ -27,7 +27,7 @@ import logging
 import random
 import ssl
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiomqtt
@@ -38,7 +38,7 @@ from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
 from board_nodes.journal import Journal, OutboxRow
 
-__all__ = ["BoardLink"]
+__all__ = ["BoardLink", "broker_keepalive", "reconnect_delays"]
 
 log = logging.getLogger(__name__)
 
@@ -47,7 +47,38 @@ DRAIN_BATCH = 64
 # pending calls (subscribes included), so stay below it; 8 overlapping round trips already
 # keep a 200 ms link busy at 40 events/s, far beyond a board's rate.
 MAX_INFLIGHT = 8
+MOSQUITTO_CHECK_S = 6  # Mosquitto 2 checks keepalives when 5 whole seconds have passed
 PUBLISH_TIMEOUT_S = 10  # a PUBACK (or CONNACK) not back by then: the connection is dead
+
+
+def broker_keepalive(keepalive_s: int) -> int:
+    """The MQTT keepalive to ask the broker for, so that it gives up on a silent connection
+    (and publishes the will) within 1.5 × ``keepalive_s`` of the node's last packet.
+
+    Mosquitto 2 does not drop a client at 1.5 k: it compares whole seconds
+    (``now_s - last_in_s > ⌊1.5 k⌋``) and runs that check only every ``MOSQUITTO_CHECK_S``
+    (6 s), so the will comes up to ⌊1.5 k⌋ + 1 + 6 s after the last packet (measured: 6.7 s
+    for k = 2, 7.5 s for k = 4; the issue saw 15–17 s for k = 10). So: the largest k with
+    that, and half a second to reach the station, within 1.5 × ``keepalive_s`` — 5 for the
+    default 10 s (lost within 15 s), 1 for 6 s, the least ``keepalive_s`` allowed.
+    """
+    budget = 1.5 * keepalive_s - MOSQUITTO_CHECK_S - 1.5
+    k = keepalive_s
+    while k > 1 and (3 * k) // 2 > budget:
+        k -= 1
+    return k
+
+
+def reconnect_delays(
+    min_s: float, max_s: float, rng: Callable[[], float] = random.random
+) -> Iterator[float]:
+    """The pauses before each reconnect: doubling from ``min_s`` to ``max_s``, each drawn from
+    the upper half of its step (jitter, so a venue's boards do not all knock at once) and
+    never past ``max_s``: a board is back within ``connect_timeout_s + max_s`` of its link."""
+    step = min(min_s, max_s)
+    while True:
+        yield step * (0.5 + 0.5 * rng())
+        step = min(step * 2, max_s)
 
 
 class _OutageIsNotAnError(logging.Filter):
@@ -132,7 +163,7 @@ class BoardLink:
             identifier=f"{self.board.node}.{self.board.id}",
             protocol=aiomqtt.ProtocolVersion.V5,
             will=will,
-            keepalive=b.keepalive_s,
+            keepalive=broker_keepalive(b.keepalive_s),
             tls_context=tls,
             timeout=PUBLISH_TIMEOUT_S,
             logger=_paho_log,
@@ -145,14 +176,15 @@ class BoardLink:
 
     # -- the connection loop ------------------------------------------------------------------
     async def run(self) -> None:
-        delay = self.broker.reconnect_min_s
+        b = self.broker
+        delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
         while True:
             self._inflight = asyncio.Semaphore(MAX_INFLIGHT)  # none left held by a dead one
             try:
                 async with self._client() as client:
                     wire.set_nodelay(client)
                     self.client = client
-                    delay = self.broker.reconnect_min_s
+                    delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
                     await self._connected(client)
             except* aiomqtt.MqttError as group:
                 self.counters["disconnects"] += 1
@@ -160,9 +192,7 @@ class BoardLink:
             finally:
                 self.client = None
                 self.connected.clear()
-            # Jittered so a venue's boards do not all knock at once, never past the maximum.
-            await asyncio.sleep(delay * random.uniform(0.5, 1.0))
-            delay = min(delay * 2, self.broker.reconnect_max_s)
+            await asyncio.sleep(next(delays))
 
     async def _connected(self, client: aiomqtt.Client) -> None:
         board = self.board
