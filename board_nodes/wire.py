@@ -148,7 +148,7 @@ class BoardStatus(_Model):
     # A will is built before its connection is made, so its ``ts`` is older than the ``online``
     # it follows: order statuses by (session, conn), and within one connection its end
     # (``lost``/``offline``) after its ``online``. Absent from older nodes (then: by ts).
-    conn: Annotated[int, Field(ge=1, le=MAX_CONN)] | None = None
+    conn: Annotated[int, Field(ge=1, le=MAX_CONN, strict=True)] | None = None
     OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn",)
 
     def order_key(self) -> tuple[int, int, int]:

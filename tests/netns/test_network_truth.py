@@ -141,9 +141,10 @@ def start_node(
 @pytest.fixture
 def delay_relay(netns_link: NetnsLink, netns_broker: MosquittoProcess) -> Iterator[str]:
     """A relay inside the node's namespace, 200 ± 50 ms each way; yields the node's URL."""
+    target = f"{netns_broker.host}:{netns_broker.port}"
     argv = netns_link.exec_argv(
-        sys.executable, str(RELAY), "--listen", "127.0.0.1:0",
-        "--to", f"{netns_broker.host}:{netns_broker.port}", "--delay-ms", "200", "--jitter-ms", "50",
+        sys.executable, str(RELAY), "--listen", "127.0.0.1:0", "--to", target,
+        "--delay-ms", "200", "--jitter-ms", "50",
     )  # fmt: skip
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     try:
