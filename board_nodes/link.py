@@ -8,9 +8,10 @@ with ``replay: true``.
 
 Told truthfully to the station (docs/wire.md "Status order" and "Clock probe"):
 
-- every connection has a number (``conn``, 1, 2, … within the session) carried by its will
-  and its ``online``, so the station orders a will after the ``online`` of its own connection
-  although the will's ``ts`` was stamped first (it is built before connecting);
+- every connection has an epoch (``conn``: the wall ms it was built at, strictly increasing
+  within the process) carried by its will and every status it publishes, so the station orders
+  a will after the ``online`` of its own connection although the will's ``ts`` was stamped
+  first (it is built before connecting);
 - ``clock_probe`` is answered with this node's wall clock at receipt and at answer, so the
   station measures the clock's offset apart from the network's delay;
 - a connection attempt gives up after ``connect_timeout_s`` and reconnects back off, with
@@ -119,7 +120,7 @@ class BoardLink:
         self._backlog_upto = 0
         self._station_session: int | None = None
         self._alarmed = False
-        self.conn = 0  # the number of the latest connection attempt in this session
+        self.conn = 0  # the epoch of the latest connection attempt (wall ms, increasing)
         self._inflight = asyncio.Semaphore(MAX_INFLIGHT)
         board.on_event = self._event_journaled
         board.on_state = self._state_changed
@@ -151,7 +152,9 @@ class BoardLink:
             tls = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
             if b.cert_file:
                 tls.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
-        self.conn += 1  # a new connection, a new will: both carry its number
+        # A new connection, a new will: both carry its epoch. Wall ms, so that a node on a fresh
+        # journal (session 1 again) still outranks what its predecessor left retained.
+        self.conn = max(wall_ms(), self.conn + 1)
         will = aiomqtt.Will(
             self.topics.status(self.board.id), self._status("lost"), qos=1, retain=True
         )

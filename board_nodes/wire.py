@@ -18,8 +18,7 @@ __all__ = [
     "COMMAND_ARGS",
     "EVENT_DATA",
     "ID_PATTERN",
-    "MAX_CONN",
-    "MAX_PROBE_MS",
+    "MAX_WALL_MS",
     "PROTOCOL_VERSION",
     "BoardStatus",
     "ClockPart",
@@ -42,8 +41,7 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
-MAX_CONN = 2**31 - 1  # connections per node session: one a second for 68 years
-MAX_PROBE_MS = 2**53  # wall ms in a clock probe: beyond any real clock, within JSON's exact ints
+MAX_WALL_MS = 2**53  # a wall ms beyond any real clock, within JSON's exact integers
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
 _ID_RE = re.compile(ID_PATTERN)
 
@@ -144,11 +142,12 @@ class BoardStatus(_Model):
     node: Id
     session: Annotated[int, Field(ge=0)]
     ts: Ms
-    # The number of the MQTT connection (1, 2, … within the session) this status speaks for.
-    # A will is built before its connection is made, so its ``ts`` is older than the ``online``
-    # it follows: order statuses by (session, conn), and within one connection its end
+    # The epoch of the MQTT connection this status speaks for: the node's wall ms when it built
+    # it, strictly increasing within a node's life. A will is built before its connection is
+    # made, so its ``ts`` is older than the ``online`` it follows: order statuses by
+    # (session, conn), and within one connection its end
     # (``lost``/``offline``) after its ``online``. Absent from older nodes (then: by ts).
-    conn: Annotated[int, Field(ge=1, le=MAX_CONN, strict=True)] | None = None
+    conn: Annotated[int, Field(ge=1, le=MAX_WALL_MS, strict=True)] | None = None
     OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn",)
 
     def order_key(self) -> tuple[int, int, int]:
@@ -386,8 +385,8 @@ class ProbeTimes(_Model):
     and when the answer left (``tx``). With the station's send and receive times this is an
     NTP round trip: the node's offset is measured apart from the network's delay."""
 
-    rx: Annotated[int, Field(ge=0, le=MAX_PROBE_MS)]
-    tx: Annotated[int, Field(ge=0, le=MAX_PROBE_MS)]
+    rx: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]
+    tx: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]
 
     @model_validator(mode="after")
     def _ordered(self) -> ProbeTimes:
@@ -397,7 +396,7 @@ class ProbeTimes(_Model):
 
 
 class ClockProbeArgs(_Model):
-    t0: Annotated[int, Field(ge=0, le=MAX_PROBE_MS)]  # the station's wall ms when it sent it
+    t0: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]  # the station's wall ms when it sent it
 
 
 COMMAND_ARGS: dict[str, type[_Model]] = {

@@ -164,8 +164,9 @@ FIELD_DOC = {
     "red_ms": "Red's remaining time in ms as of `ts`.",
     "black_ms": "Black's remaining time in ms as of `ts`.",
     "txn": "Transaction id: a command is applied at most once per txn; the reply repeats it.",
-    "conn": "The connection this status speaks for (1, 2, … within the session); order "
-    "statuses by (session, conn, end of connection), not by ts (docs/wire.md).",
+    "conn": "The epoch of the connection this status speaks for (the node's wall ms when it "
+    "built it, increasing); order statuses by (session, conn, end of connection), not by ts "
+    "(docs/wire.md).",
 }
 
 
@@ -322,7 +323,13 @@ def _messages() -> dict[str, Any]:
         (c, {"txn": f"st-{i + 1:04d}", "cmd": c, "args": a})
         for i, (c, a) in enumerate(COMMAND_EXAMPLES.items())
     ]
-    status = {"state": "online", "node": "pi-06", "session": 3, "ts": 1481333462123, "conn": 2}
+    status = {
+        "state": "online",
+        "node": "pi-06",
+        "session": 3,
+        "ts": 1481333462123,
+        "conn": 1481333461990,
+    }
     return {
         "BoardStatus": _message(
             "BoardStatus",
