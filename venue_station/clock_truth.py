@@ -142,6 +142,13 @@ class ClockTruth:
         detail = {"method": "round_trip", "delay_ms": delay}
         return self._verdict(board, est, at_ms, node, behind, certain, detail)
 
+    def forget_answers(self, board: str) -> None:
+        """``board`` has a new node or session: whether it answers probes is open again."""
+        est = self.boards.get(board)
+        if est is not None:
+            est.answers = None
+            est.round_trips.clear()
+
     def refused(self, board: str, *, at_ms: int, node: str | None = None) -> AlertSpec | None:
         """``board``'s node does not answer probes: judge it one way (what was held back)."""
         est = self.estimator(board)

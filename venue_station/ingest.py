@@ -217,6 +217,8 @@ class Ingest:
         if old is not None and _is_older(status, old):
             return  # an older status than the one we hold (a late retained copy)
         view.status = status.model_dump(exclude_none=True)
+        if old is not None and (old["node"], old["session"]) != (status.node, status.session):
+            self.clock_truth.forget_answers(board)  # another node, or restarted: ask again
         self._queue.put_nowait(
             ("board", {"board": board, "node": status.node, "status": view.status})
         )
@@ -280,9 +282,14 @@ class Ingest:
             self.raise_alert(spec)
 
     def probe_targets(self) -> list[str]:
-        """The boards to probe: every board heard of that is not offline or lost."""
+        """The boards to probe: every board heard of that is not offline or lost, except those
+        whose node refused a probe (an older node journals every command it answers)."""
+        truth = self.clock_truth.boards
         return [
-            b for b, v in self.boards.items() if v.status is None or v.status["state"] == "online"
+            b
+            for b, v in self.boards.items()
+            if (v.status is None or v.status["state"] == "online")
+            and (b not in truth or truth[b].answers is not False)
         ]
 
     def raise_alert(self, spec: alert_rules.AlertSpec) -> int | None:

@@ -170,6 +170,27 @@ def test_one_way_under_delay_waits_for_a_round_trip_when_probing() -> None:
     assert spec is not None and spec.board == "3" and spec.detail["direction"] == "ahead"
 
 
+async def test_a_node_that_refuses_probes_is_not_probed_again_until_it_restarts(
+    station: Station,
+) -> None:
+    assert station.ingest is not None
+    ingest = station.ingest
+    feed(station, "1", "status", status("online", conn=5, ts=now()))
+    feed(station, "2", "status", status("online", conn=5, ts=now()))
+    assert ingest.probe_targets() == ["1", "2"]
+    probe = ingest.clock_probes.probe("1", now())
+    assert probe is not None
+    txn = json.loads(probe[1])["txn"]
+    refusal = {"txn": txn, "ok": False, "error": "unknown cmd 'clock_probe'"}
+    feed(station, "1", "reply", refusal)
+    assert ingest.probe_targets() == ["2"]  # an older node journals every answer: spare it
+    feed(station, "1", "status", status("online", conn=9, ts=now(), session=2))  # restarted
+    assert ingest.probe_targets() == ["1", "2"]
+    feed(station, "2", "status", status("lost", conn=5, ts=now()))
+    assert ingest.probe_targets() == ["1"]
+    assert station.metrics.bad_payloads == {}  # a probe's answer is not a stray reply
+
+
 def test_probes_are_one_at_a_time_per_board_and_answers_are_checked() -> None:
     from board_nodes.wire import Topics
 
@@ -192,6 +213,16 @@ def test_probes_are_one_at_a_time_per_board_and_answers_are_checked() -> None:
     assert probes.probe("1", now=31_500) is not None and probes.timed_out == 1
     with pytest.raises(ValueError):
         ClockProbes(Topics("test"), interval_s=0)
+    few = ClockProbes(Topics("test"), max_boards=2)
+    assert few.probe("a", 0) and few.probe("b", 0)
+    assert few.probe("c", 0) is None  # never more than max_boards out at once
+
+
+def test_the_probe_interval_is_bounded(tmp_path: Path) -> None:
+    assert station_config(tmp_path).clock_probe_s == 5.0
+    for bad in (0.4, 301, 0):
+        with pytest.raises(Exception, match="clock_probe_s"):
+            station_config(tmp_path, clock_probe_s=bad)
 
 
 @pytest.mark.broker
