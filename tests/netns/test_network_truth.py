@@ -267,6 +267,7 @@ async def test_a_blackholed_board_is_lost_alerted_and_back_within_seconds(
     lost_after = await _until(
         lambda: not _view(station).get("online", True), 2 * KEEPALIVE_S, "the board shown lost"
     )
+    print(f"netns blackhole: shown lost {lost_after:.2f} s after the cut")  # figures (-s)
     assert lost_after <= LOST_WITHIN_S
     assert (await _api_board(station))["online"] is False
     lost = await _stored_alerts(station, "board_lost")
@@ -280,6 +281,7 @@ async def test_a_blackholed_board_is_lost_alerted_and_back_within_seconds(
     back_after = await _until(
         lambda: _view(station).get("online", False), 3 * BACK_WITHIN_S, "the board back"
     )
+    print(f"netns blackhole: back online {back_after:.2f} s after the heal")
     assert back_after <= BACK_WITHIN_S
     await _until(lambda: _stored_count(station) > stored_before + 20, 10, "the backlog sent")
     _no_publish_floods(node)
@@ -299,12 +301,14 @@ async def test_link_down_and_flaps_lose_nothing_and_end_online(
     lost_after = await _until(
         lambda: not _view(station).get("online", True), 2 * KEEPALIVE_S, "lost on link down"
     )
+    print(f"netns link down: shown lost {lost_after:.2f} s after")
     assert lost_after <= LOST_WITHIN_S
     await asyncio.sleep(4)
     netns_link.link_up()
     back_after = await _until(
         lambda: _view(station).get("online", False), 3 * BACK_WITHIN_S, "back after link up"
     )
+    print(f"netns link down: back online {back_after:.2f} s after link up")
     assert back_after <= BACK_WITHIN_S
     for _ in range(10):  # flaps: a second cut, a second up
         netns_link.cut()
@@ -333,5 +337,9 @@ async def test_network_delay_is_not_read_as_clock_error(
     assert view["clock_offset_ms"] is not None and abs(view["clock_offset_ms"]) < 60
     # The one-way view still sees the delay: the judgement is what changed, not the link.
     estimator = station.ingest.clock_truth.estimator("1")
+    print(
+        f"netns delay: round trip offset {view['clock_offset_ms']} ms, best delay "
+        f"{estimator.best_round_trip}, one-way bound {estimator.one_way_ms} ms"
+    )
     assert estimator.one_way_ms is not None and estimator.one_way_ms >= 120
     await _nothing_lost_or_doubled(station, node)
