@@ -209,7 +209,10 @@ def ev(seq: int, type_: str, **data: object) -> dict[str, object]:
         # 先超时判负 is proposed: a flag alone, or its pending result, counts nowhere yet
         ([ev(1, "flag", side="red")], "pending", "black", None),
         (
-            [ev(1, "flag", side="red"), ev(2, "result", winner="black", reason="flag", status="pending")],
+            [
+                ev(1, "flag", side="red"),
+                ev(2, "result", winner="black", reason="flag", status="pending"),
+            ],
             "pending",
             "black",
             None,
@@ -234,7 +237,12 @@ def ev(seq: int, type_: str, **data: object) -> dict[str, object]:
             None,
             None,
         ),
-        ([ev(5, "result", winner=None, reason="agreed", status="confirmed")], "confirmed", "draw", "1:1"),
+        (
+            [ev(5, "result", winner=None, reason="agreed", status="confirmed")],
+            "confirmed",
+            "draw",
+            "1:1",
+        ),
         # both absent at 15 minutes and both forfeits confirmed: 0:0
         (
             [
@@ -275,7 +283,11 @@ def ev(seq: int, type_: str, **data: object) -> dict[str, object]:
     ],
 )
 def test_the_one_outcome_function(
-    profile: str, events: list[dict[str, object]], status: str, result: str | None, points: str | None
+    profile: str,
+    events: list[dict[str, object]],
+    status: str,
+    result: str | None,
+    points: str | None,
 ):
     out = game_outcome(events, reg(profile))
     assert out.status == status
