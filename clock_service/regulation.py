@@ -50,6 +50,7 @@ __all__ = [
 ]
 
 BUNDLED = ("meishan-2016", "wulong-2015")
+DOUBLE_FORFEIT_RULES = ("higher_seed", "arbiter")  # knockout.double_forfeit
 _T = TypeVar("_T")
 
 
@@ -167,6 +168,9 @@ class Knockout:
     pairings: tuple[tuple[int, int], ...]  # by standing after ``after_round``
     colours: str  # how colours are decided, e.g. "lot" (抽签)
     tiebreak: TiebreakGame | None
+    # A double forfeit (both absent) cannot be 0:0 in a knockout: "higher_seed" (the player
+    # placed higher after ``after_round`` goes through) or "arbiter" (recorded by hand).
+    double_forfeit: str = "higher_seed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -400,7 +404,16 @@ def _knockout(t: Table) -> Knockout:
         pairings=t.array("pairings", pair, "pairs"),
         colours=t.text("colours"),
         tiebreak=_plain(t, "tiebreak", _tiebreak_game) if t.has("tiebreak") else None,
+        double_forfeit=_double_forfeit(t) if t.has("double_forfeit") else "higher_seed",
     )
+
+
+def _double_forfeit(t: Table) -> str:
+    value = t.text("double_forfeit")
+    if value not in DOUBLE_FORFEIT_RULES:
+        allowed = ", ".join(repr(v) for v in DOUBLE_FORFEIT_RULES)
+        raise t.error("double_forfeit", f"{value!r} is not one of {allowed}")
+    return value
 
 
 def _tiebreak_game(t: Table) -> TiebreakGame:
