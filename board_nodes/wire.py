@@ -356,9 +356,13 @@ class ResolveArgs(_Model):
     status: Literal["confirmed", "dismissed"]
 
 
+Note = Annotated[str, Field(max_length=200)]  # the arbiter's free text beside a reason code
+
+
 class ResultArgs(_Model):
-    winner: SideName | None
+    winner: SideName | None  # None: a draw, or both lose with reason double_forfeit
     reason: Annotated[str, Field(min_length=1, max_length=64)]
+    note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
 class MoveCountArgs(_Model):
@@ -373,6 +377,7 @@ class RebirthArgs(_Model):
 class FoulArgs(_Model):
     side: SideName
     reason: Annotated[str, Field(min_length=1, max_length=64)]
+    note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
 COMMAND_ARGS: dict[str, type[_Model]] = {

@@ -246,7 +246,10 @@ class Referee:
             raise ValueError(f"moves must not be negative, not {moves}")
         out: list[Proposal] = []
         minimum = self.regulation.draw.min_moves
-        if winner is None and self.tiebreak_game:
+        if reason == DOUBLE_FORFEIT:
+            if winner is not None:
+                raise ValueError("a double forfeit has no winner")
+        elif winner is None and self.tiebreak_game:
             knockout = self.regulation.knockout
             assert knockout is not None and knockout.tiebreak is not None
             winner = knockout.tiebreak.draw_winner
