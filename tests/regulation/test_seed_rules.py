@@ -334,3 +334,69 @@ def test_wulong_handicap_from_the_players_tags(
 def test_meishan_has_no_handicap(red_tags: tuple[str, ...], black_tags: tuple[str, ...]):
     assert reg(M).handicap is None
     assert handicap_for(reg(M), red_tags, black_tags) is None
+
+
+# -- a double forfeit in the knockout: a match needs a winner (knockout.double_forfeit) -------
+def test_meishan_knockout_double_forfeit_sends_the_higher_seed_through():
+    import random
+
+    from clock_service.knockout import Knockout
+
+    ko = Knockout.start(["一", "二", "三", "四"], random.Random(1), regulation=reg(M))
+    assert reg(M).knockout is not None and reg(M).knockout.double_forfeit == "higher_seed"
+    ko.record("ko-sf1", "double_forfeit")  # 第一名对第四名, both absent
+    ko.record("ko-sf2", "red")
+    final = ko.game("ko-f")
+    assert "一" in (final.red, final.black)
+
+
+def test_a_profile_can_leave_a_knockout_double_forfeit_to_the_arbiter(tmp_path):
+    import random
+
+    from clock_service.knockout import Knockout, KnockoutError
+
+    text = _bundled_text(M).replace(
+        'colours = "lot"', 'colours = "lot"\ndouble_forfeit = "arbiter"'
+    )
+    r = Regulation.from_toml(text, source="club.toml")
+    ko = Knockout.start(["一", "二", "三", "四"], random.Random(1), regulation=r)
+    with pytest.raises(KnockoutError, match="arbiter"):
+        ko.record("ko-sf1", "double_forfeit")
+    bad = text.replace('double_forfeit = "arbiter"', 'double_forfeit = "replay"')
+    with pytest.raises(ValueError, match=r"knockout\.double_forfeit: 'replay' is not one of"):
+        Regulation.from_toml(bad, source="club.toml")
+
+
+def _bundled_text(name: str) -> str:
+    import importlib.resources
+
+    return (importlib.resources.files("clock_service.profiles") / f"{name}.toml").read_text(
+        encoding="utf-8"
+    )
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "key", "reason"),
+    [
+        (
+            "moves = 2                          # 让二先",
+            "moves = 1  #",
+            "handicap.moves",
+            "out of range 2..10",
+        ),
+        ('tags = ["u14"]', 'tags = ["U 14"]', "handicap.receivers[0].tags[0]", "not a code"),
+        (
+            'not_tags = ["master"]',
+            'not_tags = ["master"]\nfoo = 1',
+            "handicap.receivers[1].foo",
+            "unknown key",
+        ),
+        ("[handicap.givers]", "[handicap.giverz]", "handicap.givers", "missing value"),
+    ],
+)
+def test_a_bad_handicap_rule_names_the_key(old: str, new: str, key: str, reason: str):
+    text = _bundled_text(W)
+    assert old in text
+    with pytest.raises(ValueError) as info:
+        Regulation.from_toml(text.replace(old, new, 1), source="club.toml")
+    assert f"club.toml: {key}: " in str(info.value) and reason in str(info.value)

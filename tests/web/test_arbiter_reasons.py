@@ -83,3 +83,20 @@ async def test_the_english_page_offers_the_english_wording(
     )
     text = await page.text_content('#forfeit-reason option[value="move_rule_violations"]')
     assert text == "Violating the rules of moving twice (loses at 2)"
+
+
+async def test_the_display_marks_the_receiver_of_a_handicap_game(
+    page: Any, web_station: WebStation
+) -> None:
+    fake = await web_station.fake_node("node-a", ["1", "2"])
+    await web_station.publish_status(fake, "1", "online")
+    await web_station.publish_status(fake, "2", "online")
+    await web_station.publish_state(fake, "1", handicap={"receiver": "red", "moves": 2})
+    await web_station.publish_state(fake, "2")
+    for lang, text in ((None, "让二先"), ("en", "2-move handicap")):
+        await page.goto(web_station.url + "/" + (f"?lang={lang}" if lang else ""))
+        mark = page.locator('.card[data-board="1"] .side.red .handicap-mark')
+        await mark.wait_for(timeout=5000)
+        assert await mark.text_content() == text
+        await page.wait_for_selector('.card[data-board="2"]')
+        assert await page.locator(".handicap-mark").count() == 1
