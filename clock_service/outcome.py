@@ -79,12 +79,12 @@ def game_outcome(
     facts: Iterable[Mapping[str, Any]], regulation: Regulation | None = None
 ) -> GameOutcome:
     """The outcome of one game from its facts (any order; sorted by seq here)."""
-    ordered = sorted((f for f in facts if f["type"] in FACT_TYPES), key=lambda f: int(f["seq"]))
+    ordered = sorted((f for f in facts if f["type"] in FACT_TYPES), key=_seq)
     fouls = {side: {"pending": 0, "confirmed": 0, "dismissed": 0} for side in _SIDES}
     for status, data in _rulings(ordered, "foul").values():
         if data.get("side") in fouls and status in fouls[data["side"]]:
             fouls[data["side"]][status] += 1
-    forfeit_reasons = set(regulation.forfeits.reasons) if regulation is not None else set()
+    forfeit_reasons = regulation.forfeits.reasons if regulation is not None else ()
 
     def make(status: str, outcome: str, reason: str, source: str, seq: int) -> GameOutcome:
         by_forfeit = source == "forfeit" or reason in forfeit_reasons or outcome == DOUBLE_FORFEIT
@@ -96,7 +96,8 @@ def game_outcome(
     results = [f for f in ordered if f["type"] == "result"]
     dismissed = [f for f in results if f["data"].get("status") == "dismissed"]
     struck = {f["data"].get("ref") for f in dismissed}
-    results = [f for f in results if f not in dismissed and int(f["seq"]) not in struck]
+    gone = {id(f) for f in dismissed}
+    results = [f for f in results if id(f) not in gone and _seq(f) not in struck]
     flag_struck = any(f["data"].get("reason") == "flag" for f in dismissed)
     confirmed = [f for f in results if f["data"].get("status", CONFIRMED) == CONFIRMED]
     forfeits = _rulings(ordered, "forfeit")
