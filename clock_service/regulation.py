@@ -229,7 +229,12 @@ class Regulation:
         """Load a bundled profile by name (``"meishan-2016"``) or any profile file by path."""
         if isinstance(name_or_path, str) and name_or_path in BUNDLED:
             resource = importlib.resources.files("clock_service.profiles") / f"{name_or_path}.toml"
-            return cls.from_toml(resource.read_text(encoding="utf-8"), source=name_or_path)
+            try:
+                text = resource.read_text(encoding="utf-8")
+            except OSError as exc:  # an incomplete install, not a bad name: say which
+                reason = f"bundled profile not installed ({exc}); reinstall qizhong"
+                raise RegulationError(name_or_path, "", reason) from None
+            return cls.from_toml(text, source=name_or_path)
         path = Path(name_or_path)
         try:
             text = path.read_text(encoding="utf-8")

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -34,6 +33,7 @@ from clock_service.standings import (
 )
 from venue_station import tables as t
 from venue_station.api import ApiError, int_param, json_response, station_of
+from venue_station.resources import static_dir
 from venue_station.results import DECISIVE_TYPES, Outcome, derive_game
 
 if TYPE_CHECKING:
@@ -48,9 +48,6 @@ __all__ = [
     "routes",
     "standings_of",
 ]
-
-STATIC = Path(__file__).with_name("static")
-
 
 @functools.lru_cache(maxsize=8)
 def _load(name: str) -> Regulation:
@@ -199,7 +196,7 @@ async def page(request: Request) -> Response:
         headers = dict(SECURITY_HEADERS)
     headers["Cache-Control"] = "no-cache"
     return FileResponse(
-        STATIC / "standings.html", media_type="text/html; charset=utf-8", headers=headers
+        static_dir() / "standings.html", media_type="text/html; charset=utf-8", headers=headers
     )
 
 
