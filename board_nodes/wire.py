@@ -166,6 +166,13 @@ class SidePair(_Model):
     black: Annotated[int, Field(ge=0)]
 
 
+class HandicapArgs(_Model):
+    """A handicap game (让二先): ``receiver`` makes its first ``moves`` moves in a row."""
+
+    receiver: SideName
+    moves: Annotated[int, Field(ge=2, le=10)]
+
+
 class StateSnapshot(_Model):
     v: Literal[1] = 1
     board: Id
@@ -188,6 +195,7 @@ class StateSnapshot(_Model):
     black: str | None = None
     arbiter_mode: bool = False
     pending: list[dict[str, Any]] = Field(default_factory=list)
+    handicap: HandicapArgs | None = None
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -203,6 +211,7 @@ class ReadyData(_Model):
     red: str | None = None
     black: str | None = None
     black_tc: str | None = None
+    handicap: HandicapArgs | None = None
 
 
 class EmptyData(_Model):
@@ -261,7 +270,7 @@ class AdjustedData(_Model):
 
 
 class ResultData(_Model):
-    winner: SideName | None
+    winner: SideName | None  # None: a draw, or with reason double_forfeit both lose (0:0)
     reason: str
     # A flag's result is proposed (pending) until the arbiter confirms it; entered ones stand.
     status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
@@ -336,6 +345,7 @@ class SetGameArgs(_Model):
     black: str | None = None
     black_tc: str | None = None
     tiebreak: bool = False
+    handicap: HandicapArgs | None = None  # 让二先, decided by the station from the players
     # carry-over to a spare clock
     red_ms: Ms | None = None
     black_ms: Ms | None = None
@@ -361,9 +371,13 @@ class ResolveArgs(_Model):
     status: Literal["confirmed", "dismissed"]
 
 
+Note = Annotated[str, Field(max_length=200)]  # the arbiter's free text beside a reason code
+
+
 class ResultArgs(_Model):
-    winner: SideName | None
+    winner: SideName | None  # None: a draw, or both lose with reason double_forfeit
     reason: Annotated[str, Field(min_length=1, max_length=64)]
+    note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
 class MoveCountArgs(_Model):
@@ -378,6 +392,7 @@ class RebirthArgs(_Model):
 class FoulArgs(_Model):
     side: SideName
     reason: Annotated[str, Field(min_length=1, max_length=64)]
+    note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
 class ProbeTimes(_Model):
