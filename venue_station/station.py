@@ -84,6 +84,7 @@ class Station:
             hub=self.hub,
             known_boards=self.config.known_boards(),
             on_reply=self.bus.on_reply,
+            clock_probe_s=self.config.clock_probe_s,
         )
         await self.ingest.load()
         self._spawn(self.ingest.run_writer(), "writer")
@@ -94,6 +95,12 @@ class Station:
             self.bus.publish = self.collector.publish
             self._spawn(self.collector.run(), "collector")
             self._spawn(self._watch_gaps(), "gaps")
+            collector, ingest = self.collector, self.ingest
+            ingest.clock_truth.probing = True  # a node looking behind is judged by round trips
+            probes = ingest.clock_probes.run(
+                collector.publish, ingest.probe_targets, collector.connected.is_set
+            )
+            self._spawn(probes, "clock-probes")
         if self.serve_http:
             await self._start_http()
         if self.collector is not None:
