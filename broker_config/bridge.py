@@ -23,7 +23,7 @@ from urllib.parse import urlsplit
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-__all__ = ["BRIDGED_KINDS", "FederationSettings", "render_federation_bridge", "remote_root"]
+__all__ = ["BRIDGED_KINDS", "FederationSettings", "remote_root", "render_federation_bridge"]
 
 BRIDGED_KINDS = ("status", "state", "event")  # never cmd, reply or anything inbound
 _PREFIX_RE = re.compile(r"[A-Za-z0-9_-]{1,32}(/[A-Za-z0-9_-]{1,32}){0,3}")
@@ -97,9 +97,7 @@ class FederationSettings(BaseModel):
         return out
 
     def resolved(self, base: Path) -> FederationSettings:
-        update = {
-            k: base / v for k in ("cafile", "certfile", "keyfile") if (v := getattr(self, k))
-        }
+        update = {k: base / v for k in ("cafile", "certfile", "keyfile") if (v := getattr(self, k))}
         return self.model_copy(update=update) if update else self
 
 

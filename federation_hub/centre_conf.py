@@ -70,7 +70,7 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
     for venue, (user, password) in sorted(users.venues.items()):
         root = venue_subject_root(users.prefix, venue)
         kinds = ", ".join(_q(f"{root}.board.*.{k}") for k in ("status", "state", "event"))
-        perms = f"{{publish: {{allow: [{kinds}]}}, subscribe: {{deny: [\">\"]}}}}"
+        perms = f'{{publish: {{allow: [{kinds}]}}, subscribe: {{deny: [">"]}}}}'
         venue_users.append(_user(user, password, perms))
     public_perms = f'{{publish: {{deny: [">"]}}, subscribe: {{allow: [{_q(state)}]}}}}'
     lines = [
@@ -87,6 +87,10 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
         "mqtt {",
         f"  listen: {_q(f'{node.host}:{node.mqtt_port}')}",
         "  ack_wait: 30s",
+        # The MQTT sessions (the venue bridges' queues at the centre) replicated on every node
+        # up to 3. Left alone, NATS sizes them from the nodes it knows at the first MQTT
+        # connection, which may be 2 of 3: then one node's death stops MQTT.
+        f"  stream_replicas: {min(3, 1 + len(node.routes))}",
         "  max_ack_pending: 1024",
         "}",
         "websocket {",

@@ -52,8 +52,13 @@ class HubCounters:
     store_failures: int = 0
 
     def as_dict(self) -> dict[str, Any]:
-        return {"stored": self.stored, "duplicates": self.duplicates, "bad": dict(self.bad),
-                "states": self.states, "store_failures": self.store_failures}
+        return {
+            "stored": self.stored,
+            "duplicates": self.duplicates,
+            "bad": dict(self.bad),
+            "states": self.states,
+            "store_failures": self.store_failures,
+        }
 
 
 class Hub:
@@ -82,8 +87,13 @@ class Hub:
     async def run(self) -> None:
         """Connect (reconnecting for ever), make sure the streams exist, read until cancelled."""
         self._nc = await nats.connect(
-            self.servers, user=self.user, password=self.password, name=self.name,
-            max_reconnect_attempts=-1, reconnect_time_wait=0.5, connect_timeout=5,
+            self.servers,
+            user=self.user,
+            password=self.password,
+            name=self.name,
+            max_reconnect_attempts=-1,
+            reconnect_time_wait=0.5,
+            connect_timeout=5,
             allow_reconnect=True,
         )
         try:
@@ -143,8 +153,12 @@ class Hub:
         except (SQLAlchemyError, OSError) as exc:
             # Not acked: JetStream hands them out again after ack_wait (or at once with nak).
             self.counters.store_failures += 1
-            log.warning("hub %s: store failed (%s); %d messages left to redeliver",
-                        self.name, exc, len(keep))
+            log.warning(
+                "hub %s: store failed (%s); %d messages left to redeliver",
+                self.name,
+                exc,
+                len(keep),
+            )
             for m in keep:
                 await _quietly(m.nak(delay=1.0))
             await asyncio.sleep(RETRY_S)

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from typing import Any
 
 from board_nodes.wire import EventEnvelope, StateSnapshot, WireError, check_id, decode
-
 from federation_hub.errors import RecordError
 
 __all__ = ["MAX_PAYLOAD", "EventRecord", "StateRecord", "parse_event", "parse_state", "split"]

@@ -71,8 +71,11 @@ class HubStore:
 
     @classmethod
     async def open(cls, url: str) -> HubStore:
-        engine = create_async_engine(normalise_url(url), pool_size=4, max_overflow=0) \
-            if not url.startswith("sqlite") else create_async_engine(normalise_url(url))
+        engine = (
+            create_async_engine(normalise_url(url), pool_size=4, max_overflow=0)
+            if not url.startswith("sqlite")
+            else create_async_engine(normalise_url(url))
+        )
         async with engine.begin() as conn:
             await conn.run_sync(meta.create_all)
         return cls(engine=engine)
@@ -88,8 +91,17 @@ class HubStore:
             return 0
         stamp = now_ms()
         rows = [
-            {"venue": r.venue, "board": r.board, "session": r.session, "seq": r.seq,
-             "type": r.type, "game": r.game, "ts": r.ts, "stored_ms": stamp, "body": r.body}
+            {
+                "venue": r.venue,
+                "board": r.board,
+                "session": r.session,
+                "seq": r.seq,
+                "type": r.type,
+                "game": r.game,
+                "ts": r.ts,
+                "stored_ms": stamp,
+                "body": r.body,
+            }
             for r in records
         ]
         # RETURNING names the rows actually inserted (rowcount is unreliable for a batch).
@@ -108,13 +120,18 @@ class HubStore:
         async with self.engine.begin() as conn:
             for r in records:
                 ins = self._dialect.insert(boards).values(
-                    venue=r.venue, board=r.board, session=r.session, seq=r.seq, ts=r.ts,
+                    venue=r.venue,
+                    board=r.board,
+                    session=r.session,
+                    seq=r.seq,
+                    ts=r.ts,
                     body=r.body,
                 )
                 newer = sa.or_(
                     boards.c.session < ins.excluded.session,
-                    sa.and_(boards.c.session == ins.excluded.session,
-                            boards.c.seq <= ins.excluded.seq),
+                    sa.and_(
+                        boards.c.session == ins.excluded.session, boards.c.seq <= ins.excluded.seq
+                    ),
                 )
                 await conn.execute(
                     ins.on_conflict_do_update(
@@ -126,9 +143,15 @@ class HubStore:
 
     # -- reading (the API) ----------------------------------------------------------------
     async def venues(self) -> list[dict[str, Any]]:
-        q = sa.select(events.c.venue, sa.func.count().label("events"),
-                      sa.func.count(sa.distinct(events.c.board)).label("boards")
-                      ).group_by(events.c.venue).order_by(events.c.venue)
+        q = (
+            sa.select(
+                events.c.venue,
+                sa.func.count().label("events"),
+                sa.func.count(sa.distinct(events.c.board)).label("boards"),
+            )
+            .group_by(events.c.venue)
+            .order_by(events.c.venue)
+        )
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
 
@@ -152,8 +175,12 @@ class HubStore:
         latest: dict[tuple[str, str | None], dict[str, Any]] = {}
         async with self.engine.connect() as conn:
             for r in await conn.execute(q):
-                latest[(r.board, r.game)] = {"board": r.board, "game": r.game, "seq": r.seq,
-                                             **r.body["data"]}
+                latest[(r.board, r.game)] = {
+                    "board": r.board,
+                    "game": r.game,
+                    "seq": r.seq,
+                    **r.body["data"],
+                }
         return list(latest.values())
 
     async def gaps(self) -> list[dict[str, Any]]:

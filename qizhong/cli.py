@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check a freshly wired GPIO clock face: every segment, then each key",
     ),
     "station": ("venue_station.cli", "the venue station: collector, store, HTTP API, web pages"),
+    "hub": (
+        "federation_hub.cli",
+        "the federation hub: venues' reports from NATS JetStream to PostgreSQL, read-only page",
+    ),
     "broker-config": (
         "broker_config.cli",
         "write the venue broker's config (mosquitto.conf, passwords, ACL, credentials)",

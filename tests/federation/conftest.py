@@ -6,10 +6,7 @@ import uuid
 from collections.abc import AsyncIterator
 
 import pytest
-
 from support.station import PG_ADMIN
-
-from support.nats import nats_centre  # noqa: F401  (fixture)
 
 
 @pytest.fixture

@@ -9,12 +9,12 @@ from collections.abc import Callable
 
 import nats
 import pytest
+from support.broker import STANDARD_NODES, mqtt_client
+from support.nats import HUB_USER, NatsCentre, small_plan
 
 from broker_config import MosquittoProcess, Roster, RosterError
 from broker_config.mosquitto_conf import ConfPaths, render_conf
 from federation_hub.streams import ensure_streams
-from support.broker import STANDARD_NODES, mqtt_client
-from support.nats import HUB_USER, NatsCentre, small_plan
 
 Factory = Callable[..., MosquittoProcess]
 PATHS = ConfPaths(
@@ -38,8 +38,12 @@ def test_bridge_lines_are_out_only_mqtt311_no_private() -> None:
     roster = Roster.build(
         venue="va",
         nodes={"n": ["1"]},
-        federation={"urls": ["mqtt://10.0.0.5:1883", "mqtt://10.0.0.6:1883"], "username": "u",
-                    "password": "p", "prefix": "league/2026"},
+        federation={
+            "urls": ["mqtt://10.0.0.5:1883", "mqtt://10.0.0.6:1883"],
+            "username": "u",
+            "password": "p",
+            "prefix": "league/2026",
+        },
     )
     conf = render_conf(roster, PATHS)
     assert "bridge_protocol_version mqttv311" in conf
@@ -47,7 +51,8 @@ def test_bridge_lines_are_out_only_mqtt311_no_private() -> None:
     assert "address 10.0.0.5:1883 10.0.0.6:1883" in conf
     topics = [line for line in conf.splitlines() if line.startswith("topic ")]
     assert topics == [
-        f"topic board/+/{k} out 1 qz/v1/va/ league/2026/qz/v1/va/" for k in ("status", "state", "event")
+        f"topic board/+/{k} out 1 qz/v1/va/ league/2026/qz/v1/va/"
+        for k in ("status", "state", "event")
     ]
     assert not any(" in " in t or " both " in t or "cmd" in t for t in topics)
 
@@ -60,13 +65,19 @@ def test_bridge_lines_are_out_only_mqtt311_no_private() -> None:
         ({"urls": [], "username": "u", "password": "p"}, "federation.urls"),
         ({"urls": ["mqtt://x:1"] * 9, "username": "u", "password": "p"}, "federation.urls"),
         ({"urls": ["mqtts://x:1"], "username": "u", "password": "p"}, "federation"),
-        ({"urls": ["mqtt://x:1"], "username": "u", "password": "p", "prefix": "a.b"},
-         "federation.prefix"),
-        ({"urls": ["mqtt://x:1"], "username": "u", "password": "p", "prefix": "a/#"},
-         "federation.prefix"),
+        (
+            {"urls": ["mqtt://x:1"], "username": "u", "password": "p", "prefix": "a.b"},
+            "federation.prefix",
+        ),
+        (
+            {"urls": ["mqtt://x:1"], "username": "u", "password": "p", "prefix": "a/#"},
+            "federation.prefix",
+        ),
         ({"urls": ["mqtt://x:1"], "username": "u u", "password": "p"}, "federation.username"),
-        ({"urls": ["mqtt://x:1"], "username": "u", "password": "p", "extra": 1},
-         "federation.extra"),
+        (
+            {"urls": ["mqtt://x:1"], "username": "u", "password": "p", "extra": 1},
+            "federation.extra",
+        ),
     ],
 )
 def test_bad_federation_table_names_the_key(federation: dict[str, object], key: str) -> None:
@@ -118,12 +129,17 @@ async def test_real_bridge_carries_status_state_event_out_and_no_command_in(
                 while "fed.qz.v1.va.board.1.status" not in seen:
                     await node.publish(
                         "qz/v1/va/board/1/status",
-                        json.dumps({"state": "online", "node": "node-a", "session": 1,
-                                    "ts": 1}).encode(), qos=1, retain=True)
+                        json.dumps(
+                            {"state": "online", "node": "node-a", "session": 1, "ts": 1}
+                        ).encode(),
+                        qos=1,
+                        retain=True,
+                    )
                     await asyncio.sleep(0.3)
             for seq in range(1, 11):
-                await node.publish("qz/v1/va/board/1/event",
-                                   json.dumps({"seq": seq}).encode(), qos=1)
+                await node.publish(
+                    "qz/v1/va/board/1/event", json.dumps({"seq": seq}).encode(), qos=1
+                )
             await node.publish("qz/v1/va/board/1/state", b'{"seq": 10}', qos=1, retain=True)
             await node.publish("qz/v1/va/board/1/reply", b'{"txn": "x"}', qos=1)
             await nc.publish("fed.qz.v1.va.board.1.cmd", b'{"cmd": "reset"}')
@@ -146,21 +162,24 @@ async def test_real_bridge_carries_status_state_event_out_and_no_command_in(
 async def test_centre_refuses_a_venue_publishing_as_another(broker_factory: Factory) -> None:
     # Venue va's centre account may publish only under fed.qz.v1.va: a bridge misconfigured with
     # another venue's id puts nothing into the federation's streams.
-    centre = NatsCentre.start(nodes=1, venues={"va": ("venue-va", "pw-va"),
-                                               "vb": ("venue-vb", "pw-vb")})
+    centre = NatsCentre.start(
+        nodes=1, venues={"va": ("venue-va", "pw-va"), "vb": ("venue-vb", "pw-vb")}
+    )
     try:
         nc = await nats.connect(centre.urls, user=HUB_USER[0], password=HUB_USER[1])
         js = nc.jetstream()
         await ensure_streams(js, small_plan())
         roster = Roster.build(
-            venue="vb", nodes=STANDARD_NODES,
+            venue="vb",
+            nodes=STANDARD_NODES,
             federation={"urls": centre.mqtt_urls(), "username": "venue-va", "password": "pw-va"},
         )
         venue = broker_factory(roster)
         async with mqtt_client(venue, "node-a") as node:
             for seq in range(1, 30):
-                await node.publish("qz/v1/vb/board/1/event", json.dumps({"seq": seq}).encode(),
-                                   qos=1)
+                await node.publish(
+                    "qz/v1/vb/board/1/event", json.dumps({"seq": seq}).encode(), qos=1
+                )
                 await asyncio.sleep(0.1)
         assert (await js.stream_info("QZ_FED_EVENTS")).state.messages == 0
         await nc.close()

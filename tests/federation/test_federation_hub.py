@@ -9,21 +9,33 @@ from typing import Any
 
 import nats
 import pytest
+from support.nats import HUB_USER, NatsCentre, small_plan
+from support.station import envelope
 
 from federation_hub.consumer import Hub
 from federation_hub.store import HubStore
-from support.nats import HUB_USER, NatsCentre, small_plan
-from support.station import envelope
 
 pytestmark = pytest.mark.postgres
 
 
 def state(board: str, seq: int, session: int = 1) -> dict[str, Any]:
     return {
-        "v": 1, "board": board, "node": "node-a", "session": session, "seq": seq, "ts": 1000 + seq,
-        "game": "r1-b1", "tc": "30m+5s", "phase": "running", "running": "red",
-        "red_ms": 1_700_000, "black_ms": 1_800_000, "moves": {"red": 1, "black": 0},
-        "flag": None, "fouls": {"red": 0, "black": 0}, "result": None,
+        "v": 1,
+        "board": board,
+        "node": "node-a",
+        "session": session,
+        "seq": seq,
+        "ts": 1000 + seq,
+        "game": "r1-b1",
+        "tc": "30m+5s",
+        "phase": "running",
+        "running": "red",
+        "red_ms": 1_700_000,
+        "black_ms": 1_800_000,
+        "moves": {"red": 1, "black": 0},
+        "flag": None,
+        "fouls": {"red": 0, "black": 0},
+        "result": None,
     }
 
 
@@ -37,8 +49,14 @@ async def test_hub_stores_each_event_once_and_detects_gaps(
     nats_centre: NatsCentre, hub_db: str
 ) -> None:
     store = await HubStore.open(hub_db)
-    hub = Hub(servers=nats_centre.urls, user=HUB_USER[0], password=HUB_USER[1], store=store,
-              plan=small_plan(), batch=50)
+    hub = Hub(
+        servers=nats_centre.urls,
+        user=HUB_USER[0],
+        password=HUB_USER[1],
+        store=store,
+        plan=small_plan(),
+        batch=50,
+    )
     task = asyncio.create_task(hub.run())
     nc = await nats.connect(nats_centre.urls, user="venue-va", password="pw-va")
     try:
@@ -57,8 +75,12 @@ async def test_hub_stores_each_event_once_and_detects_gaps(
         await nc.flush()
 
         async def settled() -> bool:
-            return hub.counters.stored + hub.counters.duplicates >= 10 and sum(
-                hub.counters.bad.values()) >= 3 and hub.counters.states >= 1
+            return (
+                hub.counters.stored + hub.counters.duplicates >= 10
+                and sum(hub.counters.bad.values()) >= 3
+                and hub.counters.states >= 1
+            )
+
         await wait_for(settled)
         keys = sorted(await store.event_keys())
         assert keys == sorted(
@@ -99,8 +121,8 @@ async def test_an_unacked_event_is_redelivered_to_another_hub_and_stored_once(
     nc = await nats.connect(nats_centre.urls, user=HUB_USER[0], password=HUB_USER[1])
     try:
         js = nc.jetstream()
-        from federation_hub.streams import ensure_streams
         from federation_hub.records import parse_event
+        from federation_hub.streams import ensure_streams
 
         await ensure_streams(js, plan)
         await js.publish("fed.qz.v1.va.board.7.event", json.dumps(envelope("7", 1)).encode())
@@ -108,12 +130,20 @@ async def test_an_unacked_event_is_redelivered_to_another_hub_and_stored_once(
         (msg,) = await sub.fetch(1, timeout=5)
         assert await store.add_events([parse_event(msg.subject, msg.data, "fed")]) == 1
         # no ack: hub A is gone
-        hub_b = Hub(servers=nats_centre.urls, user=HUB_USER[0], password=HUB_USER[1],
-                    store=store, plan=plan, name="hub-b")
+        hub_b = Hub(
+            servers=nats_centre.urls,
+            user=HUB_USER[0],
+            password=HUB_USER[1],
+            store=store,
+            plan=plan,
+            name="hub-b",
+        )
         task = asyncio.create_task(hub_b.run())
         try:
+
             async def redelivered() -> bool:
                 return hub_b.counters.duplicates == 1
+
             await wait_for(redelivered, 20)
             assert hub_b.counters.stored == 0
             assert await store.event_keys() == [("va", "7", 1, 1)]
