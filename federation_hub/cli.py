@@ -14,6 +14,7 @@ import logging
 import os
 import signal
 from pathlib import Path
+from typing import Any
 
 import uvicorn
 
@@ -46,7 +47,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def _password(args: argparse.Namespace) -> str:
     if args.password_file is not None:
         try:
-            return args.password_file.read_text(encoding="utf-8").strip()
+            return str(args.password_file.read_text(encoding="utf-8")).strip()
         except OSError as exc:
             raise HubConfigError(f"--password-file {args.password_file}: {exc}") from None
     value = os.environ.get("QZ_HUB_PASSWORD")
@@ -82,18 +83,21 @@ async def _main(args: argparse.Namespace) -> int:
             lifespan="off",
         )
     )
-    server.install_signal_handlers = lambda: None  # type: ignore[method-assign]
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
-    tasks = [asyncio.create_task(hub.run()), asyncio.create_task(server.serve())]
+    tasks: list[asyncio.Task[Any]] = [
+        asyncio.create_task(hub.run()),
+        asyncio.create_task(server.serve()),
+    ]
     waiter = asyncio.create_task(stop.wait())
     try:
         await asyncio.wait([*tasks, waiter], return_when=asyncio.FIRST_COMPLETED)
         for t in tasks:
-            if t.done() and t.exception() is not None:
-                raise t.exception()  # type: ignore[misc]
+            exc = t.exception() if t.done() else None
+            if exc is not None:
+                raise exc
         log.info("hub %s: stopping (%s)", args.name, hub.counters.as_dict())
         return 0
     finally:

@@ -163,7 +163,7 @@ class HubStore:
     async def event_keys(self) -> list[tuple[str, str, int, int]]:
         q = sa.select(events.c.venue, events.c.board, events.c.session, events.c.seq)
         async with self.engine.connect() as conn:
-            return [tuple(r) for r in await conn.execute(q)]  # type: ignore[misc]
+            return [(r[0], r[1], int(r[2]), int(r[3])) for r in await conn.execute(q)]
 
     async def results(self, venue: str) -> list[dict[str, Any]]:
         """Each game's latest ``result`` event (by board seq), as the venue's station keeps it."""

@@ -131,7 +131,9 @@ class Collector:
                     received_ms=now_ms(),
                     retained=bool(message.retain),
                 )
-                while ingest.pending() >= WRITER_QUEUE_BOUND:
+                # A poll, not an Event: it keeps the change in the collector (the writer knows
+                # nothing of it) and only runs while the writer is full.
+                while ingest.pending() >= WRITER_QUEUE_BOUND:  # noqa: ASYNC110
                     await asyncio.sleep(ROOM_POLL_S)
                 if message.qos:
                     ack(message.mid, message.qos)

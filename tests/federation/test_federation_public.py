@@ -10,7 +10,6 @@ import json
 import nats
 import nats.errors
 import pytest
-
 from support.nats import HUB_USER, NatsCentre
 
 STATE = "fed.qz.v1.va.board.1.state"
