@@ -122,17 +122,26 @@ class Hub:
             await nc.close()
 
     async def _loop(self, sub: Any, handle: Callable[[list[Msg]], Awaitable[None]]) -> None:
-        while True:
-            try:
-                msgs = await sub.fetch(self.batch, timeout=1.0)
-            except (TimeoutError, nats.errors.TimeoutError):
-                continue
-            except (nats.errors.Error, nats.js.errors.Error) as exc:
-                # A node died / a leader is being elected / reconnecting: the messages wait.
-                log.warning("hub %s: fetch failed: %s", self.name, exc)
-                await asyncio.sleep(RETRY_S)
-                continue
-            await handle(msgs)
+        # The next batch is fetched while this one is stored (two batches in memory at most):
+        # the database and JetStream wait for each other only when one of them is the bottleneck.
+        ahead: asyncio.Task[list[Msg]] = asyncio.ensure_future(sub.fetch(self.batch, timeout=1.0))
+        try:
+            while True:
+                try:
+                    msgs = await ahead
+                except (TimeoutError, nats.errors.TimeoutError):
+                    msgs = []
+                except (nats.errors.Error, nats.js.errors.Error) as exc:
+                    # A node died / a leader is being elected / reconnecting: the messages wait.
+                    log.warning("hub %s: fetch failed: %s", self.name, exc)
+                    await asyncio.sleep(RETRY_S)
+                    msgs = []
+                ahead = asyncio.ensure_future(sub.fetch(self.batch, timeout=1.0))
+                if msgs:
+                    await handle(msgs)
+        finally:
+            ahead.cancel()
+            await asyncio.gather(ahead, return_exceptions=True)
 
     def _bad(self, msg: Msg, exc: RecordError) -> None:
         kind = msg.subject.rsplit(".", 1)[-1] if msg.subject.count(".") > 3 else "subject"

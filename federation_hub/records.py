@@ -11,7 +11,9 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
-from board_nodes.wire import EventEnvelope, StateSnapshot, WireError, check_id, decode
+from pydantic import BaseModel, ValidationError
+
+from board_nodes.wire import EventEnvelope, StateSnapshot, WireError, check_id
 from federation_hub.errors import RecordError
 
 __all__ = ["MAX_PAYLOAD", "EventRecord", "StateRecord", "parse_event", "parse_state", "split"]
@@ -64,6 +66,22 @@ def _payload(subject: str, data: bytes) -> None:
         raise RecordError(f"{subject}: payload of {len(data)} bytes is over {MAX_PAYLOAD}")
 
 
+def _decode(subject: str, model: type[BaseModel], data: bytes) -> tuple[Any, dict[str, Any]]:
+    """The validated model and the JSON object, parsed once (the hub's hot path)."""
+    try:
+        obj = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordError(f"{subject}: not JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"{subject}: expected a JSON object, got {type(obj).__name__}")
+    try:
+        return model.model_validate(obj), obj
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "payload"
+        raise RecordError(f"{subject}: {model.__name__}: {where}: {err['msg']}") from None
+
+
 def _bounded(subject: str, **values: int) -> None:
     for name, value in values.items():
         if value > MAX_INT:
@@ -75,14 +93,10 @@ def parse_event(subject: str, data: bytes, prefix: str) -> EventRecord:
     if kind != "event":
         raise RecordError(f"{subject}: not an event subject")
     _payload(subject, data)
-    try:
-        ev = decode(EventEnvelope, data)
-    except WireError as exc:
-        raise RecordError(f"{subject}: {exc}") from None
+    ev, body = _decode(subject, EventEnvelope, data)
     if ev.board != board:
         raise RecordError(f"{subject}: payload speaks for board {ev.board!r}")
     _bounded(subject, session=ev.session, seq=ev.seq, ts=ev.ts)
-    body = json.loads(data)
     return EventRecord(venue, board, ev.session, ev.seq, ev.type, ev.game, ev.ts, body)
 
 
@@ -94,11 +108,8 @@ def parse_state(subject: str, data: bytes, prefix: str) -> StateRecord | None:
     if kind != "state":
         raise RecordError(f"{subject}: not a state subject")
     _payload(subject, data)
-    try:
-        st = decode(StateSnapshot, data)
-    except WireError as exc:
-        raise RecordError(f"{subject}: {exc}") from None
+    st, body = _decode(subject, StateSnapshot, data)
     if st.board != board:
         raise RecordError(f"{subject}: payload speaks for board {st.board!r}")
     _bounded(subject, session=st.session, seq=st.seq, ts=st.ts)
-    return StateRecord(venue, board, st.session, st.seq, st.ts, json.loads(data))
+    return StateRecord(venue, board, st.session, st.seq, st.ts, body)
