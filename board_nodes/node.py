@@ -40,7 +40,7 @@ class Node:
         self.regulation = Regulation.load(config.regulation)
         self.journal = Journal(config.data_dir / "journal.sqlite3", durable=config.journal_durable)
         self._faces = faces or {}
-        self._time = NodeTime(time_source) if time_source else NodeTime()
+        self._time_source = time_source
         self.boards: dict[str, Board] = {}
         self.links: dict[str, BoardLink] = {}
         self.session = 0
@@ -66,7 +66,8 @@ class Node:
                 regulation=self.regulation,
                 face=face,
                 journal=self.journal,
-                time_source=self._time,
+                # one per board: a late press on one board is not clamped by another's
+                time_source=NodeTime(self._time_source) if self._time_source else NodeTime(),
             )
             self.boards[board.id] = board
             self.links[board.id] = BoardLink(

@@ -103,6 +103,10 @@ class SerialClockFace(ClockFace):
 
     # -- lifecycle --------------------------------------------------------------------------
     async def _open(self) -> None:
+        # open() may be tried again after a failure (the node retries a bad clock each second)
+        self._closing = False
+        self._handshake.clear()
+        self.last_error = None
         try:
             await self._connect()
         except (OSError, ValueError) as exc:
@@ -201,6 +205,30 @@ class SerialClockFace(ClockFace):
             self.link.send_reliable(self._show_message(self.last_view))
         if self._brightness is not None:
             self.link.send_reliable(Brightness(self._brightness))
+
+    def device_rebooted(self, old: Hello, new: Hello) -> None:
+        if self._closing:
+            return
+        log.warning("%s: the clock rebooted (session %d -> %d)", self.name, old.session, new.session)
+        self._emit(FaceEvent(FaceEventKind.CLOCK_REBOOTED, self.now_ns()))
+
+    async def quiet(self, timeout: float) -> bool:
+        """Prove, within ``timeout`` s, that no event the clock sent before now can still
+        arrive: two clean probe rounds in a row (``HostLink.probe_quiet``), then the face's
+        queue drained. False when the link cannot prove it in time (e.g. it is down)."""
+        clean = 0
+        try:
+            async with asyncio.timeout(timeout):
+                while clean < 2:
+                    if not self.link.up:
+                        clean = 0
+                        await asyncio.sleep(self.link.ping_interval / 5)
+                        continue
+                    clean = clean + 1 if await self.link.probe_quiet() else 0
+                await self._drained()
+        except TimeoutError:
+            return False
+        return True
 
     def link_broken(self, reason: str, error: SerialFaceError | None) -> None:
         if error is not None:
