@@ -193,7 +193,8 @@ class Board:
 
     def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
         """Journal one event (with the checkpoint it leads to), then tell the listeners."""
-        self.now.mark()  # the clock's state changed: a later act cannot be placed before this
+        if type_ != "warning":  # a warning changes nothing on the clock: no floor
+            self.now.mark()  # the clock's state changed: a later act cannot go before this
         checkpoint = self.checkpoint_data()
         clock = self.clock_part()
         game = self.game["game"] if self.game else None

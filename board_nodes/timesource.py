@@ -18,8 +18,8 @@ class NodeTime:
     Reading the time (a display refresh, a checkpoint, a snapshot) changes nothing in the
     core, so it does not move that instant either: a press that arrives late is still
     applied at its own instant. Only a *change* of the clock's state (``mark()``, called for
-    every event the board journals, and each pinned event) sets a floor: an act older than
-    the last change is applied at the change (the core's history is not rewritten).
+    every event the board journals but warnings) sets a floor: an act older than the last
+    change is applied at the change (the core's history is not rewritten).
     """
 
     def __init__(self, source: Callable[[], int] = time.monotonic_ns) -> None:
@@ -54,7 +54,6 @@ class _Pin:
         self.owner._pinned = max(self.instant, self.owner._floor)
 
     def __exit__(self, *exc: object) -> None:
-        pinned = self.owner._pinned
+        # No floor here: an event that changed the clock journaled itself (``mark``); a link
+        # warning or a press of the side not on move changed nothing.
         self.owner._pinned = None
-        if pinned is not None:
-            self.owner._floor = max(self.owner._floor, pinned)
