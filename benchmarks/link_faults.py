@@ -109,7 +109,7 @@ async def run(broker: MosquittoProcess, data_dir: Path, presses: int, silences: 
                 await play(per - per // 2)
             await emu.wait_settled(timeout=30)
             async with asyncio.timeout(30):
-                while len(arrived) < len(emu.presses):
+                while len(arrived) < len(emu.presses):  # noqa: ASYNC110 (a bench poll)
                     await asyncio.sleep(0.05)
             reader.cancel()
             node.stop()

@@ -176,7 +176,7 @@ class ClockFace:
         # The consumer takes an event off the queue and applies it in the same loop step, so
         # an empty queue means every emitted event has been applied.
         await asyncio.sleep(0)
-        while not self._queue.empty():
+        while not self._queue.empty():  # noqa: ASYNC110 (Queue has no "empty" event)
             await asyncio.sleep(0.001)
 
     # -- into the face ---------------------------------------------------------------------

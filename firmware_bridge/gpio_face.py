@@ -229,7 +229,8 @@ class GpioClockFace(ClockFace):
             target = self._stamped
         try:
             async with asyncio.timeout(timeout):
-                while self._taken < target and not self._closed:
+
+                while self._taken < target and not self._closed:  # noqa: ASYNC110
                     await asyncio.sleep(0.001)
                 await self._drained()
         except TimeoutError:

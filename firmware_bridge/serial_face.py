@@ -209,7 +209,7 @@ class SerialClockFace(ClockFace):
     def device_rebooted(self, old: Hello, new: Hello) -> None:
         if self._closing:
             return
-        log.warning("%s: the clock rebooted (session %d -> %d)", self.name, old.session, new.session)
+        log.warning("%s: clock rebooted (session %d -> %d)", self.name, old.session, new.session)
         self._emit(FaceEvent(FaceEventKind.CLOCK_REBOOTED, self.now_ns()))
 
     async def quiet(self, timeout: float) -> bool:

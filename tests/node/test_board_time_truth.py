@@ -15,6 +15,8 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from support.serial_fakes import reboot_emulator
+
 from board_nodes import wire
 from board_nodes.board import Board
 from board_nodes.commands import apply_command
@@ -23,7 +25,6 @@ from clock_service import Regulation, Side
 from firmware_bridge.emulator import ClockEmulator
 from firmware_bridge.serial_face import SerialClockFace
 from firmware_bridge.serial_frames import SHOW_FLAG_RED
-from support.serial_fakes import reboot_emulator
 
 
 class Rig:
@@ -129,5 +130,6 @@ async def test_a_clock_reboot_during_a_game_is_a_warning(tmp_path) -> None:
         await settle_offset(r)
         carry_over(r, 300_000)
         reboot_emulator(r.emu)
-        await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] == "clock_rebooted"])
+        reasons = lambda: [w["data"]["reason"] for w in r.of("warning")]  # noqa: E731
+        await r.wait(lambda: "clock_rebooted" in reasons())
         await r.emu.wait_until(lambda: r.emu.shown is not None, timeout=1.0)
