@@ -215,11 +215,13 @@ class GpioClockFace(ClockFace):
             self._stamped += 1
         t_ns = time.monotonic_ns()
         loop = self._loop
-        if loop is None or self._closed:
-            return
         try:
+            if loop is None or self._closed:
+                raise RuntimeError("no loop")
             loop.call_soon_threadsafe(self._on_edge, field, t_ns, active)
         except RuntimeError:  # the loop closed under a late edge; nothing left to tell
+            with self._stamp_lock:
+                self._stamped -= 1  # never reaches the loop: nothing for ``quiet`` to wait on
             self.stats["late_edges"] += 1
 
     async def quiet(self, timeout: float) -> bool:
