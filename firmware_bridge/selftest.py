@@ -304,7 +304,7 @@ async def _main(args: argparse.Namespace, config: GpioFaceConfig) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
-class _SerialBoard(Exception):  # noqa: N818 (a signal, not an error: the board is serial)
+class _SerialBoard(Exception):
     def __init__(self, url: str) -> None:
         self.url = url
 

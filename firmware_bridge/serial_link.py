@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol
 
 from firmware_bridge.serial_codec import (
@@ -278,7 +279,9 @@ class HostLink(LinkBase):
         self._hello_waiters: list[asyncio.Future[None]] = []
         self._pong_waiters: dict[int, asyncio.Future[None]] = {}
         self._token = 0
+        self._extra_ping_ns = 0
         self.delivered = 0  # reliable messages handed to the listener
+        self.on_sample: Callable[[], None] | None = None  # a new PING/PONG offset sample
 
     @property
     def up(self) -> bool:
@@ -308,6 +311,8 @@ class HostLink(LinkBase):
             sent = self._pings.pop(message.token, None)
             if sent is not None:
                 self.offset.add(sent, recv_ns, message.device_ms)
+                if self.on_sample is not None:
+                    self.on_sample()
             waiter = self._pong_waiters.pop(message.token, None)
             if waiter is not None and not waiter.done():
                 waiter.set_result(None)
@@ -346,6 +351,10 @@ class HostLink(LinkBase):
             # A new device or a reboot: its seq numbering starts afresh where it says.
             self.receiver.reset(hello.tx_seq)
             self.offset.reset()
+            if self.frames is not None:
+                # A sample at once: events resent after this handshake wait for one (face).
+                loop = asyncio.get_running_loop()
+                loop.call_soon(self.ping_now)
         elif hello.tx_seq == self.receiver.expected and self.receiver.holding:
             self.receiver.extend_gap()  # the device still holds the frame the gap waits for
         self.device = hello
@@ -398,6 +407,14 @@ class HostLink(LinkBase):
         self._send_ping(want_hello=self.state != "up")
         loop = asyncio.get_running_loop()
         self._ping_timer = loop.call_later(self.ping_interval, self._ping)
+
+    def ping_now(self) -> None:
+        """One more PING/PONG sample at once (the face wants a good offset); at most one
+        per 20 ms, so a face waiting on a bad line does not flood it."""
+        now = time.monotonic_ns()
+        if self.frames is not None and now - self._extra_ping_ns >= 20_000_000:
+            self._extra_ping_ns = now
+            self._send_ping(want_hello=self.state != "up")
 
     def _send_ping(self, *, want_hello: bool) -> int:
         now = time.monotonic_ns()
