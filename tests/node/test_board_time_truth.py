@@ -15,6 +15,9 @@ import time
 from collections.abc import AsyncIterator
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from support.serial_fakes import reboot_emulator
 
 from board_nodes import wire
@@ -24,6 +27,7 @@ from board_nodes.journal import Journal
 from clock_service import Regulation, Side
 from firmware_bridge.emulator import ClockEmulator
 from firmware_bridge.serial_face import SerialClockFace
+from firmware_bridge.serial_faults import FaultyLine, LineFaults
 from firmware_bridge.serial_frames import SHOW_FLAG_RED
 
 
@@ -133,3 +137,47 @@ async def test_a_clock_reboot_during_a_game_is_a_warning(tmp_path) -> None:
         reasons = lambda: [w["data"]["reason"] for w in r.of("warning")]  # noqa: E731
         await r.wait(lambda: "clock_rebooted" in reasons())
         await r.emu.wait_until(lambda: r.emu.shown is not None, timeout=1.0)
+
+
+async def flag_race(tmp_path, *, before_ms: int, drop: float, corrupt: float, cut_ms: int,
+                    seed: int) -> None:  # fmt: skip
+    async with rig(tmp_path) as r:
+        await settle_offset(r)
+        red_ms = 800
+        start = carry_over(r, red_ms)
+        deadline = start + red_ms * 1_000_000
+        faults = LineFaults(drop=drop, corrupt=corrupt)
+        to_host = FaultyLine(r.emu.link, faults, seed=seed)
+        FaultyLine(r.face.link, faults, seed=seed + 1)
+        await asyncio.sleep(max(0.0, (deadline - time.monotonic_ns()) / 1e9 - before_ms / 1000))
+        to_host.silent = bool(cut_ms)  # the line cut around the press
+        pressed = time.monotonic_ns()
+        await r.emu.press(Side.RED)
+        await asyncio.sleep(cut_ms / 1000)
+        to_host.silent = False
+        await r.emu.wait_settled(timeout=10)
+        await asyncio.sleep(0.3)
+        flags, moves = r.of("flag"), r.of("move")
+        if pressed < deadline - 2_000_000:  # clearly before (the emulator's ms is truncated)
+            assert flags == [], (before_ms, r.events)
+            truth = (pressed - start) // 1_000_000
+            assert abs(moves[0]["data"]["used_ms"] - truth) <= 5, (moves, truth)
+            assert all(not s.flags & SHOW_FLAG_RED for s in r.emu.shows)
+        elif pressed > deadline + 2_000_000:
+            assert [f["data"]["side"] for f in flags] == ["red"] and moves == []
+
+
+@settings(max_examples=6, deadline=None, derandomize=True)
+@given(
+    before_ms=st.sampled_from([-40, 15, 60, 150]),
+    drop=st.sampled_from([0.0, 0.1, 0.3]),
+    corrupt=st.sampled_from([0.0, 0.05]),
+    cut_ms=st.sampled_from([0, 300, 700]),
+    seed=st.integers(0, 100),
+)
+def test_no_flag_stands_for_a_side_that_pressed_before_its_deadline(
+    tmp_path_factory, before_ms: int, drop: float, corrupt: float, cut_ms: int, seed: int
+) -> None:
+    tmp = tmp_path_factory.mktemp("race")
+    asyncio.run(flag_race(tmp, before_ms=before_ms, drop=drop, corrupt=corrupt,
+                          cut_ms=cut_ms, seed=seed))  # fmt: skip
