@@ -17,7 +17,6 @@ from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-
 from support.serial_fakes import reboot_emulator
 
 from board_nodes import wire
