@@ -285,7 +285,8 @@ class Board:
         elif kind is FaceEventKind.POWER_ON:
             self.power_on(event.mono_ns)
         elif kind is FaceEventKind.CLOCK_REBOOTED:
-            self.emit("warning", {"reason": kind.value, "detail": "the clock face restarted"})
+            detail = "a new session of the clock: it restarted (or another clock was connected)"
+            self.emit("warning", {"reason": kind.value, "detail": detail})
         else:
             if kind is FaceEventKind.LINK_LOST:
                 error = getattr(self.face, "last_error", None)
@@ -298,7 +299,7 @@ class Board:
         clock = self.clock
         if clock is None:
             return
-        early_ms = self.flag.press_before_flag(side, self.now())
+        early_ms = self.flag.press_before_flag(side, self.now.act_ns)
         if early_ms is not None:
             # The flag stood unproven (the link was down) and this press was before it.
             self.emit("warning", {

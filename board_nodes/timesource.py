@@ -26,11 +26,18 @@ class NodeTime:
         self._source = source
         self._floor = 0
         self._pinned: int | None = None
+        self._act: int | None = None  # the pinned act's own instant, before any floor
 
     def __call__(self) -> int:
         if self._pinned is not None:
             return self._pinned
         return max(self._source(), self._floor)
+
+    @property
+    def act_ns(self) -> int:
+        """The instant of the act being applied, as the face stamped it (not raised to the
+        floor); outside an act, now."""
+        return self._act if self._act is not None else self()
 
     @property
     def floor(self) -> int:
@@ -52,8 +59,10 @@ class _Pin:
     def __enter__(self) -> None:
         # An act older than the last change of state is applied at that change.
         self.owner._pinned = max(self.instant, self.owner._floor)
+        self.owner._act = self.instant
 
     def __exit__(self, *exc: object) -> None:
         # No floor here: an event that changed the clock journaled itself (``mark``); a link
         # warning or a press of the side not on move changed nothing.
         self.owner._pinned = None
+        self.owner._act = None

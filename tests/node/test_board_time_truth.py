@@ -180,3 +180,24 @@ def test_no_flag_stands_for_a_side_that_pressed_before_its_deadline(
     tmp = tmp_path_factory.mktemp("race")
     asyncio.run(flag_race(tmp, before_ms=before_ms, drop=drop, corrupt=corrupt,
                           cut_ms=cut_ms, seed=seed))  # fmt: skip
+
+
+async def test_a_press_from_before_a_flag_that_stood_unproven_is_published(tmp_path) -> None:
+    # The line is cut across the deadline for longer than the 2 s proof bound: the flag
+    # stands (the link could not prove anything), and red's press from before it, arriving
+    # when the line is back, is published as a pending warning for the arbiter.
+    async with rig(tmp_path) as r:
+        await settle_offset(r)
+        carry_over(r, 500)
+        await asyncio.sleep(0.4)  # 100 ms before red's flag
+        r.emu.stop_answering()
+        await r.emu.press(Side.RED)
+        await r.wait(lambda: r.of("flag"), timeout=4)
+        r.emu.resume_answering()
+        await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] ==
+                              "press_before_flag"], timeout=5)  # fmt: skip
+        warning = [w for w in r.of("warning") if w["data"]["reason"] == "press_before_flag"][0]
+        assert warning["data"]["side"] == "red" and warning["data"]["status"] == "pending"
+        early = int(warning["data"]["detail"].split()[1])
+        assert 80 <= early <= 120, warning
+        assert r.of("move") == []
