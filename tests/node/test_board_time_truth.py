@@ -196,7 +196,7 @@ async def test_a_press_from_before_a_flag_that_stood_unproven_is_published(tmp_p
         r.emu.resume_answering()
         await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] ==
                               "press_before_flag"], timeout=5)  # fmt: skip
-        warning = [w for w in r.of("warning") if w["data"]["reason"] == "press_before_flag"][0]
+        warning = next(w for w in r.of("warning") if w["data"]["reason"] == "press_before_flag")
         assert warning["data"]["side"] == "red" and warning["data"]["status"] == "pending"
         early = int(warning["data"]["detail"].split()[1])
         assert 80 <= early <= 120, warning
