@@ -62,6 +62,11 @@ async def play(schedule: dict) -> None:
                     emu.reboot()
                 await asyncio.sleep(0.05)
             await emu.wait_settled(timeout=20)
+            # Events after the reboot may wait (<= 1 s) for a good offset sample of the new
+            # session before the face places them.
+            async with asyncio.timeout(3):
+                while face._unplaced:  # noqa: ASYNC110
+                    await asyncio.sleep(0.01)
             presses = []
             while not face._queue.empty():
                 event = face._queue.get_nowait()
