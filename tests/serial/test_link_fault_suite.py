@@ -65,7 +65,7 @@ async def play(schedule: dict) -> None:
             # Events after the reboot may wait (<= 1 s) for a good offset sample of the new
             # session before the face places them.
             async with asyncio.timeout(3):
-                while face._unplaced:  # noqa: ASYNC110
+                while face._unplaced:
                     await asyncio.sleep(0.01)
             presses = []
             while not face._queue.empty():
