@@ -13,17 +13,15 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator
 from decimal import Decimal
-from typing import Union
 
+from clock_service.trf_player import PlayerRecord, RoundCell
 from clock_service.trf_records import (
     BB_CODES,
     MAX_START_RANK,
     ByeRecord,
-    PlayerRecord,
     PointsRecord,
     ProhibitedRecord,
     RawRecord,
-    RoundCell,
     RoundsRecord,
     ScoringRecord,
     TrfError,
@@ -35,16 +33,15 @@ from clock_service.trf_records import (
 
 __all__ = ["Record", "Trf", "TrfError", "default_scoring"]
 
-Record = Union[
-    RawRecord,
-    ScoringRecord,
-    PointsRecord,
-    RoundsRecord,
-    XxsRecord,
-    PlayerRecord,
-    ByeRecord,
-    ProhibitedRecord,
-]
+Record = (
+    RawRecord
+    | ScoringRecord
+    | PointsRecord
+    | RoundsRecord
+    | XxsRecord
+    | ByeRecord
+    | ProhibitedRecord
+)
 
 MAX_LINE = 1200  # characters: a 001 line of 99 rounds is 1081
 MAX_LINES = 20000  # 9999 players and their records, with room for comments
@@ -184,7 +181,9 @@ class Trf:
                 )
             if "\t" in text:
                 c = text.index("\t") + 1
-                raise TrfError("a tab: TRF fields are in fixed columns of blanks", line=n, columns=(c, c))
+                raise TrfError(
+                    "a tab: TRF fields are in fixed columns of blanks", line=n, columns=(c, c)
+                )
             records.append(_record(text, n))
         trf = cls(tuple(records), newline)
         if not trf.players:
@@ -302,7 +301,12 @@ class Trf:
                 games.append((p.start_rank, c.opponent))  # colour not given: smaller id first
         points = {p.start_rank: self.computed_points(p, upto=round_no - 1) for p in self.players}
         return sorted(
-            games, key=lambda g: (-max(points[g[0]], points[g[1]]), -min(points[g[0]], points[g[1]]), min(g))
+            games,
+            key=lambda g: (
+                -max(points[g[0]], points[g[1]]),
+                -min(points[g[0]], points[g[1]]),
+                min(g),
+            ),
         )
 
     def absent(self, round_no: int) -> dict[int, str]:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from clock_service.trf_pairs import parse_pairs, pairs_text
 from clock_service.trf import TrfError
+from clock_service.trf_pairs import pairs_text, parse_pairs
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -29,7 +29,7 @@ def test_crlf_and_blank_trailing_lines() -> None:
     [
         ("", 1, "empty"),
         ("two\n1 2\n", 1, "number of pairs"),
-        ("2\n1 2\n", 2, "2 pairs announced, 1 given"),
+        ("2\n1 2\n", 1, "2 pairs announced, 1 given"),
         ("1\n1 2\n3 4\n", 3, "1 pairs announced"),
         ("1\n1\n", 2, "two start ranks"),
         ("1\n1 x\n", 2, "start rank"),

@@ -190,7 +190,7 @@ def test_every_malformed_record(
 
 def test_a_start_rank_twice() -> None:
     text = replace_player_line(3, (5, 8), "   2")
-    with pytest.raises(TrfError, match="start rank 2 .*line 26") as info:
+    with pytest.raises(TrfError, match=r"start rank 2 .*line 26") as info:
         Trf.parse(text)
     assert info.value.line == 27 and info.value.columns == (5, 8)
 
@@ -204,11 +204,11 @@ def test_an_opponent_who_is_not_in_the_file() -> None:
 
 def test_check_names_what_does_not_add_up() -> None:
     wrong_points = Trf.parse(replace_player_line(1, (81, 84), " 6.0"))
-    with pytest.raises(TrfError, match="points 6.0 but the results give 5.0") as info:
+    with pytest.raises(TrfError, match=r"points 6.0 but the results give 5.0") as info:
         wrong_points.check()
     assert info.value.columns == (81, 84)
     one_sided = Trf.parse(replace_player_line(5, (99, 99), "1"))  # 5 and 1 both won round 1
-    with pytest.raises(TrfError, match="round 1.*player 1") as info:
+    with pytest.raises(TrfError, match=r"round 1.*player 1") as info:
         one_sided.check()
     assert info.value.columns == (92, 99)
 
