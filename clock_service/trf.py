@@ -39,6 +39,7 @@ Record = (
     | PointsRecord
     | RoundsRecord
     | XxsRecord
+    | PlayerRecord
     | ByeRecord
     | ProhibitedRecord
 )
