@@ -323,7 +323,7 @@ def _download(text: str, media: str, filename: str) -> Response:
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
     # Imported here: both modules build on this one (ApiError, station_of).
-    from venue_station import knockout_flow, standings_view
+    from venue_station import knockout_flow, standings_view, trf_view
 
     return [
         Route("/healthz", healthz),
@@ -344,6 +344,7 @@ def read_routes() -> list[BaseRoute]:
         Route("/api/export/games/{game}/clock.{fmt}", export_clock),
         *standings_view.routes(),
         *knockout_flow.routes(),
+        *trf_view.routes(),
     ]
 
 

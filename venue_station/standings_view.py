@@ -34,6 +34,7 @@ from venue_station import tables as t
 from venue_station.api import ApiError, int_param, json_response, station_of
 from venue_station.resources import static_dir
 from venue_station.results import DECISIVE_TYPES, Outcome, derive_game
+from venue_station.trf_io import load_state, station_byes
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -47,6 +48,7 @@ __all__ = [
     "routes",
     "standings_of",
 ]
+
 
 @functools.lru_cache(maxsize=8)
 def _load(name: str) -> Regulation:
@@ -127,8 +129,13 @@ async def standings_of(
     for rec in records:  # a name paired before the player list was imported has no tags
         players.setdefault(rec.red, frozenset())
         players.setdefault(rec.black, frozenset())
+    reg = regulation_of(station)
+    # Byes come from the pairing program (TRF 240 records, a pairs list's "N 0").
+    byes = station_byes(await load_state(store), reg.scoring.win, reg.scoring.draw)
+    for bye in byes:
+        players.setdefault(bye.player, frozenset())
     return compute_standings(
-        regulation_of(station), records, players=players, after_round=after_round, tag=tag
+        reg, records, players=players, byes=byes, after_round=after_round, tag=tag
     )
 
 
