@@ -12,7 +12,14 @@ import chess.pgn
 from venue_station import exports
 from venue_station.results import derive_game
 
-GAME = {"game": "r3-b7", "round": 3, "board": "7", "red": "王天一", "black": "郑惟桐", "tc": "30m+5s"}
+GAME = {
+    "game": "r3-b7",
+    "round": 3,
+    "board": "7",
+    "red": "王天一",
+    "black": "郑惟桐",
+    "tc": "30m+5s",
+}
 
 
 def move(seq: int, side: str, number: int, remaining_ms: int) -> dict[str, Any]:
