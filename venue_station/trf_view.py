@@ -4,12 +4,13 @@ exports), import a TRF or a pairs list (the chief arbiter's or an admin's sessio
 from __future__ import annotations
 
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from clock_service.trf import TrfError
 from venue_station.api import ApiError, int_param, json_response, station_of
 from venue_station.api_actions import require_session
+from venue_station.resources import static_dir
 from venue_station.trf_io import export_trf, import_pairs, import_trf, load_state
 
 __all__ = ["routes"]
@@ -110,8 +111,22 @@ async def entrants(request: Request) -> Response:
     return json_response({"entrants": rows, "byes": state.byes})
 
 
+async def page(request: Request) -> Response:
+    try:
+        from venue_station.pages import SECURITY_HEADERS
+    except ImportError:  # the pages module is optional; the headers are only hardening
+        headers: dict[str, str] = {}
+    else:
+        headers = dict(SECURITY_HEADERS)
+    headers["Cache-Control"] = "no-cache"
+    return FileResponse(
+        static_dir() / "pairing.html", media_type="text/html; charset=utf-8", headers=headers
+    )
+
+
 def routes() -> list[BaseRoute]:
     return [
+        Route("/pairing", page, methods=["GET", "HEAD"]),
         Route("/api/export/tournament.trf", export),
         Route("/api/trf/entrants", entrants),
         Route("/api/trf", import_file, methods=["POST"]),
