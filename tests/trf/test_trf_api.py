@@ -59,6 +59,7 @@ async def test_import_needs_the_chief_or_admin(station: Station) -> None:
         ("/api/trf", "", "line 1", "empty file"),
         ("/api/pairs", "2\n1 2\n", "line 1", "2 pairs announced, 1 given"),
         ("/api/pairs", "1\n1 99\n", None, "no player with start rank 99"),
+        ("/api/pairs?round=10", "1\n1 2\n", None, "round 10 is not 1..9"),
     ],
 )
 async def test_a_bad_file_names_line_and_columns(
@@ -70,7 +71,8 @@ async def test_a_bad_file_names_line_and_columns(
             "/api/trf?send=0", content=(GOLDEN / "xiangqi-r3.trf").read_bytes(), headers=admin
         )
         assert ok.status_code == 200
-        r = await client.post(f"{path}?send=0&round=1", content=content.encode(), headers=admin)
+        query = "&send=0" if "?" in path else "?send=0&round=1"
+        r = await client.post(path + query, content=content.encode(), headers=admin)
         assert r.status_code == 400, r.text
         body = r.json()
         assert text in body["error"]
