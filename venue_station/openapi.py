@@ -175,6 +175,10 @@ SCHEMA: dict[str, Any] = {
             "boards 1..n in order, 'N 0' a bye; sends set_game unless ?send=0",
             "pairs list text",
         ),
+        "/api/regulation/reasons": _get(
+            "the profile's foul, forfeit (立即判负) and result reason codes with zh/en wording "
+            "and counts, and its handicap rule, for the arbiter page's choices"
+        ),
         "/api/knockout": _get(
             "the knockout: games, proposed games, lots, pending colour choices, placings"
         ),

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 __all__ = ["TrfState", "export_trf", "import_pairs", "import_trf", "load_state", "station_byes"]
 
 STATE_KEY = "trf.state"
-_WINNER = {"red": "white", "black": "black", "draw": "draw"}
+_WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
 
 
 @dataclasses.dataclass
@@ -272,7 +272,7 @@ async def export_trf(
 
     store = station._store()
     reg = regulation_of(station)
-    records = await game_records(store)
+    records = await game_records(store, station.regulation)
     state = await load_state(store)
     names = set(await store.player_names()) | {n for g in records for n in (g.red, g.black)}
     if await _ensure_entrants(store, state, names):
@@ -282,16 +282,12 @@ async def export_trf(
         decided = [g.round for g in records if g.result is not None]
         decided += [int(b["round"]) for b in state.byes if b["kind"] != "Z"]
         after_round = min(max(decided, default=0), reg.tournament.rounds)
-    games = [
-        GameResult(
-            g.round,
-            rank_of[g.red],
-            rank_of[g.black],
-            None if g.result is None else _WINNER[g.result],
-            forfeit=g.forfeit,
-        )
-        for g in records
-    ]
+    games = []
+    for g in records:
+        result = None if g.result is None else _WINNER[g.result]
+        # a double forfeit is its own result in the TRF ("-" on both lines)
+        forfeit = g.forfeit and result in ("white", "black")
+        games.append(GameResult(g.round, rank_of[g.red], rank_of[g.black], result, forfeit=forfeit))
     byes = [RoundBye(int(b["round"]), int(b["player"]), str(b["kind"])) for b in state.byes]
     ranks: dict[int, int] = {}
     if after_round:

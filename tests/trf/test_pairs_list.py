@@ -48,7 +48,7 @@ def test_bad_lists(text: str, line: int, word: str) -> None:
 
 
 def test_the_number_of_pairs_is_bounded() -> None:
-    with pytest.raises(TrfError, match="not 0..5000") as info:
+    with pytest.raises(TrfError, match=r"not 0\.\.5000") as info:
         parse_pairs("5001\n" + "".join(f"{2 * i + 1} {2 * i + 2}\n" for i in range(5001)))
     assert info.value.line == 1
     most = "5000\n" + "".join(f"{2 * i + 1} {2 * i + 2}\n" for i in range(4999)) + "9999 0\n"

@@ -117,10 +117,16 @@ class Boards:
         elif roll < 0.9:
             self.send(board, game, "result", {"winner": None, "reason": "agreed"})
         elif roll < 0.95:
-            self.send(board, game, "flag", {"side": "red"})
-        else:
+            self.send(board, game, "flag", {"side": "red"})  # a proposal until confirmed
+            data = {"winner": "black", "reason": "flag", "status": "confirmed"}
+            self.send(board, game, "result", data)
+        elif roll < 0.97:
             data = {"side": "black", "reason": "absent", "status": "confirmed"}
             self.send(board, game, "forfeit", data)
+        else:  # both absent: a double forfeit, a loss for both
+            for side in ("red", "black"):
+                data = {"side": side, "reason": "absent", "status": "confirmed"}
+                self.send(board, game, "forfeit", data)
 
     async def flush(self) -> None:
         assert self.station.ingest is not None
@@ -214,3 +220,10 @@ async def test_nine_rounds_with_a_pairing_program(station: Station) -> None:
         assert sum(p.points for p in trf.players) > 0
         codes = {c.code for p in trf.players for c in p.rounds}
         assert {"1", "0", "=", "+", "-", "U", "Z"} <= codes
+        double = [
+            (p.start_rank, r)
+            for p in trf.players
+            for r, c in enumerate(p.rounds)
+            if c.code == "-" and trf.player(c.opponent).rounds[r].code == "-"
+        ]
+        assert double, "no double forfeit was played"
