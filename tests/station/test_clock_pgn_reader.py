@@ -65,8 +65,10 @@ def test_every_ply_is_a_null_move_with_its_clock() -> None:
 
 def test_a_game_with_a_result_and_a_black_first_ply() -> None:
     events = [move(1, "black", 1, 1_790_000), move(2, "red", 2, 1_780_000)]
-    flagged = [*events, {"seq": 3, "type": "flag", "data": {"side": "black"}}]
-    text = exports.clock_log_pgn(GAME, exports.clock_log(events), derive_game(flagged))
+    flag = {"seq": 3, "type": "flag", "data": {"side": "black"}}
+    confirmed = {"seq": 4, "type": "result", "data": {"winner": "red", "reason": "flag"}}
+    decided = derive_game([*events, flag, confirmed])
+    text = exports.clock_log_pgn(GAME, exports.clock_log(events), decided)
     assert "1... -- {[%clk 0:29:50]}" in text
     game = read(text)
     assert [n.clock() for n in game.mainline()] == [1790, 1780]
