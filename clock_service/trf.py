@@ -11,8 +11,10 @@ workflow with a pairing program and the column tables are in ``docs/pairing.md``
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+import functools
+from collections.abc import Iterator, Mapping
 from decimal import Decimal
+from types import MappingProxyType
 
 from clock_service.trf_player import PlayerRecord, RoundCell
 from clock_service.trf_records import (
@@ -216,8 +218,8 @@ class Trf:
         found = {r.code: r.rounds for r in self.records if isinstance(r, RoundsRecord)}
         return found.get("142", found.get("XXR"))
 
-    @property
-    def scoring(self) -> dict[str, Decimal]:
+    @functools.cached_property  # read once: a file is immutable (frozen records)
+    def scoring(self) -> Mapping[str, Decimal]:
         """Points per 162 code (W D L A P X): from ``162``, else bbpPairings' ``BB?``, else
         JaVaFo's ``XXS``, else FIDE's defaults."""
         out = default_scoring()
@@ -251,17 +253,19 @@ class Trf:
             out["A"] = xxs.get("FL", out["A"])
             out["P"] = xxs.get("PAB", out["W"])
             out["X"] = out["D"]
-        return out
+        return MappingProxyType(out)
 
-    @property
+    @functools.cached_property
     def players(self) -> tuple[PlayerRecord, ...]:
         return tuple(r for r in self.records if isinstance(r, PlayerRecord))
 
+    @functools.cached_property
+    def _by_id(self) -> dict[int, PlayerRecord]:
+        return {p.start_rank: p for p in self.players}
+
     def player(self, start_rank: int) -> PlayerRecord:
-        for p in self.players:
-            if p.start_rank == start_rank:
-                return p
-        raise KeyError(start_rank)
+        """The player with this start rank; KeyError if none."""
+        return self._by_id[start_rank]
 
     @property
     def byes(self) -> tuple[ByeRecord, ...]:
