@@ -197,19 +197,21 @@ class Trf:
         return "".join(rec.line() + self.newline for rec in self.records)
 
     # -- the tournament ------------------------------------------------------------------------
-    def _raw(self, code: str) -> str | None:
+    def value(self, code: str) -> str:
+        """The text (columns 5..) of the first line kept as written with this code, e.g.
+        ``022`` the city; ``""`` if there is none."""
         for rec in self.records:
             if isinstance(rec, RawRecord) and rec.code == code:
                 return rec.value
-        return None
+        return ""
 
     @property
     def name(self) -> str:
-        return self._raw("012") or ""
+        return self.value("012")
 
     @property
     def initial_colour(self) -> str | None:
-        value = self._raw("152")
+        value = self.value("152")
         return value.upper() if value else None
 
     @property

@@ -106,7 +106,9 @@ class TrfHeader:
     type: str = "Individual: Swiss-System"
     chief_arbiter: str = ""
     rounds: int = 9
-    initial_colour: str = "W"
+    # The colour of the highest-ranked player paired in round 1 (152); None: read it from
+    # round 1 when it is there, else W.
+    initial_colour: str | None = None
 
 
 def _d(value: int | Decimal) -> Decimal:
@@ -161,6 +163,13 @@ def _index(
     return by_player, by_bye
 
 
+def _initial_colour(games: Mapping[tuple[int, int], GameResult]) -> str:
+    first = sorted(who for rnd, who in games if rnd == 1)
+    if not first:
+        return "W"
+    return "W" if games[1, first[0]].white == first[0] else "B"
+
+
 def build_trf(
     header: TrfHeader,
     entrants: Iterable[Entrant],
@@ -204,7 +213,7 @@ def build_trf(
     raw("092", header.type)
     raw("102", header.chief_arbiter)
     records.append(RoundsRecord("142", header.rounds))
-    raw("152", header.initial_colour)
+    raw("152", header.initial_colour or _initial_colour(by_game))
     records.append(RawRecord("### P CCCC    P CCCC    P CCCC    P CCCC    P CCCC    P CCCC"))
     records.append(ScoringRecord((("W", w), ("D", d), ("L", lo), ("A", lo), ("P", w), ("X", d))))
     for code, value in (

@@ -21,10 +21,13 @@ import json
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
+import sqlalchemy as sa
+
 from clock_service.standings import Bye
 from clock_service.trf import Trf, TrfError
 from clock_service.trf_build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
 from clock_service.trf_pairs import parse_pairs
+from venue_station import tables as t
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -94,10 +97,6 @@ async def _ensure_entrants(store: Store, state: TrfState, names: Collection[str]
 
 
 async def _players(store: Store) -> list[dict[str, Any]]:
-    import sqlalchemy as sa
-
-    from venue_station import tables as t
-
     async with store.engine.connect() as conn:
         rows = await conn.execute(sa.select(t.players.c.name, t.players.c.rating))
         return [dict(r._mapping) for r in rows]
@@ -179,11 +178,12 @@ async def import_trf(
         code: rec
         for code, rec in (
             ("name", trf.name),
-            ("city", _raw(trf, "022")),
-            ("federation", _raw(trf, "032")),
-            ("start", _raw(trf, "042")),
-            ("end", _raw(trf, "052")),
-            ("chief_arbiter", _raw(trf, "102")),
+            ("city", trf.value("022")),
+            ("federation", trf.value("032")),
+            ("start", trf.value("042")),
+            ("end", trf.value("052")),
+            ("chief_arbiter", trf.value("102")),
+            ("initial_colour", trf.initial_colour),
         )
         if rec
     }
@@ -205,15 +205,6 @@ async def import_trf(
         )
     )
     return out
-
-
-def _raw(trf: Trf, code: str) -> str:
-    from clock_service.trf_records import RawRecord
-
-    for rec in trf.records:
-        if isinstance(rec, RawRecord) and rec.code == code:
-            return rec.value
-    return ""
 
 
 async def _last_round(store: Store) -> int:
@@ -308,6 +299,7 @@ async def export_trf(
         end=state.header.get("end", ""),
         chief_arbiter=state.header.get("chief_arbiter", ""),
         rounds=reg.tournament.rounds,
+        initial_colour=state.header.get("initial_colour"),
     )
     trf = build_trf(
         header,

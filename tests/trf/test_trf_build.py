@@ -117,3 +117,13 @@ def test_bad_values() -> None:
         build_trf(HEADER, [Entrant(1, "长" * 34)], [], after_round=0)
     with pytest.raises(TrfError, match="after_round 6"):
         build(after_round=6)
+
+
+def test_the_initial_colour_is_read_from_round_1() -> None:
+    # player 1 (the highest ranked paired in round 1) had black: 152 says B
+    games = [GameResult(1, 5, 1, "black"), *GAMES[1:]]
+    trf = build_trf(HEADER, ENTRANTS, games, after_round=1, byes=BYES)
+    assert trf.initial_colour == "B"
+    assert build_trf(HEADER, ENTRANTS, [], after_round=0).initial_colour == "W"
+    told = TrfHeader(name="x", rounds=5, initial_colour="B")
+    assert build_trf(told, ENTRANTS, [], after_round=0).initial_colour == "B"
