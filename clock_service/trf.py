@@ -64,6 +64,9 @@ _SCORES_AS = {
     "Z": "A",
     "U": "P",
 }
+# The engines' point lines as 162 codes (bbpPairings' BB?, JaVaFo's XXS; later ones win).
+_BB_AS = (("BBW", "W"), ("BBD", "D"), ("BBL", "L"), ("BBF", "A"), ("BBU", "P"))
+_XXS_AS = (("W", "W"), ("WW", "W"), ("D", "D"), ("WD", "D"), ("WL", "L"), ("FL", "A"), ("PAB", "P"))
 # Results that belong together on the two lines of one game.
 _MIRROR = {"1": "0", "0": "1", "=": "=", "+": "-", "-": "+-", "W": "L", "L": "W", "D": "D", "": ""}
 
@@ -225,36 +228,27 @@ class Trf:
         """Points per 162 code (W D L A P X): from ``162``, else bbpPairings' ``BB?``, else
         JaVaFo's ``XXS``, else FIDE's defaults."""
         out = default_scoring()
-        bb = {r.code: r.value for r in self.records if isinstance(r, PointsRecord)}
-        xxs: dict[str, Decimal] = {}
-        for r in self.records:
-            if isinstance(r, XxsRecord):
-                xxs.update(r.points)
         std: dict[str, Decimal] = {}
+        bb: dict[str, Decimal] = {}
+        xxs: dict[str, Decimal] = {}
         for r in self.records:
             if isinstance(r, ScoringRecord):
                 std.update(r.points)
+            elif isinstance(r, PointsRecord):
+                bb[r.code] = r.value
+            elif isinstance(r, XxsRecord):
+                xxs.update(r.points)
         if std:
-            out.update(std)
-            out.setdefault("P", out["W"])
-            if "P" not in std:
-                out["P"] = out["W"]
-            if "X" not in std:
-                out["X"] = out["D"]
+            declared = std
         elif bb:
-            for code, key in (("BBW", "W"), ("BBD", "D"), ("BBL", "L"), ("BBF", "A"), ("BBU", "P")):
-                if code in bb:
-                    out[key] = bb[code]
-            if "BBU" not in bb:
-                out["P"] = out["W"]
-            out["X"] = out["D"]
-        elif xxs:
-            for code, key in (("WW", "W"), ("W", "W"), ("WD", "D"), ("D", "D"), ("WL", "L")):
-                if code in xxs:
-                    out[key] = xxs[code]
-            out["A"] = xxs.get("FL", out["A"])
-            out["P"] = xxs.get("PAB", out["W"])
-            out["X"] = out["D"]
+            declared = {key: bb[code] for code, key in _BB_AS if code in bb}
+        else:
+            declared = {key: xxs[code] for code, key in _XXS_AS if code in xxs}
+        out.update(declared)
+        # TRF-2026: a pairing-allocated bye scores as a win, an unknown result as a draw,
+        # unless declared.
+        out["P"] = declared.get("P", out["W"])
+        out["X"] = declared.get("X", out["D"])
         return MappingProxyType(out)
 
     @functools.cached_property
