@@ -120,7 +120,7 @@ async def _set_round(
 ) -> dict[str, Any]:
     """Store the round's games on boards 1..n in order, its byes, and send ``set_game``."""
     store = station._store()
-    rounds = _regulation_rounds(station)
+    rounds = station.regulation.tournament.rounds
     if not 1 <= round_no <= rounds:
         raise TrfError(f"round {round_no} is not 1..{rounds} (the regulation's rounds)")
     key = state.key_of()
@@ -144,12 +144,6 @@ async def _set_round(
     if send and rows:
         out["set_game"] = await station.send_round(round_no, user=user)
     return out
-
-
-def _regulation_rounds(station: Station) -> int:
-    from venue_station.standings_view import regulation_of
-
-    return regulation_of(station).tournament.rounds
 
 
 async def import_trf(
@@ -259,10 +253,10 @@ async def export_trf(
 ) -> str:
     """The TRF-2026 text after ``after_round`` (default: the last round with a result).
     ``absent_next``: start ranks known absent in the next round (written as ``240 Z``)."""
-    from venue_station.standings_view import game_records, regulation_of, standings_of
+    from venue_station.standings_view import game_records, standings_of
 
     store = station._store()
-    reg = regulation_of(station)
+    reg = station.regulation
     records = await game_records(store, station.regulation)
     state = await load_state(store)
     names = set(await store.player_names()) | {n for g in records for n in (g.red, g.black)}
