@@ -196,6 +196,9 @@ class StateSnapshot(_Model):
     arbiter_mode: bool = False
     pending: list[dict[str, Any]] = Field(default_factory=list)
     handicap: HandicapArgs | None = None
+    # why the board's clock face cannot serve (failed to open, refused, link lost); null when
+    # it serves. A ``warning`` (clock_fault, link_lost) says the same as an event.
+    clock_fault: Annotated[str, Field(max_length=300)] | None = None
 
 
 # -- events ----------------------------------------------------------------------------------
