@@ -273,7 +273,11 @@ class BoardLink:
                 assert isinstance(args, wire.RebirthArgs)
                 await self.rebirth(client, args.from_seq)
             else:
-                apply_command(board, command.cmd, args)
+                board.command_txn = command.txn
+                try:
+                    apply_command(board, command.cmd, args)
+                finally:
+                    board.command_txn = None
             reply = wire.Reply(txn=command.txn, ok=True)
             self.counters["commands_applied"] += 1
         except (wire.WireError, CommandError) as exc:
