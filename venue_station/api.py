@@ -88,10 +88,8 @@ def path_int(request: Request, name: str) -> int:
 
 # -- read routes -------------------------------------------------------------------------------
 async def healthz(request: Request) -> Response:
-    station = station_of(request)
-    info = station.info()
-    ok = info["connected"] or not station.connect
-    return json_response({"ok": ok, **info}, 200 if ok else 503)
+    health = station_of(request).health()
+    return json_response(health, 200 if health["ok"] else 503)
 
 
 async def metrics(request: Request) -> Response:

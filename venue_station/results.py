@@ -6,7 +6,9 @@ The rules (DESIGN.md §2, principle 5):
   side; later flags are ignored) or a ``forfeit`` whose latest ruling is ``confirmed`` (ordered
   by the seq of the offence it rules on);
 - fouls are counted per side by their latest ruling (pending, confirmed, dismissed); a ruling
-  names the foul it settles by ``ref``.
+  names the foul it settles by ``ref``;
+- a decision a board sent without the station's command (``unverified``, see guard.py) is a
+  proposal: an unverified result or ruling decides and settles nothing.
 """
 
 from __future__ import annotations
@@ -80,9 +82,16 @@ def _rulings(
     return out
 
 
+def _unverified_decision(ev: Mapping[str, Any]) -> bool:
+    data = ev["data"]
+    return bool(data.get("unverified")) and (ev["type"] == "result" or bool(data.get("ref")))
+
+
 def derive_game(events: Iterable[Mapping[str, Any]]) -> Outcome:
     """The outcome of one game from its events (any order; sorted by seq here)."""
-    ordered = sorted(events, key=lambda ev: int(ev["seq"]))
+    ordered = sorted(
+        (ev for ev in events if not _unverified_decision(ev)), key=lambda ev: int(ev["seq"])
+    )
     fouls = {side: {"pending": 0, "confirmed": 0, "dismissed": 0} for side in SIDES}
     for status, data in _rulings(ordered, "foul").values():
         fouls[data["side"]][status] += 1

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.station import envelope, station_config
+from support.station import arbiter_txn, envelope, station_config
 
 from venue_station.station import Station
 
@@ -135,6 +135,7 @@ async def test_alerts_are_derived_once_and_settled_by_the_ruling(station: Statio
         3,
         type="foul",
         data={"side": "red", "reason": "pause", "status": "confirmed", "count": 1, "ref": 1},
+        txn=arbiter_txn(station, "1"),  # it answers the arbiter's resolve command
     )
     feed(station, "1", "event", ruling)
     await station.ingest.flush()
