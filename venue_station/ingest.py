@@ -191,11 +191,13 @@ class Ingest:
         try:
             msg: Any = decode(model, payload)
         except WireError as exc:
-            kind = (
-                "not_json"
-                if str(exc).startswith(("not JSON", "expected a JSON object"))
-                else f"bad_{name.leaf}"
-            )
+            text = str(exc)
+            if text.startswith("too large"):
+                kind = "too_large"  # over a byte-level bound: never parsed
+            elif text.startswith(("not JSON", "expected a JSON object")):
+                kind = "not_json"
+            else:
+                kind = f"bad_{name.leaf}"
             return self._reject(kind, topic, str(exc))
         if name.leaf != "status" and msg.board != board:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
