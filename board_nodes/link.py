@@ -98,10 +98,13 @@ class BoardLink:
         will = aiomqtt.Will(
             self.topics.status(self.board.id), self._status("lost"), qos=1, retain=True
         )
+        # One account per board connection (``{username}.{board}``, same password): the broker
+        # makes each connection's client id its username, so no one can take a board's id.
+        username = f"{b.username}.{self.board.id}" if b.username else None
         return aiomqtt.Client(
             b.host,
             b.port,
-            username=b.username,
+            username=username,
             password=b.read_password(),
             identifier=f"{self.board.node}.{self.board.id}",
             protocol=aiomqtt.ProtocolVersion.V5,

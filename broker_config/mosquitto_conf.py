@@ -57,6 +57,15 @@ class ConfPaths:
     keyfile: Path | None = None
 
 
+# Identity (issue 12): the client id of every connection is its username, on every listener.
+# Without it any account could connect with the station's (or a node's) client id and
+# Mosquitto would drop the older connection: anyone could keep the station off the broker.
+_IDENTITY = (
+    "# Every connection's client id is its username: no account can take another's.",
+    "use_username_as_clientid true",
+)
+
+
 def _domain(host: str) -> str:
     return "ipv6" if ipaddress.ip_address(host).version == 6 else "ipv4"
 
@@ -111,6 +120,7 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
         "",
         f"listener {ls.port} {ls.host}",
         "protocol mqtt",
+        *_IDENTITY,
     ]
     if ls.websockets is not None:
         ws = ls.websockets
@@ -121,6 +131,7 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
             f"listener {ws.port} {ws.host}",
             "protocol websockets",
             f"socket_domain {_domain(ws.host)}",
+            *_IDENTITY,
         ]
     if ls.tls is not None:
         tls = ls.tls
@@ -128,6 +139,7 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
             "",
             f"listener {tls.port} {tls.host or ls.host}",
             "protocol mqtt",
+            *_IDENTITY,
             f"cafile {paths.cafile}",
             f"certfile {paths.certfile}",
             f"keyfile {paths.keyfile}",
