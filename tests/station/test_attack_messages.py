@@ -190,7 +190,7 @@ async def test_one_flooding_board_is_throttled_and_the_others_lose_nothing(
 ) -> None:
     station = await start_station(station_config(tmp_path, venue_broker))
     assert station.ingest is not None
-    flood_n = station.ingest.flood.burst + 3000
+    flood_n = 12_000  # past the queue sizing of before (9,000 for this roster's 12 boards)
     honest_n = 40
     async with (
         FakeNode(venue_broker, "node-c", ["5"]) as flooder,
@@ -199,11 +199,12 @@ async def test_one_flooding_board_is_throttled_and_the_others_lose_nothing(
         assert flooder.client is not None
 
         async def flood() -> None:
+            assert flooder.client is not None
             body = json.dumps(envelope("5", 1, node="node-c", game="r1-b5")).encode()
-            for i in range(flood_n):
-                await flooder.client.publish(f"{R}/board/5/event", body, qos=0)
-                if i % 500 == 0:
-                    await asyncio.sleep(0)
+            for _ in range(flood_n // 200):  # QoS 1, 200 in flight at a time, as fast as it goes
+                await asyncio.gather(
+                    *(flooder.client.publish(f"{R}/board/5/event", body, qos=1) for _ in range(200))
+                )
 
         async def steady() -> None:
             for i in range(honest_n):
@@ -225,6 +226,6 @@ async def test_one_flooding_board_is_throttled_and_the_others_lose_nothing(
     await station.ingest.flush()
     assert station.store is not None
     flood_alerts = [a for a in await station.store.alerts() if a["kind"] == "flood"]
-    assert [a["board"] for a in flood_alerts] == ["5"]
+    assert {a["board"] for a in flood_alerts} == {"5"}  # at most one a minute
     status, body = await health(station)
     assert status == 200 and body["tasks_down"] == []
