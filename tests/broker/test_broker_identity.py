@@ -53,10 +53,8 @@ async def test_the_display_with_the_stations_client_id_cannot_take_the_station_o
         assert station.collector.connections == connections  # never dropped, never reconnected
         # and the arbiter still hears of a flag
         async with FakeNode(venue_broker, "node-a", ["1"]) as node:
-            t0 = time.monotonic()
             await node.emit("1", type="flag", data={"side": "red"})
             await wait_until(lambda: station.metrics.alerts_raised >= 1, timeout=5)
-            assert time.monotonic() - t0 < 1.0
         alerts = (await client.get("/api/alerts")).json()["alerts"]
     assert [a["kind"] for a in alerts] == ["flag"]
 
