@@ -169,6 +169,13 @@ class SidePair(_Model):
     black: Moves
 
 
+class HandicapArgs(_Model):
+    """A handicap game (让二先): ``receiver`` makes its first ``moves`` moves in a row."""
+
+    receiver: SideName
+    moves: Annotated[int, Field(ge=2, le=10)]
+
+
 class StateSnapshot(_Model):
     v: Literal[1] = 1
     board: Id
@@ -193,6 +200,7 @@ class StateSnapshot(_Model):
     pending: Annotated[list[dict[str, Any]], Field(max_length=bounds.MAX_LIST_ITEMS)] = Field(
         default_factory=list
     )
+    handicap: HandicapArgs | None = None
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -208,6 +216,7 @@ class ReadyData(_Model):
     red: Name | None = None
     black: Name | None = None
     black_tc: TcText | None = None
+    handicap: HandicapArgs | None = None
 
 
 class EmptyData(_Model):
@@ -266,7 +275,7 @@ class AdjustedData(_Model):
 
 
 class ResultData(_Model):
-    winner: SideName | None
+    winner: SideName | None  # None: a draw, or with reason double_forfeit both lose (0:0)
     reason: Reason
     # A flag's result is proposed (pending) until the arbiter confirms it; entered ones stand.
     status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
@@ -344,6 +353,7 @@ class SetGameArgs(_Model):
     black: Name | None = None
     black_tc: TcText | None = None
     tiebreak: bool = False
+    handicap: HandicapArgs | None = None  # 让二先, decided by the station from the players
     # carry-over to a spare clock
     red_ms: ClockMs | None = None
     black_ms: ClockMs | None = None
@@ -369,9 +379,14 @@ class ResolveArgs(_Model):
     status: Literal["confirmed", "dismissed"]
 
 
+# the arbiter's free text beside a reason code
+Note = Annotated[str, Field(max_length=200, pattern=bounds.PRINTABLE_PATTERN)]
+
+
 class ResultArgs(_Model):
-    winner: SideName | None
+    winner: SideName | None  # None: a draw, or both lose with reason double_forfeit
     reason: Reason
+    note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
 class MoveCountArgs(_Model):
@@ -386,6 +401,7 @@ class RebirthArgs(_Model):
 class FoulArgs(_Model):
     side: SideName
     reason: Reason
+    note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
 COMMAND_ARGS: dict[str, type[_Model]] = {

@@ -119,8 +119,8 @@ class Authority:
         return boards is None or board in boards
 
     def decides(self, board: str, ev: EventEnvelope) -> bool:
-        return ev.txn is not None and ev.txn in self.txn_boards and (
-            self.txn_boards[ev.txn] == board
+        return (
+            ev.txn is not None and ev.txn in self.txn_boards and (self.txn_boards[ev.txn] == board)
         )
 
     @staticmethod

@@ -462,6 +462,8 @@ class Ingest:
                 "result": outcome.result,
                 "reason": outcome.reason,
                 "fouls": outcome.fouls,
+                "status": outcome.status,  # a pending proposal is shown as one, never counted
+                "proposed": outcome.proposed,
             },
         )
 

@@ -161,6 +161,10 @@ SCHEMA: dict[str, Any] = {
             _q("tag", "tag(s), comma separated"),
             media="text/csv",
         ),
+        "/api/regulation/reasons": _get(
+            "the profile's foul, forfeit (立即判负) and result reason codes with zh/en wording "
+            "and counts, and its handicap rule, for the arbiter page's choices"
+        ),
         "/api/knockout": _get(
             "the knockout: games, proposed games, lots, pending colour choices, placings"
         ),

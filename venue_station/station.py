@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from board_nodes.wire import Topics
+from clock_service.regulation import Regulation, handicap_for
 from venue_station.alerts import AlertSpec
 from venue_station.auth import Sessions
 from venue_station.collector import Collector
@@ -26,7 +27,13 @@ from venue_station.hub import Hub
 from venue_station.ingest import Ingest
 from venue_station.metrics import Metrics
 from venue_station.pairings import parse_pairings, parse_players
-from venue_station.results import Outcome, Scoring, derive_game, tournament_fouls
+from venue_station.results import (
+    DECISIVE_TYPES,
+    Outcome,
+    Scoring,
+    derive_game,
+    tournament_fouls,
+)
 from venue_station.store import Store, board_key, game_id, now_ms
 from venue_station.supervisor import Supervisor
 
@@ -47,7 +54,10 @@ class Station:
         self.metrics = Metrics()
         self.hub = Hub()
         self.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
-        self.tc, self.scoring = _regulation(config)
+        self.regulation = _regulation(config)
+        self.tc = self.regulation.time_control_text
+        s = self.regulation.scoring
+        self.scoring = Scoring(s.win, s.draw, s.loss)
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
@@ -317,15 +327,23 @@ class Station:
 
     async def send_round(self, round_no: int, *, user: str | None = None) -> dict[str, Any]:
         """``set_game`` to every board of the round, concurrently; board -> the reply."""
+        from venue_station.standings_view import player_tags
+
         games = await self._store().games(round_no)
+        tags = await player_tags(self._store())
 
         async def one(game: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            args = {
+            args: dict[str, Any] = {
                 "game": game["game"],
                 "tc": game["tc"],
                 "red": game["red"],
                 "black": game["black"],
             }
+            # 让二先 (Wulong): decided by the profile from the players' tags
+            red_tags, black_tags = tags.get(game["red"], ()), tags.get(game["black"], ())
+            handicap = handicap_for(self.regulation, red_tags, black_tags)
+            if handicap is not None:
+                args["handicap"] = handicap.as_dict()
             try:
                 return game["board"], (
                     await self.send_command(game["board"], "set_game", args, user=user)
@@ -343,7 +361,7 @@ class Station:
                 (
                     game,
                     derive_game(
-                        await store.game_events(game["game"], ("flag", "forfeit", "result", "foul"))
+                        await store.game_events(game["game"], DECISIVE_TYPES), self.regulation
                     ),
                 )
             )
@@ -392,14 +410,8 @@ class Station:
         }
 
 
-def _regulation(config: StationConfig) -> tuple[str, Scoring]:
+def _regulation(config: StationConfig) -> Regulation:
     try:
-        from clock_service.regulation import Regulation
-
-        reg = Regulation.load(config.regulation)
-    except ImportError:  # the core without regulations (early in the project): the seeds' values
-        return "30m+5s", Scoring()
+        return Regulation.load(config.regulation)
     except ValueError as exc:
         raise ConfigError("station config", "regulation", str(exc)) from None
-    s = reg.scoring
-    return reg.time_control_text, Scoring(s.win, s.draw, s.loss)

@@ -51,9 +51,7 @@ class Supervisor:
         state = self.states[name] = TaskState(name)
         self.tasks[name] = asyncio.create_task(self._run(state, factory), name=f"station-{name}")
 
-    async def _run(
-        self, state: TaskState, factory: Callable[[], Coroutine[Any, Any, Any]]
-    ) -> None:
+    async def _run(self, state: TaskState, factory: Callable[[], Coroutine[Any, Any, Any]]) -> None:
         delay = BACKOFF_MIN_S
         while True:
             started = time.monotonic()

@@ -186,6 +186,9 @@
         s.row.classList.toggle("running", !!(st && st.phase === "running" && st.running === side));
         s.row.classList.toggle("flagged", flagged);
         if (flagged) s.marks.append(QZ.el("span", { class: "flag-mark", text: "⚑ " + QZ.t("flag") }));
+        // 让二先: the receiver of a handicap game (Wulong) makes its first moves in a row
+        const handicap = st && st.handicap && st.handicap.receiver === side ? st.handicap : null;
+        if (handicap) s.marks.append(QZ.el("span", { class: "handicap-mark", "data-moves": handicap.moves, text: QZ.t("handicap", { n: QZ.lang === "en" ? handicap.moves : "〇一二三四五六七八九十"[handicap.moves] }), title: QZ.t("handicap.title", { n: handicap.moves }) }));
         const fouls = st && st.fouls ? st.fouls[side] : 0;
         if (fouls) s.marks.append(QZ.el("span", { class: "foul-mark", "data-fouls": fouls, text: QZ.t("fouls", { n: fouls }) }));
         s.text = null; // re-render the time on the next tick
