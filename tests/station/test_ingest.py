@@ -152,7 +152,8 @@ async def test_a_game_result_follows_its_events(station: Station) -> None:
     # the flag's loss is only proposed: the stored result waits for the arbiter (issue 15)
     assert (game["result"], game["winner"], game["reason"]) == (None, None, None)
     ruling = {"winner": "black", "reason": "flag", "status": "confirmed"}
-    feed(station, "1", "event", envelope("1", 2, game="r1-b1", type="result", data=ruling))
+    txn = arbiter_txn(station, "1")  # the arbiter's confirmation, through the board
+    feed(station, "1", "event", envelope("1", 2, game="r1-b1", type="result", data=ruling, txn=txn))
     await station.ingest.flush()
     game = await station.store.game("r1-b1")
     assert (game["result"], game["winner"], game["reason"]) == ("0-1", "black", "flag")
