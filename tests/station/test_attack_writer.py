@@ -80,7 +80,7 @@ async def test_a_row_the_database_refuses_is_set_aside_and_the_writer_goes_on(
 
 def hold_write_lock(db_file: Path) -> sqlite3.Connection:
     """What a 60,000-row pairings import did: hold SQLite's write lock for a long time."""
-    conn = sqlite3.connect(db_file, isolation_level=None, timeout=30)
+    conn = sqlite3.connect(db_file, isolation_level=None, timeout=30, check_same_thread=False)
     conn.execute("BEGIN IMMEDIATE")
     return conn
 
@@ -97,7 +97,8 @@ async def test_a_locked_database_makes_healthz_503_and_stops_nothing(
         await node.emit("1", publish=False)  # lost: a gap the watcher will ask to fill
         await node.emit("1")
         await wait_until(lambda: station.metrics.events_stored == 2, timeout=10)
-        lock = hold_write_lock(station.config.data_dir / "station.db")
+        # Off the event loop: the station's open transaction needs the loop to commit.
+        lock = await asyncio.to_thread(hold_write_lock, station.config.data_dir / "station.db")
         try:
             await node.emit("1")  # the writer meets the lock
             async with httpx.AsyncClient(base_url=station.http_url, timeout=5) as client:
@@ -115,7 +116,7 @@ async def test_a_locked_database_makes_healthz_503_and_stops_nothing(
                     lambda: station.supervisor.states["gaps"].restarts >= 1, timeout=20
                 )
         finally:
-            lock.execute("ROLLBACK")
+            await asyncio.to_thread(lock.execute, "ROLLBACK")
             lock.close()
         await wait_until(lambda: station.metrics.events_stored == 4, timeout=30)
         async with httpx.AsyncClient(base_url=station.http_url, timeout=5) as client:
