@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -21,11 +21,14 @@ __all__ = [
     "COMMAND_ARGS",
     "EVENT_DATA",
     "ID_PATTERN",
+    "MAX_WALL_MS",
     "PROTOCOL_VERSION",
     "BoardStatus",
     "ClockPart",
+    "ClockProbeArgs",
     "Command",
     "EventEnvelope",
+    "ProbeTimes",
     "Reply",
     "StateSnapshot",
     "StationStatus",
@@ -41,6 +44,7 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+MAX_WALL_MS = 2**53  # a wall ms beyond any real clock, within JSON's exact integers
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
 _ID_RE = re.compile(ID_PATTERN)
 
@@ -156,6 +160,17 @@ class BoardStatus(_Model):
     node: Id
     session: Count
     ts: Ms
+    # The epoch of the MQTT connection this status speaks for: the node's wall ms when it built
+    # it, strictly increasing within a node's life. A will is built before its connection is
+    # made, so its ``ts`` is older than the ``online`` it follows: order statuses by
+    # (session, conn), and within one connection its end
+    # (``lost``/``offline``) after its ``online``. Absent from older nodes (then: by ts).
+    conn: Annotated[int, Field(ge=1, le=MAX_WALL_MS, strict=True)] | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn",)
+
+    def order_key(self) -> tuple[int, int, int]:
+        """Later statuses have larger keys; only meaningful when ``conn`` is set."""
+        return (self.session, self.conn or 0, 0 if self.state == "online" else 1)
 
 
 class StationStatus(_Model):
@@ -404,6 +419,25 @@ class FoulArgs(_Model):
     note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
+class ProbeTimes(_Model):
+    """A node's answer to ``clock_probe``: its wall clock (ms) when the probe arrived (``rx``)
+    and when the answer left (``tx``). With the station's send and receive times this is an
+    NTP round trip: the node's offset is measured apart from the network's delay."""
+
+    rx: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]
+    tx: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ProbeTimes:
+        if self.tx < self.rx:
+            raise ValueError("tx must not be before rx")
+        return self
+
+
+class ClockProbeArgs(_Model):
+    t0: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]  # the station's wall ms when it sent it
+
+
 COMMAND_ARGS: dict[str, type[_Model]] = {
     "set_game": SetGameArgs,
     "start": StartArgs,
@@ -417,6 +451,7 @@ COMMAND_ARGS: dict[str, type[_Model]] = {
     "foul": FoulArgs,
     "reset": EmptyData,
     "rebirth": RebirthArgs,
+    "clock_probe": ClockProbeArgs,
 }
 VENUE_COMMANDS = frozenset({"start", "pause", "resume", "rebirth"})
 
@@ -431,11 +466,16 @@ class Reply(_Model):
     txn: Txn
     ok: bool
     error: Annotated[str, Field(max_length=bounds.MAX_DETAIL_LEN)] | None = None
+    clock: ProbeTimes | None = None  # only in the answer to ``clock_probe``
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("clock",)
 
 
 # -- coding ----------------------------------------------------------------------------------
 def encode(model: BaseModel) -> bytes:
-    return model.model_dump_json(exclude_none=False).encode()
+    """JSON of a model; the optional additions a model names in ``OMIT_IF_NONE`` are left out
+    when unset, so a consumer that predates them (``extra`` forbidden) still reads it."""
+    omit = {name for name in getattr(model, "OMIT_IF_NONE", ()) if getattr(model, name) is None}
+    return model.model_dump_json(exclude=omit or None).encode()
 
 
 def _first_error(exc: ValidationError) -> str:

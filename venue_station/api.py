@@ -332,7 +332,7 @@ def _download(text: str, media: str, filename: str) -> Response:
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
     # Imported here: both modules build on this one (ApiError, station_of).
-    from venue_station import knockout_flow, reasons_view, standings_view
+    from venue_station import knockout_flow, reasons_view, round_clock, standings_view
 
     return [
         Route("/healthz", healthz),
@@ -355,6 +355,7 @@ def read_routes() -> list[BaseRoute]:
         *standings_view.routes(),
         *knockout_flow.routes(),
         *reasons_view.routes(),
+        *round_clock.routes(),
     ]
 
 

@@ -127,6 +127,9 @@ SCHEMA: dict[str, Any] = {
         ),
         "/api/fouls": _get("fouls per player over the tournament"),
         "/api/rounds": _get("rounds and their pairings"),
+        "/api/round": _get(
+            "the round for the hall screens: number, start, late deadline, next scheduled start"
+        ),
         "/api/alerts": _get(
             "alerts, newest first",
             _q("status", "open|acked|confirmed|dismissed|active"),

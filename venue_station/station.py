@@ -87,6 +87,7 @@ class Station:
             hub=self.hub,
             known_boards=self.config.known_boards(),
             on_reply=self.bus.on_reply,
+            clock_probe_s=self.config.clock_probe_s,
         )
         await self.ingest.load()
         self.bus.on_sent = self.ingest.authority.sent
@@ -108,6 +109,13 @@ class Station:
             self.bus.publish = collector.publish
             self.supervisor.start("collector", collector.run)
             self.supervisor.start("gaps", self._watch_gaps)
+            ingest.clock_truth.probing = True  # a node looking behind is judged by round trips
+            self.supervisor.start(
+                "clock-probes",
+                lambda: ingest.clock_probes.run(
+                    collector.publish, ingest.probe_targets, collector.connected.is_set
+                ),
+            )
         if self.serve_http:
             await self._start_http()
         if self.collector is not None:
