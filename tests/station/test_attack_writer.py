@@ -87,8 +87,9 @@ def hold_write_lock(db_file: Path) -> sqlite3.Connection:
 
 @pytest.mark.broker
 async def test_a_locked_database_makes_healthz_503_and_stops_nothing(
-    venue_broker, tmp_path: Path, start_station
+    broker_factory, tmp_path: Path, start_station
 ) -> None:
+    venue_broker = broker_factory()  # its own: no other test's retained states to chase
     config = station_config(tmp_path, venue_broker, rebirth_grace_ms=2000)
     station = await start_station(config)
     assert station.ingest is not None
