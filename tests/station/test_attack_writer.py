@@ -138,6 +138,7 @@ def write_station_toml(tmp_path: Path, broker: Any) -> Path:
     path = tmp_path / "station.toml"
     path.write_text(
         'venue = "test"\n'
+        "rebirth_grace_ms = 1500\n"
         f'data_dir = "{tmp_path / "data"}"\n'
         "[broker]\n"
         f'url = "mqtt://{broker.host}:{broker.port}"\n'
@@ -172,6 +173,21 @@ def http_port(log: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> 
     raise AssertionError(f"the station did not start: {log.read_text()}")
 
 
+async def until_http(port: int, path: str, check: Any, *, within: float = 15) -> None:
+    deadline = time.monotonic() + within
+    body: Any = None
+    while time.monotonic() < deadline:
+        try:
+            with urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=2) as r:
+                body = json.loads(r.read())
+        except urllib.error.HTTPError as exc:
+            body = json.loads(exc.read())
+        if body is not None and check(body):
+            return
+        await asyncio.sleep(0.1)
+    raise AssertionError(f"{path} never as expected: {body}")
+
+
 def stop_time(proc: subprocess.Popen[bytes]) -> float:
     start = time.monotonic()
     proc.send_signal(signal.SIGTERM)
@@ -185,7 +201,7 @@ def stop_time(proc: subprocess.Popen[bytes]) -> float:
 
 
 @pytest.mark.broker
-@pytest.mark.parametrize("state", ["running", "writer_stuck"])
+@pytest.mark.parametrize("state", ["running", "writer_stuck", "task_restarting"])
 async def test_sigterm_stops_a_real_station_within_five_seconds(
     venue_broker, tmp_path: Path, state: str
 ) -> None:
@@ -210,6 +226,21 @@ async def test_sigterm_stops_a_real_station_within_five_seconds(
                     await asyncio.sleep(0.1)
                 else:
                     raise AssertionError("the writer never got stuck")
+        if state == "task_restarting":
+            async with FakeNode(venue_broker, "node-a", ["1"]) as node:
+                await node.emit("1")
+                await node.emit("1", publish=False)  # lost: the gap watcher will ask for it
+                await node.emit("1")
+                await until_http(
+                    port,
+                    "/api/boards",
+                    lambda b: any(x["board"] == "1" and x["missing"] for x in b["boards"]),
+                )
+                lock = hold_write_lock(tmp_path / "data" / "station.db")
+                # its rebirth logs the command in the locked database: it fails, restarts
+                await until_http(
+                    port, "/healthz", lambda b: b["tasks"]["gaps"]["restarts"] >= 1, within=30
+                )
         took = stop_time(proc)
     finally:
         if proc.poll() is None:
