@@ -234,7 +234,7 @@ async def test_sigterm_stops_a_real_station_within_five_seconds(
                 await until_http(
                     port,
                     "/api/boards",
-                    lambda b: any(x["board"] == "1" and x["missing"] for x in b["boards"]),
+                    lambda b: any(x["board"] == "1" and x.get("missing") for x in b["boards"]),
                 )
                 lock = hold_write_lock(tmp_path / "data" / "station.db")
                 # its rebirth logs the command in the locked database: it fails, restarts
