@@ -67,6 +67,9 @@ class Board:
         # pause key in arbiter mode) — a player cannot undo an arbiter's stop.
         self.held_by: str | None = None
         self.proposal_seq: dict[int, int] = {}  # referee proposal id -> seq of its first event
+        # The station's command being applied: the events it causes carry its txn, which is
+        # what lets the station tell an arbiter's decision from a board's proposal.
+        self.command_txn: str | None = None
         self.last_seq = journal.board(board_id).last_seq
         # listeners: the MQTT link wakes on these
         self.on_event: Callable[[dict[str, Any]], None] = lambda payload: None
@@ -201,6 +204,7 @@ class Board:
         checkpoint = self.checkpoint_data()
         clock = self.clock_part()
         game = self.game["game"] if self.game else None
+        txn = {"txn": self.command_txn} if self.command_txn is not None else {}
 
         def build(seq: int) -> dict[str, Any]:
             return {
@@ -215,6 +219,7 @@ class Board:
                 "replay": False,
                 "clock": clock,
                 "data": data,
+                **txn,
             }
 
         payload = self.journal.record(self.id, build, checkpoint=checkpoint, wall_ms=wall_ms())
