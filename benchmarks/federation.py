@@ -76,7 +76,7 @@ async def fill_stream(nc: Any, n: int, venue: str = "va") -> None:
         board, seq = i % BOARDS + 1, i // BOARDS + 1
         await nc.publish(f"fed.qz.v1.{venue}.board.{board}.event", event(board, seq))
     await nc.flush()
-    while (await js.stream_info("QZ_FED_EVENTS")).state.messages < n:
+    while (await js.stream_info("QZ_FED_EVENTS")).state.messages < n:  # noqa: ASYNC110 - the server's count, polled
         await asyncio.sleep(0.05)
 
 
@@ -98,7 +98,7 @@ async def hub_rate(hub: Hub, n: int) -> float:
     task = asyncio.create_task(hub.run())
     await hub.ready.wait()  # connected and bound, as the bare consumer is before its clock starts
     t0 = time.perf_counter()
-    while hub.counters.stored < n:
+    while hub.counters.stored < n:  # noqa: ASYNC110 - a counter of the hub's task
         await asyncio.sleep(0.01)
     rate = n / (time.perf_counter() - t0)
     task.cancel()
@@ -211,8 +211,9 @@ async def main_async(quick: bool) -> dict[str, Any]:
     n_events = 3_000 if quick else 30_000
     n_e2e = 300 if quick else 2_000
     n_view = 100 if quick else 1_000
-    centre = NatsCentre.start(nodes=1, venues={"va": ("venue-va", "pw-va"),
-                                               "vb": ("venue-vb", "pw-vb")})
+    centre = NatsCentre.start(
+        nodes=1, venues={"va": ("venue-va", "pw-va"), "vb": ("venue-vb", "pw-vb")}
+    )
     db = await new_db()
     store = await HubStore.open(f"postgresql://postgres@127.0.0.1:5432/{db}")
     try:

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
+from support.station import envelope
 
 from federation_hub.records import EventRecord, StateRecord
 from federation_hub.store import HubStore
 from federation_hub.web import build_app
-from support.station import envelope
 
 
 def rec(board: str, seq: int, type_: str = "move", data: dict | None = None) -> EventRecord:
