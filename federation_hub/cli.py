@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import uvicorn
+from sqlalchemy.exc import SQLAlchemyError
 
 from federation_hub.consumer import MAX_BATCH, Hub
 from federation_hub.errors import HubConfigError
@@ -64,11 +65,15 @@ async def _main(args: argparse.Namespace) -> int:
         max_ack_pending=args.max_ack_pending,
         max_bytes=args.max_bytes_mb * 1024 * 1024,
     )
-    store = await HubStore.open(args.db)
+    password = _password(args)  # before the store: a missing password is said first
+    try:
+        store = await HubStore.open(args.db)
+    except (SQLAlchemyError, OSError) as exc:
+        raise HubConfigError(f"--db: cannot open the store: {exc}") from None
     hub = Hub(
         servers=args.nats.split(","),
         user=args.user,
-        password=_password(args),
+        password=password,
         store=store,
         plan=plan,
         batch=args.batch,
@@ -95,9 +100,9 @@ async def _main(args: argparse.Namespace) -> int:
     try:
         await asyncio.wait([*tasks, waiter], return_when=asyncio.FIRST_COMPLETED)
         for t in tasks:
-            exc = t.exception() if t.done() else None
-            if exc is not None:
-                raise exc
+            failure = t.exception() if t.done() else None
+            if failure is not None:
+                raise failure
         log.info("hub %s: stopping (%s)", args.name, hub.counters.as_dict())
         return 0
     finally:
