@@ -207,7 +207,7 @@ def server_mem_mb(centre: NatsCentre) -> float:
         return float(json.loads(r.read())["mem"]) / 1e6
 
 
-async def main_async(quick: bool) -> dict[str, Any]:
+async def main_async(quick: bool, workers: int = 1) -> dict[str, Any]:
     n_events = 3_000 if quick else 30_000
     n_e2e = 300 if quick else 2_000
     n_view = 100 if quick else 1_000
@@ -225,7 +225,7 @@ async def main_async(quick: bool) -> dict[str, Any]:
 
         def make_hub() -> Hub:
             return Hub(servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1],
-                       store=store, plan=PLAN, batch=500)  # fmt: skip
+                       store=store, plan=PLAN, batch=500, workers=workers)  # fmt: skip
 
         hub_r = await hub_rate(make_hub(), n_events)
         lat = await e2e(centre, store, make_hub(), n_e2e)
@@ -238,6 +238,7 @@ async def main_async(quick: bool) -> dict[str, Any]:
         centre.close()
     return {
         "ratio": round(hub_r / bare, 3),
+        "hub_workers": workers,
         "bare_events_per_s": round(bare),
         "hub_events_per_s": round(hub_r),
         "events": n_events,
@@ -260,9 +261,13 @@ async def main_async(quick: bool) -> dict[str, Any]:
     }
 
 
+def _options(parser: Any) -> None:
+    parser.add_argument("--workers", type=int, default=1, help="the hub's event readers")
+
+
 def main() -> None:
-    args = parse_args(__doc__.splitlines()[0])
-    emit(asyncio.run(main_async(args.quick)))
+    args = parse_args(__doc__.splitlines()[0], _options)
+    emit(asyncio.run(main_async(args.quick, args.workers)))
 
 
 if __name__ == "__main__":

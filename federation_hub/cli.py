@@ -39,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--prefix", default="fed", help="the venues' bridge prefix")
     parser.add_argument("--replicas", type=int, default=1, choices=(1, 3, 5))
     parser.add_argument("--batch", type=int, default=200, help=f"1..{MAX_BATCH} per fetch")
+    parser.add_argument("--workers", type=int, default=1, help="event readers, 1..8")
     parser.add_argument("--max-ack-pending", type=int, default=1000)
     parser.add_argument("--max-bytes-mb", type=int, default=8192, help="events stream bound")
     parser.add_argument("--name", default=f"hub-{os.getpid()}")
@@ -77,6 +78,7 @@ async def _main(args: argparse.Namespace) -> int:
         store=store,
         plan=plan,
         batch=args.batch,
+        workers=args.workers,
         name=args.name,
     )
     server = uvicorn.Server(

@@ -40,6 +40,7 @@ __all__ = ["Hub", "HubCounters"]
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 1000
+MAX_WORKERS = 8  # event readers per process; each holds ≤ 2 batches
 RETRY_S = 0.5
 
 
@@ -71,12 +72,16 @@ class Hub:
         store: HubStore,
         plan: StreamPlan,
         batch: int = 200,
+        workers: int = 1,
         name: str = "hub",
     ) -> None:
         if not servers:
             raise ValueError("servers: give at least one nats:// URL")
         if not 1 <= batch <= MAX_BATCH:
             raise ValueError(f"batch {batch}: must be 1..{MAX_BATCH}")
+        if not 1 <= workers <= MAX_WORKERS:
+            raise ValueError(f"workers {workers}: must be 1..{MAX_WORKERS}")
+        self.workers = workers
         self.servers = list(servers)
         self.user, self.password = user, password
         self.store, self.plan, self.batch, self.name = store, plan, batch, name
@@ -101,7 +106,12 @@ class Hub:
             while True:
                 try:
                     await ensure_streams(js, self.plan)
-                    events = await js.pull_subscribe_bind(EVENTS_DURABLE, EVENTS_STREAM)
+                    # Several readers of the one durable consumer in this process, as several
+                    # hubs would be: one parses while another waits for its commit.
+                    events = [
+                        await js.pull_subscribe_bind(EVENTS_DURABLE, EVENTS_STREAM)
+                        for _ in range(self.workers)
+                    ]
                     states = await js.pull_subscribe_bind(STATE_DURABLE, STATE_STREAM)
                     break
                 except (nats.errors.Error, nats.js.errors.Error, TimeoutError) as exc:
@@ -109,7 +119,8 @@ class Hub:
                     await asyncio.sleep(RETRY_S)
             self.ready.set()
             async with asyncio.TaskGroup() as tg:
-                tg.create_task(self._loop(events, self._store_events))
+                for sub in events:
+                    tg.create_task(self._loop(sub, self._store_events))
                 tg.create_task(self._loop(states, self._store_states))
         finally:
             await self.close()
