@@ -245,7 +245,7 @@ def _seed(data: dict[str, Any]) -> int:
 
 
 async def start(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     data = await _json_object(request)
     reg = regulation_of(station)
@@ -312,7 +312,7 @@ def _top(given: Any, rows: list[Any], after: int) -> list[str]:
 
 
 async def confirm(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
     data = await _json_object(request)
@@ -355,7 +355,7 @@ async def confirm(request: Request) -> Response:
 
 
 async def record(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
     result = (await _json_object(request)).get("result")
@@ -373,7 +373,7 @@ async def record(request: Request) -> Response:
 
 
 async def choose(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
     side = (await _json_object(request)).get("side")

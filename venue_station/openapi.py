@@ -75,7 +75,9 @@ SCHEMA: dict[str, Any] = {
         "title": "qizhong station API",
         "version": "1",
         "description": "Boards, events, games, results, alerts, commands and exports of a "
-        'venue. Errors are {"error": str, "where"?: str}.',
+        'venue. Errors are {"error": str, "where"?: str}. Roles: viewer reads alerts and '
+        "metrics; arbiter rules on alerts and commands a board; chief also imports, sends "
+        "rounds, commands the venue and runs the knockout; admin also lists the accounts.",
     },
     "components": {
         "securitySchemes": {
@@ -181,12 +183,14 @@ SCHEMA: dict[str, Any] = {
             _p("id", "the drawn slow game's id"),
         ),
         "/api/auth/login": _action(
-            "log in; sets the qz_session cookie, returns the csrf token",
+            "log in; sets the qz_session cookie, returns the csrf token; 429 with Retry-After "
+            "past the per-address or per-account limit",
             "{username, password} (JSON or form)",
             auth=False,
         ),
         "/api/auth/logout": _action("log out", "empty"),
         "/api/auth/session": _get("the logged-in user and csrf token (401 when not)"),
+        "/api/accounts": _get("the accounts and their roles, no hashes (admin only)"),
         "/api/boards/{board}/cmd": _action(
             "send a command to a board; returns its reply", "{cmd, args}", BOARD
         ),

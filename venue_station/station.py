@@ -24,6 +24,7 @@ from venue_station.config import StationConfig
 from venue_station.errors import ConfigError, StationError
 from venue_station.hub import Hub
 from venue_station.ingest import Ingest
+from venue_station.login_guard import LoginGuard
 from venue_station.metrics import Metrics
 from venue_station.pairings import parse_pairings, parse_players
 from venue_station.results import Outcome, Scoring, derive_game, tournament_fouls
@@ -43,8 +44,16 @@ class Station:
         self.serve_http = serve_http
         self.topics = Topics(config.venue)
         self.metrics = Metrics()
-        self.hub = Hub()
+        http = config.http
+        self.hub = Hub(max_total=http.sse_max, per_address=http.sse_per_address)
         self.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
+        self.login_guard = LoginGuard(
+            per_address=http.login_per_address,
+            per_account=http.login_per_account,
+            window_s=http.login_window_s,
+            concurrency=http.hash_concurrency,
+            queue=http.hash_queue,
+        )
         self.tc, self.scoring = _regulation(config)
         self.store: Store | None = None
         self.ingest: Ingest | None = None
