@@ -185,14 +185,25 @@ class Station:
             def capture_signals(self) -> Iterator[None]:
                 yield  # the CLI owns the signals, not the library
 
+        http = self.config.http
+        tls: dict[str, Any] = {}
+        if http.tls_cert is not None and http.tls_key is not None:
+            for key, path in (("tls_cert", http.tls_cert), ("tls_key", http.tls_key)):
+                if not path.is_file():
+                    raise ConfigError("station config", f"http.{key}", f"{path}: no such file")
+            tls = {"ssl_certfile": str(http.tls_cert), "ssl_keyfile": str(http.tls_key)}
         cfg = uvicorn.Config(
             self.app,
-            host=self.config.http.host,
-            port=self.config.http.port,
+            host=http.host,
+            port=http.port,
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=1,
             access_log=False,
+            # Each SSE stream and keep-alive connection is a socket: the hub caps the streams;
+            # uvicorn's own cap keeps the total (streams + API) under the unit's LimitNOFILE.
+            limit_concurrency=http.sse_max + 1000,
+            **tls,
         )
         self._server = server = _Server(cfg)
         self._spawn(server.serve(), "http")
@@ -207,7 +218,8 @@ class Station:
 
     @property
     def http_url(self) -> str:
-        return f"http://{self.config.http.host}:{self.http_port}"
+        scheme = "https" if self.config.http.tls else "http"
+        return f"{scheme}://{self.config.http.host}:{self.http_port}"
 
     # -- gaps -------------------------------------------------------------------------------
     async def _watch_gaps(self) -> None:
@@ -271,7 +283,8 @@ class Station:
         return await self.bus.send(board, cmd, args, user=user, expect=expect)
 
     async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
-        rows = parse_players(data, source=source)
+        # Parsing a long file is CPU work: on a thread, so the loop keeps serving meanwhile.
+        rows = await asyncio.to_thread(parse_players, data, source=source)
         await self._store().add_players(rows)
         return len(rows)
 
@@ -285,7 +298,9 @@ class Station:
     ) -> dict[str, Any]:
         store = self._store()
         known = await store.player_names()
-        pairings = parse_pairings(data, source=source, players=known or None)
+        pairings = await asyncio.to_thread(
+            parse_pairings, data, source=source, players=known or None
+        )
         by_round: dict[int, list[dict[str, Any]]] = {}
         for p in pairings:
             by_round.setdefault(p.round, []).append(
