@@ -9,7 +9,7 @@ Results come from the stored events of the knockout's game ids (``ko-sf1`` …, 
 ``…-tb``) once the game is confirmed on a board; the arbiter can also enter one by hand. Each
 result read from the events is appended to the inputs, so the record says where it came from.
 
-Routes (actions need the arbiter's session + CSRF, like every other action):
+Routes (actions need a chief arbiter's session + CSRF; see access.py):
 ``GET /api/knockout``, ``POST /api/knockout/start {seed?, after_round?, top?}``,
 ``POST /api/knockout/games/{id}/confirm {board?}`` (sends ``set_game``),
 ``POST /api/knockout/games/{id}/result {result}``, ``POST /api/knockout/choices/{id} {side}``.
