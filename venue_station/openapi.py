@@ -20,13 +20,13 @@ def _q(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
     }
 
 
-def _p(name: str, desc: str) -> dict[str, Any]:
+def _p(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
     return {
         "name": name,
         "in": "path",
         "required": True,
         "description": desc,
-        "schema": {"type": "string"},
+        "schema": {"type": kind},
     }
 
 
@@ -67,7 +67,7 @@ def _action(
 
 
 BOARD = _p("board", "board id")
-ROUND = _p("round", "round number")
+ROUND = _p("round", "round number, 1..999", "integer")
 
 SCHEMA: dict[str, Any] = {
     "openapi": "3.1.0",
@@ -214,7 +214,7 @@ SCHEMA: dict[str, Any] = {
         "/api/alerts/{id}": _action(
             "ack | confirm | dismiss an alert (a pending foul/forfeit is resolved on its board)",
             "{action}",
-            _p("id", "alert id"),
+            _p("id", "alert id", "integer"),
         ),
     },
 }
