@@ -129,6 +129,7 @@ class Station:
         self._tasks.clear()
         if self.store is not None:
             await self.store.close()
+        self.login_guard.close()
 
     def request_stop(self) -> None:
         self._stop.set()
