@@ -117,7 +117,7 @@ class Board:
         part = self.clock_part()
         referee = self.referee
         flag = clock.flag if clock else None
-        return {
+        state = {
             "v": 1,
             "board": self.id,
             "node": self.node,
@@ -145,6 +145,9 @@ class Board:
             "arbiter_mode": self.arbiter_mode,
             "pending": [self._pending_item(p) for p in referee.pending()] if referee else [],
         }
+        if self.game and self.game.get("handicap"):  # only then: older readers know no such key
+            state["handicap"] = self.game["handicap"]
+        return state
 
     def _pending_item(self, p: Proposal) -> dict[str, Any]:
         return {
@@ -437,15 +440,17 @@ class Board:
         self._late_timer = None
         if self.referee is None or self.clock is None or self.round_start_ms is None:
             return
-        side = self.referee.late_side(
+        sides = self.referee.late_sides(
             now_ms=wall_ms(),
             round_start_ms=self.round_start_ms,
             red_moves=self.clock.moves(Side.RED),
             black_moves=self.clock.moves(Side.BLACK),
         )
-        if side is not None and self.result is None:
-            self.emit("late", {"side": side.value})
-            self.emit_proposals(self.referee.late(side))
+        for side in sides:  # both when neither has moved: a proposed double forfeit follows
+            if self.result is None:
+                self.emit("late", {"side": side.value})
+                self.emit_proposals(self.referee.late(side))
+        if sides:
             self.changed()
 
     def due_checkpoint(self) -> dict[str, Any] | None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, TypeVar
+from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -18,11 +18,14 @@ __all__ = [
     "COMMAND_ARGS",
     "EVENT_DATA",
     "ID_PATTERN",
+    "MAX_WALL_MS",
     "PROTOCOL_VERSION",
     "BoardStatus",
     "ClockPart",
+    "ClockProbeArgs",
     "Command",
     "EventEnvelope",
+    "ProbeTimes",
     "Reply",
     "StateSnapshot",
     "StationStatus",
@@ -38,6 +41,7 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
+MAX_WALL_MS = 2**53  # a wall ms beyond any real clock, within JSON's exact integers
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
 _ID_RE = re.compile(ID_PATTERN)
 
@@ -138,6 +142,17 @@ class BoardStatus(_Model):
     node: Id
     session: Annotated[int, Field(ge=0)]
     ts: Ms
+    # The epoch of the MQTT connection this status speaks for: the node's wall ms when it built
+    # it, strictly increasing within a node's life. A will is built before its connection is
+    # made, so its ``ts`` is older than the ``online`` it follows: order statuses by
+    # (session, conn), and within one connection its end
+    # (``lost``/``offline``) after its ``online``. Absent from older nodes (then: by ts).
+    conn: Annotated[int, Field(ge=1, le=MAX_WALL_MS, strict=True)] | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn",)
+
+    def order_key(self) -> tuple[int, int, int]:
+        """Later statuses have larger keys; only meaningful when ``conn`` is set."""
+        return (self.session, self.conn or 0, 0 if self.state == "online" else 1)
 
 
 class StationStatus(_Model):
@@ -149,6 +164,13 @@ class StationStatus(_Model):
 class SidePair(_Model):
     red: Annotated[int, Field(ge=0)]
     black: Annotated[int, Field(ge=0)]
+
+
+class HandicapArgs(_Model):
+    """A handicap game (让二先): ``receiver`` makes its first ``moves`` moves in a row."""
+
+    receiver: SideName
+    moves: Annotated[int, Field(ge=2, le=10)]
 
 
 class StateSnapshot(_Model):
@@ -173,6 +195,7 @@ class StateSnapshot(_Model):
     black: str | None = None
     arbiter_mode: bool = False
     pending: list[dict[str, Any]] = Field(default_factory=list)
+    handicap: HandicapArgs | None = None
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -188,6 +211,7 @@ class ReadyData(_Model):
     red: str | None = None
     black: str | None = None
     black_tc: str | None = None
+    handicap: HandicapArgs | None = None
 
 
 class EmptyData(_Model):
@@ -246,7 +270,7 @@ class AdjustedData(_Model):
 
 
 class ResultData(_Model):
-    winner: SideName | None
+    winner: SideName | None  # None: a draw, or with reason double_forfeit both lose (0:0)
     reason: str
     # A flag's result is proposed (pending) until the arbiter confirms it; entered ones stand.
     status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
@@ -321,6 +345,7 @@ class SetGameArgs(_Model):
     black: str | None = None
     black_tc: str | None = None
     tiebreak: bool = False
+    handicap: HandicapArgs | None = None  # 让二先, decided by the station from the players
     # carry-over to a spare clock
     red_ms: Ms | None = None
     black_ms: Ms | None = None
@@ -346,9 +371,13 @@ class ResolveArgs(_Model):
     status: Literal["confirmed", "dismissed"]
 
 
+Note = Annotated[str, Field(max_length=200)]  # the arbiter's free text beside a reason code
+
+
 class ResultArgs(_Model):
-    winner: SideName | None
+    winner: SideName | None  # None: a draw, or both lose with reason double_forfeit
     reason: Annotated[str, Field(min_length=1, max_length=64)]
+    note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
 class MoveCountArgs(_Model):
@@ -363,6 +392,26 @@ class RebirthArgs(_Model):
 class FoulArgs(_Model):
     side: SideName
     reason: Annotated[str, Field(min_length=1, max_length=64)]
+    note: Note | None = None  # kept in the station's command log; the node ignores it
+
+
+class ProbeTimes(_Model):
+    """A node's answer to ``clock_probe``: its wall clock (ms) when the probe arrived (``rx``)
+    and when the answer left (``tx``). With the station's send and receive times this is an
+    NTP round trip: the node's offset is measured apart from the network's delay."""
+
+    rx: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]
+    tx: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]
+
+    @model_validator(mode="after")
+    def _ordered(self) -> ProbeTimes:
+        if self.tx < self.rx:
+            raise ValueError("tx must not be before rx")
+        return self
+
+
+class ClockProbeArgs(_Model):
+    t0: Annotated[int, Field(ge=0, le=MAX_WALL_MS)]  # the station's wall ms when it sent it
 
 
 COMMAND_ARGS: dict[str, type[_Model]] = {
@@ -378,6 +427,7 @@ COMMAND_ARGS: dict[str, type[_Model]] = {
     "foul": FoulArgs,
     "reset": EmptyData,
     "rebirth": RebirthArgs,
+    "clock_probe": ClockProbeArgs,
 }
 VENUE_COMMANDS = frozenset({"start", "pause", "resume", "rebirth"})
 
@@ -392,11 +442,16 @@ class Reply(_Model):
     txn: str
     ok: bool
     error: str | None = None
+    clock: ProbeTimes | None = None  # only in the answer to ``clock_probe``
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("clock",)
 
 
 # -- coding ----------------------------------------------------------------------------------
 def encode(model: BaseModel) -> bytes:
-    return model.model_dump_json(exclude_none=False).encode()
+    """JSON of a model; the optional additions a model names in ``OMIT_IF_NONE`` are left out
+    when unset, so a consumer that predates them (``extra`` forbidden) still reads it."""
+    omit = {name for name in getattr(model, "OMIT_IF_NONE", ()) if getattr(model, name) is None}
+    return model.model_dump_json(exclude=omit or None).encode()
 
 
 def _first_error(exc: ValidationError) -> str:

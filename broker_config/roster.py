@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from broker_config.errors import RosterError, RosterProblem
+from broker_config.screens import Screen
 
 __all__ = [
     "Account",
@@ -127,6 +128,7 @@ class Roster(_Model):
     node: tuple[NodeEntry, ...] = ()
     arbiter: tuple[Account, ...] = ()
     display: tuple[Account, ...] = ()
+    screen: tuple[Screen, ...] = ()  # hall screens (broker_config/screens.py)
     listeners: Listeners = Listeners()
     broker: BrokerSettings = BrokerSettings()
     bridge: BridgeSettings | None = None
@@ -267,6 +269,7 @@ class Roster(_Model):
                     RosterProblem(key, f"username {user!r} is already used by {users[user]}")
                 )
             users.setdefault(user, key)
+        found += self._screen_problems(node_at)
         ls = self.listeners
         ports = {("listeners.port", ls.port)}
         if ls.websockets is not None:
@@ -279,6 +282,26 @@ class Roster(_Model):
                 found.append(RosterProblem(key, f"port {p} is already used by {seen[p]}"))
             seen.setdefault(p, key)
         return found
+
+    def _screen_problems(self, node_at: Mapping[str, int]) -> list[RosterProblem]:
+        found: list[RosterProblem] = []
+        screen_at: dict[str, int] = {}
+        for i, sc in enumerate(self.screen):
+            if sc.id in screen_at:
+                first = screen_at[sc.id]
+                reason = f"screen {sc.id!r} is listed twice (first at screen[{first}])"
+                found.append(RosterProblem(f"screen[{i}].id", reason))
+            screen_at.setdefault(sc.id, i)
+            if sc.boards is not None and sc.nodes:
+                found.append(RosterProblem(f"screen[{i}]", "give boards or nodes, not both"))
+            for j, n in enumerate(sc.nodes):
+                if n not in node_at:
+                    found.append(RosterProblem(f"screen[{i}].nodes[{j}]", f"no node {n!r}"))
+        return found
+
+    def screen_query(self, screen: Screen) -> str:
+        """The display page's query string of ``screen`` (its nodes' boards as ranges)."""
+        return screen.query({n.id: n.boards for n in self.node})
 
     def _resolve_paths(self, base: Path) -> Roster:
         tls = self.listeners.tls

@@ -203,6 +203,9 @@ def _game_json(game: dict[str, Any], outcome: Any, scoring: Any) -> dict[str, An
         "reason": outcome.reason,
         "decided_by": outcome.source,
         "fouls": outcome.fouls,
+        "status": outcome.status,  # undecided | pending | confirmed (clock_service.outcome)
+        "proposed": outcome.proposed,
+        "proposed_reason": outcome.proposed_reason,
         "red_points": red_pts,
         "black_points": black_pts,
     }
@@ -229,7 +232,7 @@ async def _game_or_404(
 async def game(request: Request) -> Response:
     station = station_of(request)
     row, evs = await _game_or_404(station, request.path_params["game"])
-    body = _game_json(row, derive_game(evs), station.scoring)
+    body = _game_json(row, derive_game(evs, station.regulation), station.scoring)
     body["clock_log"] = [vars(r) for r in exports.clock_log(evs)]
     return json_response(body)
 
@@ -358,7 +361,7 @@ def _download(text: str, media: str, filename: str) -> Response:
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
     # Imported here: both modules build on this one (ApiError, station_of).
-    from venue_station import knockout_flow, standings_view
+    from venue_station import knockout_flow, reasons_view, round_clock, standings_view
 
     return [
         Route("/healthz", healthz),
@@ -379,6 +382,8 @@ def read_routes() -> list[BaseRoute]:
         Route("/api/export/games/{game}/clock.{fmt}", export_clock),
         *standings_view.routes(),
         *knockout_flow.routes(),
+        *reasons_view.routes(),
+        *round_clock.routes(),
     ]
 
 

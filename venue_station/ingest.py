@@ -23,11 +23,13 @@ from board_nodes.wire import (
     BoardStatus,
     EventEnvelope,
     StateSnapshot,
+    Topics,
     WireError,
     decode,
     parse_topic,
 )
 from venue_station import alerts as alert_rules
+from venue_station.clock_probe import ClockProbes, RoundTrip
 from venue_station.clock_truth import ClockTruth
 from venue_station.hub import Hub
 from venue_station.metrics import Metrics
@@ -68,6 +70,19 @@ class BoardView:
         return out
 
 
+def _is_older(new: BoardStatus, held: dict[str, Any]) -> bool:
+    """Whether ``new`` says less recent news than the status ``held``.
+
+    Both numbered (``conn``, docs/wire.md "Status order"): by session, connection, and within a
+    connection its end (``lost``, ``offline``) after its ``online`` — a will's ``ts`` is stamped
+    before its connection's ``online`` and says nothing about order. Otherwise (a node that
+    predates ``conn``): by session and ``ts`` as before."""
+    if new.conn is not None and held.get("conn") is not None:
+        end = 0 if held["state"] == "online" else 1
+        return (held["session"], held["conn"], end) > new.order_key()
+    return bool((held["session"], held["ts"]) > (new.session, new.ts))
+
+
 def round_of(game: str | None) -> int | None:
     m = _ROUND_RE.match(game or "")
     return int(m.group(1)) if m else None
@@ -83,6 +98,7 @@ class Ingest:
         hub: Hub,
         known_boards: frozenset[str] = frozenset(),
         on_reply: Callable[[str, bytes], None] | None = None,
+        clock_probe_s: float = 5.0,
     ) -> None:
         self.store = store
         self.venue = venue
@@ -95,6 +111,7 @@ class Ingest:
         self.seqs = SeqTracker()
         self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
+        self.clock_probes = ClockProbes(Topics(venue), interval_s=clock_probe_s)
         self.alert_ledger = alert_rules.AlertLedger()
         # Messages before this (wall ms) may be a backlog the broker queued while we were away:
         # their age says nothing about a node's clock. The collector moves it on each connect.
@@ -152,6 +169,9 @@ class Ingest:
                 "unknown_board", topic, f"board {board!r} is not in the roster or any pairing"
             )
         if name.leaf == "reply":
+            answer = self.clock_probes.take_reply(board, payload, received_ms)
+            if answer is not None:
+                return self._on_probe_answer(board, answer, received_ms)
             if self.on_reply is not None:
                 self.on_reply(board, payload)
             return None
@@ -176,7 +196,7 @@ class Ingest:
         if live and not retained and not getattr(msg, "replay", False):
             self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))
         if name.leaf == "status":
-            self._on_status(board, msg)
+            self._on_status(board, msg, received_ms)
         elif name.leaf == "state":
             self._on_state(board, msg)
         else:
@@ -191,17 +211,19 @@ class Ingest:
             view = self.boards[board] = BoardView(board)
         return view
 
-    def _on_status(self, board: str, status: BoardStatus) -> None:
+    def _on_status(self, board: str, status: BoardStatus, received_ms: int) -> None:
         view = self._view(board)
         old = view.status
-        if old is not None and (old["session"], old["ts"]) > (status.session, status.ts):
+        if old is not None and _is_older(status, old):
             return  # an older status than the one we hold (a late retained copy)
-        view.status = status.model_dump()
+        view.status = status.model_dump(exclude_none=True)
+        if old is not None and (old["node"], old["session"]) != (status.node, status.session):
+            self.clock_truth.forget_answers(board)  # another node, or restarted: ask again
         self._queue.put_nowait(
             ("board", {"board": board, "node": status.node, "status": view.status})
         )
         self.hub.publish("status", {"board": board, "status": view.status})
-        spec = alert_rules.alert_for_status(board, status)
+        spec = alert_rules.alert_for_status(board, status, received_ms=received_ms)
         if spec is not None:
             self.raise_alert(spec)
         self._expect_from(view)
@@ -231,10 +253,44 @@ class Ingest:
         self.hub.publish("state", {"board": board, "state": view.state})
 
     def _observe_offset(self, board: str, ts: int, received_ms: int, node: str | None) -> None:
-        spec = self.clock_truth.observe(board, ts=ts, received_ms=received_ms, node=node)
-        self._view(board).offset_ms = self.clock_truth.offset_ms(board)
+        truth = self.clock_truth
+        spec = truth.observe(board, ts=ts, received_ms=received_ms, node=node)
+        self._view(board).offset_ms = truth.offset_ms(board)
         if spec is not None:
             self.raise_alert(spec)
+        if truth.wanted:
+            for wanted in truth.wanted:
+                self.clock_probes.want(wanted)
+            truth.wanted.clear()
+
+    def _on_probe_answer(self, board: str, answer: RoundTrip | str, received_ms: int) -> None:
+        view = self._view(board)
+        node = view.status["node"] if view.status else None
+        truth = self.clock_truth
+        if isinstance(answer, RoundTrip):
+            spec = truth.observe_round_trip(
+                board,
+                delay_ms=answer.delay_ms,
+                behind_ms=answer.behind_ms,
+                at_ms=received_ms,
+                node=node,
+            )
+        else:
+            spec = truth.refused(board, at_ms=received_ms, node=node)
+        view.offset_ms = truth.offset_ms(board)
+        if spec is not None:
+            self.raise_alert(spec)
+
+    def probe_targets(self) -> list[str]:
+        """The boards to probe: every board heard of that is not offline or lost, except those
+        whose node refused a probe (an older node journals every command it answers)."""
+        truth = self.clock_truth.boards
+        return [
+            b
+            for b, v in self.boards.items()
+            if (v.status is None or v.status["state"] == "online")
+            and (b not in truth or truth[b].answers is not False)
+        ]
 
     def raise_alert(self, spec: alert_rules.AlertSpec) -> int | None:
         """Decide an alert now: to the pages at once, to the store through the writer.
@@ -382,6 +438,8 @@ class Ingest:
                 "result": outcome.result,
                 "reason": outcome.reason,
                 "fouls": outcome.fouls,
+                "status": outcome.status,  # a pending proposal is shown as one, never counted
+                "proposed": outcome.proposed,
             },
         )
 

@@ -129,6 +129,9 @@ SCHEMA: dict[str, Any] = {
         ),
         "/api/fouls": _get("fouls per player over the tournament"),
         "/api/rounds": _get("rounds and their pairings"),
+        "/api/round": _get(
+            "the round for the hall screens: number, start, late deadline, next scheduled start"
+        ),
         "/api/alerts": _get(
             "alerts, newest first",
             _q("status", "open|acked|confirmed|dismissed|active"),
@@ -158,6 +161,10 @@ SCHEMA: dict[str, Any] = {
             _q("round", "after this round", "integer"),
             _q("tag", "tag(s), comma separated"),
             media="text/csv",
+        ),
+        "/api/regulation/reasons": _get(
+            "the profile's foul, forfeit (立即判负) and result reason codes with zh/en wording "
+            "and counts, and its handicap rule, for the arbiter page's choices"
         ),
         "/api/knockout": _get(
             "the knockout: games, proposed games, lots, pending colour choices, placings"

@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from board_nodes.wire import Topics
+from clock_service.regulation import Regulation, handicap_for
 from venue_station.alerts import AlertSpec
 from venue_station.auth import Sessions
 from venue_station.collector import Collector
@@ -27,7 +28,13 @@ from venue_station.ingest import Ingest
 from venue_station.login_guard import LoginGuard
 from venue_station.metrics import Metrics
 from venue_station.pairings import parse_pairings, parse_players
-from venue_station.results import Outcome, Scoring, derive_game, tournament_fouls
+from venue_station.results import (
+    DECISIVE_TYPES,
+    Outcome,
+    Scoring,
+    derive_game,
+    tournament_fouls,
+)
 from venue_station.store import Store, board_key, now_ms
 
 __all__ = ["Station"]
@@ -54,7 +61,10 @@ class Station:
             concurrency=http.hash_concurrency,
             queue=http.hash_queue,
         )
-        self.tc, self.scoring = _regulation(config)
+        self.regulation = _regulation(config)
+        self.tc = self.regulation.time_control_text
+        s = self.regulation.scoring
+        self.scoring = Scoring(s.win, s.draw, s.loss)
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
@@ -83,6 +93,7 @@ class Station:
             hub=self.hub,
             known_boards=self.config.known_boards(),
             on_reply=self.bus.on_reply,
+            clock_probe_s=self.config.clock_probe_s,
         )
         await self.ingest.load()
         self._spawn(self.ingest.run_writer(), "writer")
@@ -93,6 +104,12 @@ class Station:
             self.bus.publish = self.collector.publish
             self._spawn(self.collector.run(), "collector")
             self._spawn(self._watch_gaps(), "gaps")
+            collector, ingest = self.collector, self.ingest
+            ingest.clock_truth.probing = True  # a node looking behind is judged by round trips
+            probes = ingest.clock_probes.run(
+                collector.publish, ingest.probe_targets, collector.connected.is_set
+            )
+            self._spawn(probes, "clock-probes")
         if self.serve_http:
             await self._start_http()
         if self.collector is not None:
@@ -320,15 +337,23 @@ class Station:
 
     async def send_round(self, round_no: int, *, user: str | None = None) -> dict[str, Any]:
         """``set_game`` to every board of the round, concurrently; board -> the reply."""
+        from venue_station.standings_view import player_tags
+
         games = await self._store().games(round_no)
+        tags = await player_tags(self._store())
 
         async def one(game: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            args = {
+            args: dict[str, Any] = {
                 "game": game["game"],
                 "tc": game["tc"],
                 "red": game["red"],
                 "black": game["black"],
             }
+            # 让二先 (Wulong): decided by the profile from the players' tags
+            red_tags, black_tags = tags.get(game["red"], ()), tags.get(game["black"], ())
+            handicap = handicap_for(self.regulation, red_tags, black_tags)
+            if handicap is not None:
+                args["handicap"] = handicap.as_dict()
             try:
                 return game["board"], (
                     await self.send_command(game["board"], "set_game", args, user=user)
@@ -346,7 +371,7 @@ class Station:
                 (
                     game,
                     derive_game(
-                        await store.game_events(game["game"], ("flag", "forfeit", "result", "foul"))
+                        await store.game_events(game["game"], DECISIVE_TYPES), self.regulation
                     ),
                 )
             )
@@ -375,14 +400,8 @@ class Station:
         }
 
 
-def _regulation(config: StationConfig) -> tuple[str, Scoring]:
+def _regulation(config: StationConfig) -> Regulation:
     try:
-        from clock_service.regulation import Regulation
-
-        reg = Regulation.load(config.regulation)
-    except ImportError:  # the core without regulations (early in the project): the seeds' values
-        return "30m+5s", Scoring()
+        return Regulation.load(config.regulation)
     except ValueError as exc:
         raise ConfigError("station config", "regulation", str(exc)) from None
-    s = reg.scoring
-    return reg.time_control_text, Scoring(s.win, s.draw, s.loss)

@@ -11,7 +11,6 @@ import asyncio
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -22,11 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from venue_station import tables as t
 from venue_station.errors import StoreError
+from venue_station.resources import migrations_dir
 
 __all__ = ["Store", "normalise_url"]
 
 log = logging.getLogger(__name__)
-MIGRATIONS = Path(__file__).with_name("migrations")
 IMPORT_CHUNK = 500  # rows per transaction of an import: a few ms of write lock each
 
 
@@ -47,7 +46,7 @@ def _alembic_config(connection: Connection) -> Any:
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.attributes["connection"] = connection
     return cfg
 

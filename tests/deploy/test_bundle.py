@@ -8,12 +8,13 @@ import os
 import platform
 import sys
 import tarfile
+import zipfile
 from pathlib import Path
 
 import pytest
 from support.deploy import host_bundle, run
 
-from qizhong.deploy_bundle import BundleError, build_bundle, wheels_for
+from qizhong.deploy_bundle import BundleError, build_bundle, build_project_wheel, wheels_for
 
 pytestmark = pytest.mark.slow  # the first build downloads from PyPI (~15 s, pip-cached)
 
@@ -46,6 +47,14 @@ def test_host_bundle_installs_with_no_index(tmp_path: Path) -> None:
     assert inside == [p.name for p in wheels_for(bundle, machine)]
     assert manifest["project_wheel"] in inside
     assert all(n.endswith("-any.whl") or f"_{machine}" in n for n in inside)
+    # Issue 19: the bundle's wheel once held every module and not one page.
+    with zipfile.ZipFile(bundle / manifest["project_wheel"]) as wheel:
+        files = set(wheel.namelist())
+    for page in ("display", "board", "arbiter", "standings"):
+        assert f"venue_station/static/{page}.html" in files
+    assert {"venue_station/static/display.js", "venue_station/static/style.css"} <= files
+    assert "venue_station/migrations/script.py.mako" in files
+    assert "clock_service/profiles/meishan-2016.toml" in files
 
 
 def test_wheels_for_picks_pure_and_own_machine(tmp_path: Path) -> None:
@@ -63,6 +72,12 @@ def test_wheels_for_picks_pure_and_own_machine(tmp_path: Path) -> None:
         "b-1-cp311-cp311-manylinux2014_armv7l.whl",
     ]
     assert len(wheels_for(tmp_path, "aarch64")) == 2
+
+
+def test_a_folder_that_is_not_a_source_checkout_is_refused(tmp_path: Path) -> None:
+    # What an installed qizhong (site-packages, no pyproject.toml) would hand the builder.
+    with pytest.raises(BundleError, match=r"not a qizhong source checkout.*pyproject.toml"):
+        build_project_wheel(tmp_path / "out", source=tmp_path)
 
 
 def test_unknown_target_is_refused_before_any_work(tmp_path: Path) -> None:

@@ -77,6 +77,8 @@ async def two_rounds(station: Station) -> None:
         {"side": "red", "reason": "长捉", "status": "dismissed", "count": 0, "ref": other},
     )
     feed("2", "r1-b2", "flag", {"side": "red"})
+    # a flag's loss counts once the arbiter confirms it (issue 15: one rule for every view)
+    feed("2", "r1-b2", "result", result("black", "flag"))
     # round 2: a draw; 丙 forfeits, after a result proposal for 丙 that is never confirmed
     feed("1", "r2-b1", "result", result(None, "agreed"))
     feed("2", "r2-b2", "result", result("black", "resign", status="pending"))

@@ -148,6 +148,12 @@ async def test_a_game_result_follows_its_events(station: Station) -> None:
     feed(station, "1", "event", envelope("1", 1, game="r1-b1", type="flag", data={"side": "red"}))
     await station.ingest.flush()
     game = await station.store.game("r1-b1")
+    # the flag's loss is only proposed: the stored result waits for the arbiter (issue 15)
+    assert (game["result"], game["winner"], game["reason"]) == (None, None, None)
+    ruling = {"winner": "black", "reason": "flag", "status": "confirmed"}
+    feed(station, "1", "event", envelope("1", 2, game="r1-b1", type="result", data=ruling))
+    await station.ingest.flush()
+    game = await station.store.game("r1-b1")
     assert (game["result"], game["winner"], game["reason"]) == ("0-1", "black", "flag")
 
 
