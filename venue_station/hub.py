@@ -70,7 +70,10 @@ class Hub:
         public_text = None if public is None else text if public is data else None
         if public is not None and public_text is None:
             public_text = format_sse(kind, dict(public))
-        for queue, private in list(self._subscribers.items()):
+        # The arbiters' streams first: their tasks wake first, ahead of a hall full of phones.
+        items = list(self._subscribers.items())
+        ordered = [kv for kv in items if kv[1]] + [kv for kv in items if not kv[1]]
+        for queue, private in ordered:
             out = text if private else public_text
             if out is None:
                 continue

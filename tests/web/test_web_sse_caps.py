@@ -130,3 +130,24 @@ def test_the_station_unit_allows_more_open_files_than_the_streams_cap() -> None:
     ]
     assert lines, "no LimitNOFILE= in the station unit"
     assert int(lines[-1]) >= 2 * HttpConfig().sse_max
+
+
+async def test_the_arbiters_streams_are_served_before_the_halls() -> None:
+    """With a hall full of phones subscribed first, the arbiter's stream still wakes first."""
+    from venue_station.hub import Hub
+
+    hub = Hub()
+    order: list[str] = []
+    phones = [hub.subscribe(private=False, address=f"10.0.0.{i}") for i in range(50)]
+    arbiter = hub.subscribe(private=True, address="10.0.1.1")
+
+    async def take(queue: asyncio.Queue[str | None], name: str) -> None:
+        await queue.get()
+        order.append(name)
+
+    tasks = [asyncio.create_task(take(q, "phone")) for q in phones]
+    tasks.append(asyncio.create_task(take(arbiter, "arbiter")))
+    await asyncio.sleep(0)  # every one waiting on its queue
+    hub.publish("ping", {})
+    await asyncio.gather(*tasks)
+    assert order[0] == "arbiter" and len(order) == 51
