@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["ApiError", "build_app", "json_response"]
 
 log = logging.getLogger(__name__)
+PUBLIC_BATCH_S = 0.25  # an anonymous stream's messages go out at most this often, batched
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -306,6 +307,19 @@ async def stream(request: Request) -> Response:
                     continue
                 if item is None:
                     return
+                if not private:
+                    # A phone gets what came in the next quarter second as one write: a
+                    # thousand public streams cost the loop a few wake-ups a second each, not one
+                    # per message, and the arbiters' streams keep the loop to themselves.
+                    await asyncio.sleep(PUBLIC_BATCH_S)
+                    batch = [item]
+                    while not queue.empty():
+                        more = queue.get_nowait()
+                        if more is None:
+                            yield "".join(batch)
+                            return
+                        batch.append(more)
+                    item = "".join(batch)
                 yield item
         finally:
             station.hub.unsubscribe(queue)
