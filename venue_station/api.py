@@ -95,10 +95,8 @@ def path_int(request: Request, name: str, *, high: int = 999) -> int:
 
 # -- read routes -------------------------------------------------------------------------------
 async def healthz(request: Request) -> Response:
-    station = station_of(request)
-    info = station.info()
-    ok = info["connected"] or not station.connect
-    return json_response({"ok": ok, **info}, 200 if ok else 503)
+    health = station_of(request).health()
+    return json_response(health, 200 if health["ok"] else 503)
 
 
 async def metrics(request: Request) -> Response:
@@ -283,6 +281,14 @@ async def alerts(request: Request) -> Response:
     return json_response({"alerts": rows})
 
 
+async def set_aside(request: Request) -> Response:
+    """What the writer could not store, newest first, with the reason (docs/security.md)."""
+    station = station_of(request)
+    assert station.store is not None
+    limit = int_param(request, "limit", default=200, low=1, high=1000) or 200
+    return json_response({"set_aside": await station.store.set_aside_rows(limit)})
+
+
 async def stream(request: Request) -> Response:
     from venue_station.access import client_address
 
@@ -375,7 +381,7 @@ def _download(text: str, media: str, filename: str) -> Response:
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
     # Imported here: both modules build on this one (ApiError, station_of).
-    from venue_station import knockout_flow, reasons_view, round_clock, standings_view
+    from venue_station import knockout_flow, reasons_view, round_clock, standings_view, trf_view
 
     return [
         Route("/healthz", healthz),
@@ -391,6 +397,7 @@ def read_routes() -> list[BaseRoute]:
         Route("/api/fouls", fouls),
         Route("/api/rounds", rounds),
         Route("/api/alerts", alerts),
+        Route("/api/set_aside", set_aside),
         Route("/api/stream", stream),
         Route("/api/export/rounds/{round}/results.{fmt}", export_results),
         Route("/api/export/games/{game}/clock.{fmt}", export_clock),
@@ -398,6 +405,7 @@ def read_routes() -> list[BaseRoute]:
         *knockout_flow.routes(),
         *reasons_view.routes(),
         *round_clock.routes(),
+        *trf_view.routes(),
     ]
 
 
