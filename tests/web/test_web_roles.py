@@ -37,6 +37,8 @@ ACTIONS: dict[str, tuple[str, Any]] = {
     "/api/pairings?send=0": ("chief", "round,board,red,black\n1,1,甲,乙\n"),
     "/api/players": ("chief", "name\n甲\n乙\n"),
     "/api/rounds/1/set_games": ("chief", {}),
+    "/api/trf?send=0": ("chief", "012 test\n"),
+    "/api/pairs?send=0&round=1": ("chief", "1 2\n"),
     "/api/knockout/start": ("chief", {}),
     "/api/knockout/games/ko-sf1/confirm": ("chief", {}),
     "/api/knockout/games/ko-sf1/result": ("chief", {"result": "red"}),
