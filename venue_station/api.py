@@ -282,7 +282,11 @@ async def alerts(request: Request) -> Response:
 
 
 async def set_aside(request: Request) -> Response:
-    """What the writer could not store, newest first, with the reason (docs/security.md)."""
+    """What the writer could not store, newest first, with the reason (docs/security.md).
+    Arbiter-only data, like the alerts it raised."""
+    from venue_station.access import require_reader
+
+    require_reader(request)
     station = station_of(request)
     assert station.store is not None
     limit = int_param(request, "limit", default=200, low=1, high=1000) or 200

@@ -46,7 +46,12 @@ ACTIONS: dict[str, tuple[str, Any]] = {
     "/api/auth/logout": ("viewer", {}),
 }
 # Reads that are arbiter-only data (any logged-in account) or the admin's.
-PRIVATE_READS = {"/api/alerts": "viewer", "/metrics": "viewer", "/api/accounts": "admin"}
+PRIVATE_READS = {
+    "/api/alerts": "viewer",
+    "/api/set_aside": "viewer",
+    "/metrics": "viewer",
+    "/api/accounts": "admin",
+}
 
 
 @pytest_asyncio.fixture(loop_scope="session")
