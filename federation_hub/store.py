@@ -23,6 +23,7 @@ from federation_hub.records import EventRecord, StateRecord
 
 __all__ = ["HubStore", "normalise_url"]
 
+SCHEMA_LOCK = 0x717A_6875_6200  # "qzhub": the advisory lock of the schema's creation
 meta = sa.MetaData()
 events = sa.Table(
     "fed_events",
@@ -76,8 +77,18 @@ class HubStore:
             if not url.startswith("sqlite")
             else create_async_engine(normalise_url(url))
         )
-        async with engine.begin() as conn:
-            await conn.run_sync(meta.create_all)
+        try:
+            async with engine.begin() as conn:
+                if engine.dialect.name == "postgresql":
+                    # Hubs started together would race in CREATE TABLE (a duplicate pg_type
+                    # row): one creates, the others wait for its commit and find the tables.
+                    await conn.execute(
+                        sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK}
+                    )
+                await conn.run_sync(meta.create_all)
+        except BaseException:
+            await engine.dispose()
+            raise
         return cls(engine=engine)
 
     async def close(self) -> None:

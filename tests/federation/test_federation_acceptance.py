@@ -1,9 +1,11 @@
-"""Issue 18's acceptance: two venues (two Mosquittos, simulated boards) and two hubs against a
-3-node NATS cluster; venue A's uplink is cut, a NATS node is killed, a hub is killed — and the
-hub's archive holds every event of every board once, and every result equals the venue's.
+"""Issue 18's acceptance: two venues (two Mosquittos, two stations, simulated boards) and two
+hubs against a 3-node NATS cluster; venue A's uplink is cut, a NATS node is killed, a hub is
+killed — and the hub's archive holds every event of every board once, and every result equals
+the venue's.
 
-The venue's truth is each node's own journal (every event it numbered). The default run cuts
-the uplink for a few seconds; ``--federation-long`` runs the 60 s cut of the issue.
+The truth is each node's own journal (every event it numbered) and each venue's station (what
+the venue itself stored). The default run cuts the uplink for a few seconds;
+``--federation-long`` runs the 60 s cut of the issue.
 """
 
 from __future__ import annotations
@@ -18,10 +20,12 @@ from typing import Any
 
 import pytest
 from support.nats import CuttableLink, HubProcess, NatsCentre, venue_users
+from support.station import station_config
 
 from broker_config import MosquittoProcess, Roster
 from federation_hub.store import HubStore
 from qizhong.sim import SimFleet
+from venue_station.station import Station
 
 pytestmark = [pytest.mark.postgres, pytest.mark.broker, pytest.mark.slow]
 Factory = Callable[..., MosquittoProcess]
@@ -48,12 +52,29 @@ def truth(data_dir: Path, venue: str) -> tuple[set[tuple[str, str, int, int]], d
     return keys, results
 
 
+async def station_truth(station: Station, venue: str) -> tuple[set[Any], dict[Any, Any]]:
+    assert station.store is not None
+    rows = await station.store.events(limit=10**7)
+    keys = {(venue, r["board"], r["session"], r["seq"]) for r in rows}
+    results = {
+        (r["board"], r["game"]): {"board": r["board"], "game": r["game"], "seq": r["seq"],
+                                  **r["data"]}
+        for r in sorted(rows, key=lambda r: (r["board"], r["seq"]))
+        if r["type"] == "result"
+    }  # fmt: skip
+    return keys, results
+
+
 def cut_seconds(request: pytest.FixtureRequest) -> float:
     return 60.0 if request.config.getoption("--federation-long") else 6.0
 
 
 async def test_two_venues_two_hubs_three_nodes_nothing_lost_or_doubled(
-    broker_factory: Factory, hub_db: str, tmp_path: Path, request: pytest.FixtureRequest
+    broker_factory: Factory,
+    hub_db: str,
+    tmp_path: Path,
+    request: pytest.FixtureRequest,
+    start_station: Callable[..., Any],
 ) -> None:
     centre = NatsCentre.start(nodes=3, venues=venue_users(["va", "vb"]))
     hubs: list[HubProcess] = []
@@ -71,12 +92,16 @@ async def test_two_venues_two_hubs_three_nodes_nothing_lost_or_doubled(
             "vb": Roster.build(venue="vb", nodes=NODES, federation={
                 "urls": centre.mqtt_urls(), "username": "venue-vb", "password": "pw-vb"}),
         }  # fmt: skip
+        stations: dict[str, Station] = {}
         for venue, roster in rosters.items():
             broker = broker_factory(roster)
+            stations[venue] = await start_station(
+                station_config(tmp_path / f"station-{venue}", broker, venue=venue)
+            )
             fleet = SimFleet(roster, broker.files, tmp_path / venue, speed=40.0, mean_move_s=6.0)
             await fleet.start()
             await fleet.wait_connected(20)
-            await fleet.start_games(tc="3m+2s")
+            await fleet.start_games(tc="6s")  # flags within the run: results to compare
             fleets.append(fleet)
 
         await asyncio.sleep(4)
@@ -110,10 +135,29 @@ async def test_two_venues_two_hubs_three_nodes_nothing_lost_or_doubled(
             assert set(got) == want  # nothing the venues did not number
             assert len(want) > 100
             assert await store.gaps() == []
+            results_seen = 0
             for venue in rosters:
                 _, results = truth(tmp_path / venue, venue)
+                results_seen += len(results)
                 hub_results = {(r["board"], r["game"]): r for r in await store.results(venue)}
                 assert hub_results == results
+                # The venue's own station: it stored the same events and the same results.
+                station = stations[venue]
+                assert station.ingest is not None
+                async with asyncio.timeout(60):
+                    while (await station_truth(station, venue))[0] < truth(tmp_path / venue, venue)[
+                        0
+                    ]:
+                        await asyncio.sleep(0.5)
+                at_venue, venue_results = await station_truth(station, venue)
+                assert {k for k in got if k[0] == venue} == at_venue
+                differ = {
+                    k: (v, venue_results.get(k))
+                    for k, v in hub_results.items()
+                    if v != venue_results.get(k)
+                }
+                assert hub_results.keys() == venue_results.keys() and not differ, differ
+            assert results_seen > 0  # games did end (flags), so results were compared
             survivor = hubs[1].metrics()
             assert survivor["stored"] > 0  # type: ignore[operator]
         finally:

@@ -153,3 +153,13 @@ async def test_an_unacked_event_is_redelivered_to_another_hub_and_stored_once(
     finally:
         await nc.close()
         await store.close()
+
+
+async def test_hubs_opening_a_new_database_together_do_not_race(hub_db: str) -> None:
+    # Several hub processes start at once on an empty database: the schema is made once.
+    stores = await asyncio.gather(*(HubStore.open(hub_db) for _ in range(6)))
+    try:
+        assert await stores[0].venues() == []
+    finally:
+        for s in stores:
+            await s.close()
