@@ -5,14 +5,17 @@ No Pi is at hand, so the pi-check (``make pi-check``, tests/pi) builds one root 
 the host fetches and unpacks the packages, then ``debootstrap --second-stage`` runs inside the
 root under ``proot -q qemu-<cpu>-static`` (no binfmt registration, no VM; the host's loopback
 is shared, so a node inside reaches a broker on 127.0.0.1). Roots are cached under
-``var/pi-roots/<machine>-<recipe sha256[:12]>``; a changed recipe names a new root and the
-old one is removed. A root is complete only once its ``.complete`` stamp is written, so an
-interrupted build is started over, never used.
+``var/pi-roots/<machine>-<sha256[:12]>`` of what the recipe puts into that root; a changed
+recipe names a new root and the old one is removed. A root is complete only once its
+``.complete`` stamp is written, so an interrupted build is started over, never used; one
+build per machine at a time (a lock file), so two checks never share a half-built root.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -40,10 +43,19 @@ class Recipe:
     variant: str
     packages: Mapping[str, tuple[str, ...]]  # machine -> Debian packages (with "all")
     arch: Mapping[str, tuple[str, str]]  # machine -> (Debian architecture, qemu binary)
-    digest: str  # sha256 of the recipe file and BUILD_VERSION
 
     def packages_for(self, machine: str) -> tuple[str, ...]:
         return (*self.packages.get("all", ()), *self.packages.get(machine, ()))
+
+    def digest(self, machine: str) -> str:
+        """What names ``machine``'s root: everything of the recipe that goes into it (so a
+        comment, or the other CPU's list, changing rebuilds nothing)."""
+        what = {
+            "build": BUILD_VERSION, "suite": self.suite, "mirror": self.mirror,
+            "variant": self.variant, "packages": self.packages_for(machine),
+            "arch": self.arch[machine],
+        }  # fmt: skip
+        return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
 
 
 def project_root() -> Path:
@@ -58,8 +70,7 @@ def load_recipe(path: Path | None = None) -> Recipe:
     """Read and check the recipe; a bad one is named with its file and key."""
     path = path or recipe_path()
     try:
-        raw = path.read_bytes()
-        data = tomllib.loads(raw.decode("utf-8"))
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise PiRootError(f"{path}: {exc}") from None
 
@@ -82,8 +93,7 @@ def load_recipe(path: Path | None = None) -> Recipe:
         need(f"arch.{machine}.debian", entry.get("debian"), str)
         need(f"arch.{machine}.qemu", entry.get("qemu"), str)
         arch[machine] = (entry["debian"], entry["qemu"])
-    digest = hashlib.sha256(raw + b"\0build " + BUILD_VERSION.encode()).hexdigest()
-    return Recipe(data["suite"], data["mirror"], data["variant"], packages, arch, digest)
+    return Recipe(data["suite"], data["mirror"], data["variant"], packages, arch)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,7 +194,7 @@ def _build(recipe: Recipe, machine: str, into: Path, log: Path) -> None:
                       *recipe.packages_for(machine)]),
         capture_output=True, text=True, env=root_env(), timeout=600, check=False,
     ).stdout  # fmt: skip
-    (into / STAMP).write_text(f"{recipe.digest}\n{versions}", encoding="utf-8")
+    (into / STAMP).write_text(f"{recipe.digest(machine)}\n{versions}", encoding="utf-8")
 
 
 def ensure_root(machine: str, *, recipe: Recipe | None = None, where: Path | None = None) -> PiRoot:
@@ -194,20 +204,27 @@ def ensure_root(machine: str, *, recipe: Recipe | None = None, where: Path | Non
     recipe = recipe or load_recipe()
     where = where or roots_dir()
     where.mkdir(parents=True, exist_ok=True)
-    path = where / f"{machine}-{recipe.digest[:12]}"
+    path = where / f"{machine}-{recipe.digest(machine)[:12]}"
     qemu = recipe.arch[machine][1]
-    if (path / STAMP).exists():
-        return PiRoot(machine, path, qemu)
+    with (where / f".{machine}.lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)  # released when the file closes
+        if not (path / STAMP).exists():
+            _replace_root(recipe, machine, where, path)
+    return PiRoot(machine, path, qemu)
+
+
+def _replace_root(recipe: Recipe, machine: str, where: Path, path: Path) -> None:
     # Old recipes' roots and half-built ones: ~300 MB each, never used again.
     for stale in where.glob(f"{machine}-*"):
-        if stale.name != path.name + ".log":
+        if stale.is_dir():
             shutil.rmtree(stale, ignore_errors=True)
+        elif stale.name != path.name + ".log":
+            stale.unlink(missing_ok=True)
     building = path.with_name(path.name + ".tmp")
     log = path.with_name(path.name + ".log")
     log.unlink(missing_ok=True)
     _build(recipe, machine, building, log)
     building.rename(path)
-    return PiRoot(machine, path, qemu)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
