@@ -19,6 +19,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -28,7 +29,7 @@ __all__ = ["MACHINES", "PiRoot", "PiRootError", "Recipe", "ensure_root", "load_r
 
 MACHINES = ("aarch64", "armv7l")
 # Bumped when the way a root is built changes (not only its package list).
-BUILD_VERSION = "1"
+BUILD_VERSION = "3"
 STAMP = ".complete"
 
 
@@ -109,7 +110,9 @@ class PiRoot:
     ) -> list[str]:
         """``argv`` run inside the root as (fake) root, the host's /dev /proc /sys and
         ``binds`` (host paths, seen at the same path) visible."""
-        args = ["proot", "-q", self.qemu, "-0", "-r", str(self.path), "-w", cwd]
+        # statx answers ENOSYS (qizhong.deploy_nostatx): proot would resolve it on the host.
+        nostatx = [sys.executable, "-m", "qizhong.deploy_nostatx"]
+        args = [*nostatx, "proot", "-q", self.qemu, "-0", "-r", str(self.path), "-w", cwd]
         for bind in ("/dev", "/proc", "/sys", *binds):
             args += ["-b", str(bind)]
         return [*args, *argv]

@@ -26,7 +26,8 @@ from clock_service import Side
 from firmware_bridge.emulator import ClockEmulator
 from qizhong.deploy_piroot import PiRoot, root_env
 
-pytestmark = [pytest.mark.pi, pytest.mark.slow]
+# Minutes, not seconds: the install and every start run emulated (docs/deploy.md has the times).
+pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timeout(3600)]
 
 ROSTER = """\
 venue = "test"
