@@ -129,7 +129,10 @@ def node_toml(broker: MosquittoProcess, data: Path) -> str:
 
 
 async def start_games(broker: MosquittoProcess, online_s: float = 20) -> int:
-    """Set and start a game on every board as the station would; returns moves seen."""
+    """Set and start a game on every board as the station would; returns boards online.
+
+    Each command is repeated until its reply comes: a slow (emulated) node may say it is
+    online a moment before its command subscription holds."""
     import aiomqtt
 
     user, password = broker.credentials("station")
@@ -139,18 +142,32 @@ async def start_games(broker: MosquittoProcess, online_s: float = 20) -> int:
     ) as client:  # fmt: skip
         wire.set_nodelay(client)
         await client.subscribe("qz/v1/bench/board/+/status", qos=1)
+        await client.subscribe("qz/v1/bench/board/+/reply", qos=1)
         online: set[str] = set()
+        replied: set[str] = set()
+        messages = aiter(client.messages)
         async with asyncio.timeout(online_s):
-            async for message in client.messages:
-                if json.loads(message.payload)["state"] == "online":
+            while not online >= set(BOARDS):
+                message = await anext(messages)
+                status = str(message.topic).endswith("/status")
+                if status and json.loads(message.payload)["state"] == "online":
                     online.add(str(message.topic).split("/")[4])
-                if online >= set(BOARDS):
-                    break
         for board in BOARDS:
             for cmd, args in (("set_game", {"game": f"g{board}", "tc": "30m+5s"}), ("start", {})):
                 body = {"txn": uuid.uuid4().hex, "cmd": cmd, "args": args}
                 topic = f"qz/v1/bench/board/{board}/cmd"
-                await client.publish(topic, json.dumps(body), qos=1)
+                for _attempt in range(10):
+                    await client.publish(topic, json.dumps(body), qos=1)
+                    with contextlib.suppress(TimeoutError):
+                        async with asyncio.timeout(online_s / 10):
+                            while body["txn"] not in replied:
+                                message = await anext(messages)
+                                if str(message.topic).endswith("/reply"):
+                                    replied.add(json.loads(message.payload).get("txn", ""))
+                    if body["txn"] in replied:
+                        break
+                else:
+                    sys.exit(f"board {board}: no reply to {cmd}")
     return len(online)
 
 
