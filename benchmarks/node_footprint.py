@@ -27,6 +27,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import time
 import uuid
@@ -194,17 +195,23 @@ async def count_events(broker: MosquittoProcess, seconds: float) -> int:
 def emulated_commands(machine: str, work: Path, toml: Path) -> tuple[list[str], list[str]]:
     """The node and the bare timer inside ``machine``'s root, from a venv installed there
     with the bundle (pip --no-index), as the playbook does."""
-    from qizhong.deploy_bundle import build_bundle
+    from qizhong.deploy_bundle import REQUIREMENTS, build_bundle
     from qizhong.deploy_piroot import ensure_root, root_env
 
     root = ensure_root(machine)
     report = build_bundle(work / "bundle", targets=(machine,), host=False)
     venv = work / "venv"
+    # The machine's exact pins, as the playbook installs them (qizhong/deploy_bundle.py).
+    requirements = work / "requirements.txt"
+    with tarfile.open(report.dir / report.archives[machine]) as tar:
+        member = tar.extractfile(REQUIREMENTS)
+        assert member is not None
+        requirements.write_bytes(member.read())
     env = root_env({"http_proxy": "http://127.0.0.1:9", "https_proxy": "http://127.0.0.1:9"})
     for argv in (
         ["/usr/bin/python3", "-m", "venv", "--system-site-packages", str(venv)],
-        [str(venv / "bin/pip"), "install", "--quiet", "--no-index", "--find-links",
-         str(report.dir), str(report.project_wheel)],
+        [str(venv / "bin/pip"), "install", "--quiet", "--no-index", "--no-deps",
+         "--find-links", str(report.dir), "-r", str(requirements)],
     ):  # fmt: skip
         proc = root.run(argv, binds=[work], env=env, timeout=1800)
         if proc.returncode != 0:

@@ -234,9 +234,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     import argparse
 
     parser = argparse.ArgumentParser(description="Build (or find) the cached Pi roots.")
-    parser.add_argument("machines", nargs="*", default=list(MACHINES), choices=MACHINES)
+    parser.add_argument("machines", nargs="*", metavar="MACHINE",
+                        help=f"{' or '.join(MACHINES)} (default: both)")  # fmt: skip
     args = parser.parse_args(argv)
-    for machine in args.machines:
+    unknown = [m for m in args.machines if m not in MACHINES]
+    if unknown:
+        parser.error(f"unknown machine {unknown[0]!r}: choose from {', '.join(MACHINES)}")
+    for machine in args.machines or MACHINES:
         root = ensure_root(machine)
         print(f"{machine}: {root.path}")
     return 0
