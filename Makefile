@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: demo test lint typecheck unit bench clean pi-check pi-roots
+.PHONY: demo test lint typecheck unit bench package-check clean pi-check pi-roots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -28,6 +28,11 @@ unit: $(STAMP)
 	$(BIN)/pytest $(PYTEST_ARGS)
 
 test: lint typecheck unit
+
+# The wheel as the technician installs it: built, installed into a fresh venv outside the
+# tree, its demo pages loaded in chromium, its station run on PostgreSQL (docs/deploy.md).
+package-check: $(STAMP)
+	$(BIN)/python tools/package_check.py
 
 bench: $(STAMP)
 	@for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b --quick || exit 1; done

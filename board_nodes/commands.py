@@ -11,6 +11,7 @@ from typing import Any
 from board_nodes import wire
 from board_nodes.board import Board
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
+from clock_service.handicap import Handicap
 
 __all__ = ["CommandError", "apply_command"]
 
@@ -42,6 +43,7 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
         raise CommandError(f"a game is in progress ({board.phase}); reset the board first")
     tc = TimeControl.parse(args.tc)
     black_tc = TimeControl.parse(args.black_tc) if args.black_tc else None
+    handicap = Handicap.parse(args.handicap.model_dump()) if args.handicap else None
     carried = args.red_ms is not None or args.black_ms is not None or args.moves is not None
     if carried:
         if args.red_ms is None or args.black_ms is None:
@@ -55,10 +57,12 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
         clock = GameClock.carry_over(
             tc, now=board.now, black=black_tc, red_ms=args.red_ms, black_ms=args.black_ms,
             moves_red=moves.red, moves_black=moves.black, side_on_move=on_move,
+            handicap=handicap,
         )  # fmt: skip
     else:
-        clock = GameClock(tc, now=board.now, black=black_tc)
+        clock = GameClock(tc, now=board.now, black=black_tc, handicap=handicap)
     board.cancel_timers()
+    board.flag.stood = None
     board.game = {
         "game": args.game,
         "tc": str(tc),
@@ -66,9 +70,10 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
         "red": args.red,
         "black": args.black,
         "tiebreak": args.tiebreak,
+        "handicap": handicap.as_dict() if handicap else None,
     }
     board.clock = clock
-    board.referee = Referee(board.regulation, tiebreak_game=args.tiebreak)
+    board.referee = Referee(board.regulation, tiebreak_game=args.tiebreak, handicap=handicap)
     board.result = None
     board.round_start_ms = None
     board.proposal_seq = {}
@@ -76,6 +81,8 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
     data: dict[str, Any] = {"game": args.game, "tc": str(tc), "red": args.red, "black": args.black}
     if black_tc:
         data["black_tc"] = str(black_tc)
+    if handicap:
+        data["handicap"] = handicap.as_dict()
     board.emit("ready", data)
 
 
@@ -132,7 +139,9 @@ def _result(board: Board, args: wire.ResultArgs) -> None:
     _in_game(board)
     assert board.referee is not None and board.clock is not None
     winner = Side.parse(args.winner) if args.winner else None
-    full_moves = min(board.clock.moves(Side.RED), board.clock.moves(Side.BLACK))
+    full_moves = board.referee.full_moves(
+        board.clock.moves(Side.RED), board.clock.moves(Side.BLACK)
+    )
     board.emit_proposals(board.referee.result_entered(winner, args.reason, moves=full_moves))
 
 
@@ -157,6 +166,7 @@ def _reset(board: Board, args: object) -> None:
     if board.phase == "running":
         raise CommandError("pause the clock before resetting the board")
     board.cancel_timers()
+    board.flag.stood = None
     board.game = None
     board.clock = None
     board.referee = None

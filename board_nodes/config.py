@@ -37,9 +37,12 @@ class BrokerConfig(_Strict):
     ca_file: Path | None = None
     cert_file: Path | None = None
     key_file: Path | None = None
-    keepalive_s: Annotated[int, Field(ge=2, le=600)] = 10
+    # A cut-off board is shown lost within 1.5 × keepalive_s (link.broker_keepalive).
+    keepalive_s: Annotated[int, Field(ge=6, le=600)] = 10
     reconnect_min_s: Annotated[float, Field(gt=0, le=60)] = 0.2
-    reconnect_max_s: Annotated[float, Field(gt=0, le=600)] = 10.0
+    # A board is back within about connect_timeout_s + reconnect_max_s of its link (docs/node.md).
+    reconnect_max_s: Annotated[float, Field(gt=0, le=600)] = 2.0
+    connect_timeout_s: Annotated[float, Field(gt=0, le=60)] = 2.0
 
     @field_validator("url")
     @classmethod

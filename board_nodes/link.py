@@ -4,7 +4,20 @@ The only module of the node that speaks aiomqtt. One connection per board: MQTT 
 connection one will, and DESIGN.md §4 wants a will (``lost``) on every board's status topic.
 The link never blocks the board: events wait in the journal's outbox and are drained in
 order whenever a connection is up; what was journaled before the connection came up goes out
-with ``replay: true``. Reconnects back off exponentially with jitter.
+with ``replay: true``.
+
+Told truthfully to the station (docs/wire.md "Status order" and "Clock probe"):
+
+- every connection has an epoch (``conn``: the wall ms it was built at, strictly increasing
+  within the process) carried by its will and every status it publishes, so the station orders
+  a will after the ``online`` of its own connection although the will's ``ts`` was stamped
+  first (it is built before connecting);
+- ``clock_probe`` is answered with this node's wall clock at receipt and at answer, so the
+  station measures the clock's offset apart from the network's delay;
+- a connection attempt gives up after ``connect_timeout_s`` and reconnects back off, with
+  jitter, to at most ``reconnect_max_s`` (2 s): a board is back within seconds of its link;
+- at most ``MAX_INFLIGHT`` publishes wait for their acknowledgement at once (a backlog goes
+  out as a sliding window, in order), below aiomqtt's "pending publish calls" warning.
 """
 
 from __future__ import annotations
@@ -15,7 +28,7 @@ import logging
 import random
 import ssl
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiomqtt
@@ -26,11 +39,47 @@ from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
 from board_nodes.journal import Journal, OutboxRow
 
-__all__ = ["BoardLink"]
+__all__ = ["BoardLink", "broker_keepalive", "reconnect_delays"]
 
 log = logging.getLogger(__name__)
 
 DRAIN_BATCH = 64
+# QoS 1 publishes awaiting their PUBACK per connection. aiomqtt warns on every call past 10
+# pending calls (subscribes included), so stay below it; 8 overlapping round trips already
+# keep a 200 ms link busy at 40 events/s, far beyond a board's rate.
+MAX_INFLIGHT = 8
+MOSQUITTO_CHECK_S = 6  # Mosquitto 2 checks keepalives when 5 whole seconds have passed
+PUBLISH_TIMEOUT_S = 10  # a PUBACK (or CONNACK) not back by then: the connection is dead
+
+
+def broker_keepalive(keepalive_s: int) -> int:
+    """The MQTT keepalive to ask the broker for, so that it gives up on a silent connection
+    (and publishes the will) within 1.5 × ``keepalive_s`` of the node's last packet.
+
+    Mosquitto 2 does not drop a client at 1.5 k: it compares whole seconds
+    (``now_s - last_in_s > ⌊1.5 k⌋``) and runs that check only every ``MOSQUITTO_CHECK_S``
+    (6 s), so the will comes up to ⌊1.5 k⌋ + 1 + 6 s after the last packet (measured: 6.7 s
+    for k = 2, 7.5 s for k = 4; the issue saw 15–17 s for k = 10). So: the largest k with
+    that, and half a second to reach the station, within 1.5 × ``keepalive_s`` — 5 for the
+    default 10 s (lost within 15 s), 1 for 6 s, the least ``keepalive_s`` allowed.
+    """
+    budget = 1.5 * keepalive_s - MOSQUITTO_CHECK_S - 1.5
+    k = keepalive_s
+    while k > 1 and (3 * k) // 2 > budget:
+        k -= 1
+    return k
+
+
+def reconnect_delays(
+    min_s: float, max_s: float, rng: Callable[[], float] = random.random
+) -> Iterator[float]:
+    """The pauses before each reconnect: doubling from ``min_s`` to ``max_s``, each drawn from
+    the upper half of its step (jitter, so a venue's boards do not all knock at once) and
+    never past ``max_s``: a board is back within ``connect_timeout_s + max_s`` of its link."""
+    step = min(min_s, max_s)
+    while True:
+        yield step * (0.5 + 0.5 * rng())
+        step = min(step * 2, max_s)
 
 
 class _OutageIsNotAnError(logging.Filter):
@@ -71,6 +120,8 @@ class BoardLink:
         self._backlog_upto = 0
         self._station_session: int | None = None
         self._alarmed = False
+        self.conn = 0  # the epoch of the latest connection attempt (wall ms, increasing)
+        self._inflight = asyncio.Semaphore(MAX_INFLIGHT)
         board.on_event = self._event_journaled
         board.on_state = self._state_changed
 
@@ -85,8 +136,14 @@ class BoardLink:
 
     # -- payloads ------------------------------------------------------------------------------
     def _status(self, state: str) -> bytes:
-        body = {"state": state, "node": self.board.node, "session": self.board.session}
-        return json.dumps({**body, "ts": wall_ms()}).encode()
+        status = wire.BoardStatus(
+            state=state,  # type: ignore[arg-type]
+            node=self.board.node,
+            session=self.board.session,
+            ts=wall_ms(),
+            conn=self.conn,
+        )
+        return wire.encode(status)
 
     def _client(self) -> aiomqtt.Client:
         b = self.broker
@@ -95,32 +152,45 @@ class BoardLink:
             tls = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
             if b.cert_file:
                 tls.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
+        # A new connection, a new will: both carry its epoch. Wall ms, so that a node on a fresh
+        # journal (session 1 again) still outranks what its predecessor left retained.
+        self.conn = max(wall_ms(), self.conn + 1)
         will = aiomqtt.Will(
             self.topics.status(self.board.id), self._status("lost"), qos=1, retain=True
         )
-        return aiomqtt.Client(
+        # One account per board connection (``{username}.{board}``, same password): the broker
+        # makes each connection's client id its username, so no one can take a board's id.
+        username = f"{b.username}.{self.board.id}" if b.username else None
+        client = aiomqtt.Client(
             b.host,
             b.port,
-            username=b.username,
+            username=username,
             password=b.read_password(),
             identifier=f"{self.board.node}.{self.board.id}",
             protocol=aiomqtt.ProtocolVersion.V5,
             will=will,
-            keepalive=b.keepalive_s,
+            keepalive=broker_keepalive(b.keepalive_s),
             tls_context=tls,
-            timeout=10,
+            timeout=PUBLISH_TIMEOUT_S,
             logger=_paho_log,
+            max_inflight_messages=MAX_INFLIGHT,
         )
+        # paho's TCP connect blocks for up to this (default 5 s); a SYN lost in a cut then
+        # holds the next attempt back long after the link returned. aiomqtt has no argument.
+        client._client.connect_timeout = b.connect_timeout_s
+        return client
 
     # -- the connection loop ------------------------------------------------------------------
     async def run(self) -> None:
-        delay = self.broker.reconnect_min_s
+        b = self.broker
+        delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
         while True:
+            self._inflight = asyncio.Semaphore(MAX_INFLIGHT)  # none left held by a dead one
             try:
                 async with self._client() as client:
                     wire.set_nodelay(client)
                     self.client = client
-                    delay = self.broker.reconnect_min_s
+                    delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
                     await self._connected(client)
             except* aiomqtt.MqttError as group:
                 self.counters["disconnects"] += 1
@@ -128,16 +198,13 @@ class BoardLink:
             finally:
                 self.client = None
                 self.connected.clear()
-            await asyncio.sleep(delay * random.uniform(0.5, 1.5))
-            delay = min(delay * 2, self.broker.reconnect_max_s)
+            await asyncio.sleep(next(delays))
 
     async def _connected(self, client: aiomqtt.Client) -> None:
         board = self.board
         unsent = self.journal.unsent(board.id, limit=1 << 30)
         self._backlog_upto = unsent[-1].id if unsent else 0
-        await client.publish(
-            self.topics.status(board.id), self._status("online"), qos=1, retain=True
-        )
+        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
         for topic in (self.topics.cmd(board.id), self.topics.venue_cmd, self.topics.station_status):
             await client.subscribe(topic, qos=1)
         self._state_dirty.set()
@@ -183,14 +250,12 @@ class BoardLink:
 
     async def _send_state(self, client: aiomqtt.Client) -> None:
         body = json.dumps(self.board.snapshot(), ensure_ascii=False).encode()
-        await client.publish(self.topics.state(self.board.id), body, qos=1, retain=True)
+        await self._send(client, self.topics.state(self.board.id), body, retain=True)
 
     async def rebirth(self, client: aiomqtt.Client, from_seq: int | None = None) -> None:
         """Publish status and state again, and replay journaled events for the station."""
         board = self.board
-        await client.publish(
-            self.topics.status(board.id), self._status("online"), qos=1, retain=True
-        )
+        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
         self._state_changed()
         if from_seq is None:
             return
@@ -201,8 +266,16 @@ class BoardLink:
             await self._publish(client, topic, batch, replay=lambda r: True)
         self.counters["events_replayed"] += len(rows)
 
-    @staticmethod
+    async def _send(
+        self, client: aiomqtt.Client, topic: str, payload: bytes, *, retain: bool = False
+    ) -> None:
+        """One QoS 1 publish, waiting its turn among at most ``MAX_INFLIGHT``. The semaphore
+        wakes its waiters first come, first served, so publishes reach paho in call order."""
+        async with self._inflight:
+            await client.publish(topic, payload, qos=1, retain=retain)
+
     async def _publish(
+        self,
         client: aiomqtt.Client,
         topic: str,
         rows: list[OutboxRow],
@@ -210,12 +283,12 @@ class BoardLink:
         replay: Callable[[OutboxRow], bool],
     ) -> None:
         """Publish journaled events, marked ``replay`` where asked. paho sends in call order
-        on one connection, so concurrent QoS 1 publishes keep the events' order while
-        overlapping their round trips."""
+        on one connection, so overlapping QoS 1 publishes (a window of ``MAX_INFLIGHT``) keep
+        the events' order while overlapping their round trips."""
         await asyncio.gather(
             *(
-                client.publish(
-                    topic, (_as_replay(r.payload) if replay(r) else r.payload).encode(), qos=1
+                self._send(
+                    client, topic, (_as_replay(r.payload) if replay(r) else r.payload).encode()
                 )
                 for r in rows
             )
@@ -259,21 +332,35 @@ class BoardLink:
         self, client: aiomqtt.Client, payload: bytes | str, *, venue_wide: bool
     ) -> None:
         board = self.board
+        received = wall_ms()  # a clock probe's rx: as close to the arrival as we can stamp
         txn = wire.txn_of(payload)
         if txn is not None:
             earlier = self.journal.reply_for(board.id, txn)
             if earlier is not None:
                 # At most once per txn: the same answer again, nothing applied twice.
                 self.counters["commands_repeated"] += 1
-                await client.publish(self.topics.reply(board.id), earlier, qos=1)
+                await self._send(client, self.topics.reply(board.id), earlier.encode())
                 return
         try:
             command, args = wire.parse_command(payload, venue_wide=venue_wide)
+            if command.cmd == "clock_probe":
+                # Changes nothing, so it is neither journaled nor remembered (one every few
+                # seconds would fill the journal): a repeat is simply answered again.
+                self.counters["clock_probes"] += 1
+                probe = wire.Reply(
+                    txn=command.txn, ok=True, clock=wire.ProbeTimes(rx=received, tx=wall_ms())
+                )
+                await self._send(client, self.topics.reply(board.id), wire.encode(probe))
+                return
             if command.cmd == "rebirth":
                 assert isinstance(args, wire.RebirthArgs)
                 await self.rebirth(client, args.from_seq)
             else:
-                apply_command(board, command.cmd, args)
+                board.command_txn = command.txn
+                try:
+                    apply_command(board, command.cmd, args)
+                finally:
+                    board.command_txn = None
             reply = wire.Reply(txn=command.txn, ok=True)
             self.counters["commands_applied"] += 1
         except (wire.WireError, CommandError) as exc:
@@ -284,7 +371,7 @@ class BoardLink:
             reply = wire.Reply(txn=txn, ok=False, error=str(exc))
         body = wire.encode(reply)
         self.journal.remember_reply(board.id, reply.txn, body.decode())
-        await client.publish(self.topics.reply(board.id), body, qos=1)
+        await self._send(client, self.topics.reply(board.id), body)
 
     async def close(self) -> None:
         """Say ``offline`` before a clean stop, if a connection is up."""

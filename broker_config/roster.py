@@ -17,6 +17,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 from broker_config.errors import RosterError, RosterProblem
+from broker_config.screens import Screen
 
 __all__ = [
     "Account",
@@ -27,6 +28,7 @@ __all__ = [
     "Roster",
     "TlsListener",
     "WebsocketsListener",
+    "board_account",
 ]
 
 _ID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -127,6 +129,7 @@ class Roster(_Model):
     node: tuple[NodeEntry, ...] = ()
     arbiter: tuple[Account, ...] = ()
     display: tuple[Account, ...] = ()
+    screen: tuple[Screen, ...] = ()  # hall screens (broker_config/screens.py)
     listeners: Listeners = Listeners()
     broker: BrokerSettings = BrokerSettings()
     bridge: BridgeSettings | None = None
@@ -227,6 +230,15 @@ class Roster(_Model):
         out.update({d.username: "display" for d in self.display})
         return out
 
+    def board_accounts(self) -> dict[str, str]:
+        """Each board's own connection account -> the node account whose password it shares.
+
+        ``{node account}.{board}``: a node opens one connection per board (one will each), and
+        the broker makes every connection's client id its username (identity: no account can
+        take another's client id), so every connection needs an account of its own. The dot
+        cannot occur in a roster id, so these never collide with another account."""
+        return {board_account(n.account, b): n.account for n in self.node for b in n.boards}
+
     def problems(self) -> list[RosterProblem]:
         """The checks that span several entries (pydantic checks each entry alone)."""
         found: list[RosterProblem] = []
@@ -267,6 +279,7 @@ class Roster(_Model):
                     RosterProblem(key, f"username {user!r} is already used by {users[user]}")
                 )
             users.setdefault(user, key)
+        found += self._screen_problems(node_at)
         ls = self.listeners
         ports = {("listeners.port", ls.port)}
         if ls.websockets is not None:
@@ -280,6 +293,26 @@ class Roster(_Model):
             seen.setdefault(p, key)
         return found
 
+    def _screen_problems(self, node_at: Mapping[str, int]) -> list[RosterProblem]:
+        found: list[RosterProblem] = []
+        screen_at: dict[str, int] = {}
+        for i, sc in enumerate(self.screen):
+            if sc.id in screen_at:
+                first = screen_at[sc.id]
+                reason = f"screen {sc.id!r} is listed twice (first at screen[{first}])"
+                found.append(RosterProblem(f"screen[{i}].id", reason))
+            screen_at.setdefault(sc.id, i)
+            if sc.boards is not None and sc.nodes:
+                found.append(RosterProblem(f"screen[{i}]", "give boards or nodes, not both"))
+            for j, n in enumerate(sc.nodes):
+                if n not in node_at:
+                    found.append(RosterProblem(f"screen[{i}].nodes[{j}]", f"no node {n!r}"))
+        return found
+
+    def screen_query(self, screen: Screen) -> str:
+        """The display page's query string of ``screen`` (its nodes' boards as ranges)."""
+        return screen.query({n.id: n.boards for n in self.node})
+
     def _resolve_paths(self, base: Path) -> Roster:
         tls = self.listeners.tls
         if tls is None:
@@ -290,6 +323,11 @@ class Roster(_Model):
         return self.model_copy(
             update={"listeners": self.listeners.model_copy(update={"tls": fixed})}
         )
+
+
+def board_account(node_account: str, board: str) -> str:
+    """The username a node uses for one board's connection (see ``Roster.board_accounts``)."""
+    return f"{node_account}.{board}"
 
 
 def _problem(err: Any) -> RosterProblem:

@@ -15,6 +15,7 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from clock_service.clock_snapshot import check_snapshot
 from clock_service.events import (
     Adjusted,
     ClockEvent,
@@ -24,6 +25,7 @@ from clock_service.events import (
     Resumed,
     Started,
 )
+from clock_service.handicap import Handicap
 from clock_service.side import Side
 from clock_service.timecontrol import Bonus, TimeControl
 
@@ -130,7 +132,16 @@ def _ceil_ms(ns: int) -> int:
 class GameClock:
     """The two-sided clock of one game; every state-changing call returns its events."""
 
-    __slots__ = ("_deadline", "_flag", "_now", "_on_move", "_phase", "_sides", "_started")
+    __slots__ = (
+        "_deadline",
+        "_flag",
+        "_handicap",
+        "_now",
+        "_on_move",
+        "_phase",
+        "_sides",
+        "_started",
+    )
 
     def __init__(
         self,
@@ -138,6 +149,7 @@ class GameClock:
         *,
         now: Callable[[], int],
         black: TimeControl | None = None,
+        handicap: Handicap | None = None,
     ) -> None:
         if not isinstance(tc, TimeControl):
             raise TypeError(f"tc must be a TimeControl, not {tc!r}")
@@ -145,6 +157,9 @@ class GameClock:
             raise TypeError(f"black must be a TimeControl or None, not {black!r}")
         if not callable(now):
             raise TypeError(f"now must be a callable returning monotonic ns, not {now!r}")
+        if handicap is not None and not isinstance(handicap, Handicap):
+            raise TypeError(f"handicap must be a Handicap or None, not {handicap!r}")
+        self._handicap = handicap  # 让二先: the receiver's first moves in a row
         self._now = now
         self._sides = {Side.RED: _fresh(tc), Side.BLACK: _fresh(black or tc)}
         self._phase = Phase.IDLE
@@ -169,12 +184,13 @@ class GameClock:
         black: TimeControl | None = None,
         red_periods: int | None = None,
         black_periods: int | None = None,
+        handicap: Handicap | None = None,
     ) -> GameClock:
         """A game carried over to a spare clock: paused, ``start()`` or ``resume()`` runs it.
 
         ``red_ms``/``black_ms`` are main times; byo-yomi periods default to the full count.
         """
-        clock = cls(tc, now=now, black=black)
+        clock = cls(tc, now=now, black=black, handicap=handicap)
         if not isinstance(side_on_move, Side):
             raise ClockError(f"side_on_move must be a Side, not {side_on_move!r}")
         given = ((Side.RED, red_ms, moves_red, red_periods),
@@ -216,6 +232,10 @@ class GameClock:
         used_before = state.used_ns - state.turn_ns
         state.end_turn()
         used_ms = state.used_ns // _NS_PER_MS - used_before // _NS_PER_MS
+        if self._handicap is not None and self._handicap.owed(side, state.moves):
+            state.begin_turn()  # a given move: the receiver moves again at once
+            self._deadline = now + state.to_flag()
+            return (*events, Moved(side, used_ms, state.moves))
         other = self._sides[side.other]
         other.begin_turn()
         self._on_move = side.other
@@ -327,6 +347,10 @@ class GameClock:
         return self._sides[Side.RED].tc
 
     @property
+    def handicap(self) -> Handicap | None:
+        return self._handicap
+
+    @property
     def black_tc(self) -> TimeControl:
         return self._sides[Side.BLACK].tc
 
@@ -348,7 +372,7 @@ class GameClock:
             state = self._view(side, now)
             sides[side.value] = {key: getattr(state, key) for key in _SIDE_KEYS}
         black_tc = self.black_tc
-        return {
+        out = {
             "v": _SNAPSHOT_VERSION,
             "tc": str(self.tc),
             "black_tc": None if black_tc == self.tc else str(black_tc),
@@ -358,6 +382,9 @@ class GameClock:
             "started": self._started,
             **sides,
         }
+        if self._handicap is not None:  # only then: older readers know no such key
+            out["handicap"] = self._handicap.as_dict()
+        return out
 
     @classmethod
     def restore(
@@ -370,7 +397,9 @@ class GameClock:
         fields = _check_snapshot(snapshot)
         tc = TimeControl.parse(fields["tc"])
         black = TimeControl.parse(fields["black_tc"]) if fields["black_tc"] else None
-        clock = cls(tc, now=now, black=black)
+        given = fields.get("handicap")
+        handicap = None if given is None else Handicap.parse(given)
+        clock = cls(tc, now=now, black=black, handicap=handicap)
         for side in Side:
             state = clock._sides[side]
             for key in _SIDE_KEYS:
@@ -454,44 +483,5 @@ def _int(
 
 
 def _check_snapshot(snapshot: object) -> dict[str, Any]:
-    """The snapshot's fields, type-checked; ValueError names the first bad one."""
-
-    def bad(where: str, why: str) -> ValueError:
-        return ValueError(f"snapshot {where}: {why}")
-
-    if not isinstance(snapshot, Mapping):
-        raise bad("", f"must be a mapping, not {type(snapshot).__name__}")
-    expected = {"v", "tc", "black_tc", "phase", "side_on_move", "flag", "started", "red", "black"}
-    missing, unknown = expected - set(snapshot), set(snapshot) - expected
-    if missing or unknown:
-        raise bad("keys", f"missing {sorted(missing)}, unknown {sorted(map(str, unknown))}")
-    if snapshot["v"] != _SNAPSHOT_VERSION:
-        raise bad("'v'", f"version {snapshot['v']!r} is not {_SNAPSHOT_VERSION}")
-    checks: dict[str, Callable[[object], bool]] = {
-        "tc": lambda v: isinstance(v, str),
-        "black_tc": lambda v: v is None or isinstance(v, str),
-        "phase": lambda v: v in {p.value for p in Phase},
-        "side_on_move": lambda v: v in {s.value for s in Side},
-        "flag": lambda v: v is None or v in {s.value for s in Side},
-        "started": lambda v: isinstance(v, bool),
-    }
-    for key, ok in checks.items():
-        if not ok(snapshot[key]):
-            raise bad(repr(key), f"bad value {snapshot[key]!r}")
-    for key in ("tc", "black_tc"):
-        if snapshot[key] is not None:
-            try:
-                TimeControl.parse(snapshot[key])
-            except ValueError as exc:
-                raise bad(repr(key), str(exc)) from None
-    for side in ("red", "black"):
-        values = snapshot[side]
-        if not isinstance(values, Mapping) or set(values) != set(_SIDE_KEYS):
-            raise bad(repr(side), f"must be a mapping with exactly the keys {list(_SIDE_KEYS)}")
-        for key in _SIDE_KEYS:
-            value = values[key]
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
-                raise bad(f"{side}.{key}", f"must be a non-negative int, not {value!r}")
-        if values["turn_ns"] > values["used_ns"]:
-            raise bad(f"{side}.turn_ns", "is more than used_ns")
-    return dict(snapshot)
+    phases = {p.value for p in Phase}
+    return check_snapshot(snapshot, version=_SNAPSHOT_VERSION, side_keys=_SIDE_KEYS, phases=phases)

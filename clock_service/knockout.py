@@ -201,7 +201,8 @@ class Knockout:
         return self._proposal(g)
 
     def record(self, game_id: str, result: str | Side | None) -> list[ProposedGame]:
-        """Record a result ("red", "black", "draw"/None, or a Side); returns the newly proposed
+        """Record a result ("red", "black", "draw"/None, "double_forfeit", or a Side); returns
+        the newly proposed
         games (the final and third-place game once both semi-finals are decided)."""
         g = self._get(game_id)
         if g.result is not None:
@@ -252,6 +253,8 @@ class Knockout:
     def _winner(self, g: _Game, result: str | Side | None) -> Side | None:
         if isinstance(result, Side):
             return result
+        if result == "double_forfeit":
+            return self._double_forfeit_winner(g)
         if result not in ("red", "black", "draw", None):
             raise KnockoutError(f"{g.id}: result {result!r} is not red, black or draw")
         if result in ("red", "black"):
@@ -262,6 +265,15 @@ class Knockout:
         if self._tiebreak.draw_winner is None:
             raise KnockoutError(f"{g.id}: a drawn tie-break game needs the arbiter's decision")
         return self._tiebreak.draw_winner  # 和棋黑胜
+
+    def _double_forfeit_winner(self, g: _Game) -> Side:
+        """Both sides forfeited: a match needs a winner, so the profile decides (default: the
+        player placed higher after the Swiss rounds goes through)."""
+        rules = self.regulation.knockout
+        assert rules is not None
+        if rules.double_forfeit != "higher_seed":
+            raise KnockoutError(f"{g.id}: a double forfeit needs the arbiter's decision")
+        return Side.RED if self.top.index(g.red) < self.top.index(g.black) else Side.BLACK
 
     def _open(self, match_id: str, stage: Stage, seeds: tuple[str, str]) -> None:
         # The higher seed's colour is drawn; the draw is recorded so it can be announced.

@@ -13,144 +13,47 @@ matter, the status says how far it got.
 from __future__ import annotations
 
 import dataclasses
-import enum
 from typing import Any
 
+from clock_service.handicap import Handicap, full_moves
+from clock_service.proposal import Proposal, ProposalKind, ProposalStatus
 from clock_service.regulation import Offence, Regulation
 from clock_service.side import Side
 
-__all__ = ["Proposal", "ProposalKind", "ProposalStatus", "Referee"]
+__all__ = ["DOUBLE_FORFEIT", "Proposal", "ProposalKind", "ProposalStatus", "Referee"]
 
-
-class ProposalKind(enum.Enum):
-    """What a proposal is about; the value is its wire event type."""
-
-    FOUL = "foul"
-    FORFEIT = "forfeit"
-    RESULT = "result"
-    MOVE_COUNT = "move_count"
-    WARNING = "warning"
-
-    def __str__(self) -> str:
-        return self.value
-
-
-class ProposalStatus(enum.Enum):
-    PENDING = "pending"
-    CONFIRMED = "confirmed"
-    DISMISSED = "dismissed"
-
-    @classmethod
-    def parse(cls, text: str) -> ProposalStatus:
-        try:
-            return cls(text)
-        except ValueError:
-            raise ValueError(
-                f"status must be 'pending', 'confirmed' or 'dismissed', not {text!r}"
-            ) from None
-
-    def __str__(self) -> str:
-        return self.value
-
+DOUBLE_FORFEIT = "double_forfeit"  # a result with no winner in which both sides lose (0:0)
 
 _PENDING = ProposalStatus.PENDING
 _CONFIRMED = ProposalStatus.CONFIRMED
 _DISMISSED = ProposalStatus.DISMISSED
 
 
-@dataclasses.dataclass(frozen=True)
-class Proposal:
-    """One foul, forfeit, result, move count or warning, as far as it has got.
-
-    ``count`` is the side's confirmed fouls after this (fouls only); ``winner`` the winner of a
-    result (None: a draw); ``limit`` the move count's limit or a warning's minimum; ``moves`` the
-    full moves at which a move count started or at which an early draw was entered.
-    """
-
-    id: int
-    kind: ProposalKind
-    reason: str
-    status: ProposalStatus = _CONFIRMED
-    side: Side | None = None
-    count: int | None = None
-    winner: Side | None = None
-    limit: int | None = None
-    moves: int | None = None
-
-    def __repr__(self) -> str:
-        parts = [f"#{self.id}", self.kind.value]
-        if self.side is not None:
-            parts.append(self.side.value)
-        if self.kind is ProposalKind.RESULT:
-            parts.append(f"winner={self.winner.value if self.winner else 'draw'}")
-        parts += [self.reason, self.status.value]
-        for name in ("count", "limit", "moves"):
-            if getattr(self, name) is not None:
-                parts.append(f"{name}={getattr(self, name)}")
-        return f"<Proposal {' '.join(parts)}>"
-
-    def to_wire(self) -> tuple[str, dict[str, Any]]:
-        """The event ``(type, data)`` of DESIGN.md §4 (the node adds ``ref`` to rulings)."""
-        side = self.side.value if self.side is not None else None
-        kind = self.kind
-        if kind is ProposalKind.FOUL:
-            data = {"side": side, "reason": self.reason, "status": self.status.value}
-            return "foul", data | {"count": self.count}
-        if kind is ProposalKind.FORFEIT:
-            return "forfeit", {"side": side, "reason": self.reason, "status": self.status.value}
-        if kind is ProposalKind.RESULT:
-            winner = self.winner.value if self.winner is not None else None
-            return "result", {"winner": winner, "reason": self.reason}
-        if kind is ProposalKind.MOVE_COUNT:
-            return "move_count", {"status": self.reason, "limit": self.limit, "at_move": self.moves}
-        detail = f"moves={self.moves} min_moves={self.limit}"
-        return "warning", {"reason": self.reason, "side": side, "detail": detail}
-
-    def to_dict(self) -> dict[str, Any]:
-        """A JSON-able form for the journal; :meth:`from_dict` reads it back."""
-        out: dict[str, Any] = {"id": self.id, "kind": self.kind.value, "reason": self.reason}
-        out["status"] = self.status.value
-        for name in ("side", "winner"):
-            value = getattr(self, name)
-            out[name] = value.value if value is not None else None
-        for name in ("count", "limit", "moves"):
-            out[name] = getattr(self, name)
-        return out
-
-    @classmethod
-    def from_dict(cls, data: dict[str, Any]) -> Proposal:
-        def side(key: str) -> Side | None:
-            return Side.parse(data[key]) if data[key] is not None else None
-
-        return cls(
-            id=int(data["id"]),
-            kind=ProposalKind(data["kind"]),
-            reason=str(data["reason"]),
-            status=ProposalStatus.parse(data["status"]),
-            side=side("side"),
-            count=data["count"],
-            winner=side("winner"),
-            limit=data["limit"],
-            moves=data["moves"],
-        )
-
-
 class Referee:
     """Applies one regulation to one game on one board. Pure: no clock, no I/O.
 
     ``tiebreak_game`` marks the knockout's rapid tie-break game (a draw counts as a win for the
-    profile's ``knockout.tiebreak.draw_winner``).
+    profile's ``knockout.tiebreak.draw_winner``); ``handicap`` a handicap game (让二先), whose
+    given moves are not full moves.
     """
 
-    def __init__(self, regulation: Regulation, *, tiebreak_game: bool = False) -> None:
+    def __init__(
+        self,
+        regulation: Regulation,
+        *,
+        tiebreak_game: bool = False,
+        handicap: Handicap | None = None,
+    ) -> None:
         knockout = regulation.knockout
         if tiebreak_game and (knockout is None or knockout.tiebreak is None):
             raise ValueError(f"{regulation.name} has no tie-break game")
         self.regulation = regulation
         self.tiebreak_game = tiebreak_game
+        self.handicap = handicap
         self._proposals: dict[int, Proposal] = {}
         self._next_id = 1
         self._fouls = {Side.RED: 0, Side.BLACK: 0}
+        self._reason_fouls: dict[tuple[Side, str], int] = {}  # confirmed fouls per reason
         self._late: set[Side] = set()
         self._count_start: int | None = None  # plies (half moves) when the count started
         self._count_limit = 0
@@ -205,18 +108,30 @@ class Referee:
         """When a side still absent after the round's start is late (same time base in/out)."""
         return round_start_ms + self.regulation.late.ms
 
+    def late_sides(
+        self, *, now_ms: int, round_start_ms: int, red_moves: int, black_moves: int
+    ) -> tuple[Side, ...]:
+        """The sides late at ``now_ms`` (“开赛15分钟未到场者判负” applies to each player).
+
+        Red is late without a first move. Black is late without a first move of its own once
+        red has moved; when neither has moved the clock cannot tell whether black is seated,
+        so both are proposed and the arbiter dismisses the one who is there. Empty before the
+        deadline or when both have moved."""
+        if now_ms < self.late_deadline_ms(round_start_ms):
+            return ()
+        if red_moves == 0:
+            return (Side.RED, Side.BLACK) if black_moves == 0 else (Side.RED,)
+        return (Side.BLACK,) if black_moves == 0 else ()
+
     def late_side(
         self, *, now_ms: int, round_start_ms: int, red_moves: int, black_moves: int
     ) -> Side | None:
-        """The side that is late at ``now_ms``: red if it has not pressed its first move,
-        else black if it has not; None before the deadline or when both have moved."""
-        if now_ms < self.late_deadline_ms(round_start_ms):
-            return None
-        if red_moves == 0:
-            return Side.RED
-        if black_moves == 0:
-            return Side.BLACK
-        return None
+        """The first of :meth:`late_sides` (red before black), or None."""
+        sides = self.late_sides(
+            now_ms=now_ms, round_start_ms=round_start_ms, red_moves=red_moves,
+            black_moves=black_moves,
+        )  # fmt: skip
+        return sides[0] if sides else None
 
     # -- clock facts ---------------------------------------------------------------------------
     def board_paused(self, side_on_move: Side | None, by: Side | None = None) -> list[Proposal]:
@@ -240,11 +155,15 @@ class Referee:
         return [self._new(ProposalKind.RESULT, "flag", _PENDING, winner=side.other)]
 
     def late(self, side: Side) -> list[Proposal]:
-        """The side was absent at the late deadline: a pending forfeit, once per side."""
+        """The side was absent at the late deadline: a pending forfeit, once per side. When
+        the other side is late too, a pending double forfeit (0:0) is proposed with it."""
         if self.finished or side in self._late:
             return []
         self._late.add(side)
-        return [self._new(ProposalKind.FORFEIT, "late", _PENDING, side=side)]
+        out = [self._new(ProposalKind.FORFEIT, "late", _PENDING, side=side)]
+        if self._forfeit_of(side.other, "late") is not None:
+            out.append(self._new(ProposalKind.RESULT, DOUBLE_FORFEIT, _PENDING, winner=None))
+        return out
 
     def start_move_count(
         self, *, red_moves: int, black_moves: int, limit: int | None = None
@@ -258,10 +177,10 @@ class Referee:
         limit = self.regulation.move_limit.moves if limit is None else limit
         if limit < 1:
             raise ValueError(f"move count limit must be at least 1, not {limit}")
-        _check_moves(red_moves, black_moves)
+        self._check_moves(red_moves, black_moves)
         if self.finished:
             return []
-        self._count_start = red_moves + black_moves
+        self._count_start = self._plies(red_moves, black_moves)
         self._count_limit = limit
         self._count_reached = False
         self._counted_plies = 0
@@ -270,10 +189,10 @@ class Referee:
 
     def moves_made(self, red_moves: int, black_moves: int) -> list[Proposal]:
         """The completed moves of each side now; reports a move count reaching its limit."""
-        _check_moves(red_moves, black_moves)
+        self._check_moves(red_moves, black_moves)
         if self._count_start is None or self._count_reached or self.finished:
             return []
-        self._counted_plies = max(0, red_moves + black_moves - self._count_start)
+        self._counted_plies = max(0, self._plies(red_moves, black_moves) - self._count_start)
         if self._counted_plies // 2 < self._count_limit:
             return []
         self._count_reached = True
@@ -283,9 +202,7 @@ class Referee:
     # -- arbiter rulings -------------------------------------------------------------------------
     def arbiter_foul(self, side: Side, reason: str) -> list[Proposal]:
         """A foul the arbiter saw (e.g. pressing without moving): confirmed at once."""
-        if reason not in self.regulation.fouls.reasons:
-            listed = ", ".join(self.regulation.fouls.reasons)
-            raise ValueError(f"{reason!r} is not a foul under {self.regulation.name} ({listed})")
+        self.regulation.reason(reason, kind="foul")  # ValueError listing the codes
         return self._confirm_foul(self._new(ProposalKind.FOUL, reason, _PENDING, side=side))
 
     def resolve(
@@ -313,9 +230,9 @@ class Referee:
             assert p.side is not None
             return [self._store(dataclasses.replace(p, status=status, count=self.fouls(p.side)))]
         out = [self._store(dataclasses.replace(p, status=status))]
-        if p.kind is ProposalKind.FORFEIT and status is _CONFIRMED:
+        if p.kind is ProposalKind.FORFEIT:
             assert p.side is not None
-            out.append(self._new(ProposalKind.RESULT, p.reason, _CONFIRMED, winner=p.side.other))
+            out += self._forfeit_ruled(p.side, p.reason, status)
         return out
 
     def result_entered(self, winner: Side | None, reason: str, *, moves: int) -> list[Proposal]:
@@ -329,7 +246,10 @@ class Referee:
             raise ValueError(f"moves must not be negative, not {moves}")
         out: list[Proposal] = []
         minimum = self.regulation.draw.min_moves
-        if winner is None and self.tiebreak_game:
+        if reason == DOUBLE_FORFEIT:
+            if winner is not None:
+                raise ValueError("a double forfeit has no winner")
+        elif winner is None and self.tiebreak_game:
             knockout = self.regulation.knockout
             assert knockout is not None and knockout.tiebreak is not None
             winner = knockout.tiebreak.draw_winner
@@ -351,6 +271,13 @@ class Referee:
             "next_id": self._next_id,
             "fouls": {side.value: n for side, n in self._fouls.items()},
             "late": sorted(side.value for side in self._late),
+            "reason_fouls": [
+                [s.value, r, n]
+                for (s, r), n in sorted(
+                    self._reason_fouls.items(), key=lambda item: (item[0][0].value, item[0][1])
+                )
+            ],
+            "handicap": None if self.handicap is None else self.handicap.as_dict(),
             "count": None
             if self._count_start is None
             else [self._count_start, self._count_limit, self._count_reached, self._counted_plies],
@@ -360,12 +287,16 @@ class Referee:
     def restore(cls, regulation: Regulation, snapshot: dict[str, Any]) -> Referee:
         if snapshot["regulation"] != regulation.name:
             raise ValueError(f"snapshot is for {snapshot['regulation']!r}, not {regulation.name!r}")
-        ref = cls(regulation, tiebreak_game=bool(snapshot["tiebreak_game"]))
+        given = snapshot.get("handicap")
+        handicap = None if given is None else Handicap.parse(given)
+        ref = cls(regulation, tiebreak_game=bool(snapshot["tiebreak_game"]), handicap=handicap)
         for data in snapshot["proposals"]:
             ref._store(Proposal.from_dict(data))
         ref._next_id = int(snapshot["next_id"])
         ref._fouls = {Side.parse(k): int(v) for k, v in snapshot["fouls"].items()}
         ref._late = {Side.parse(s) for s in snapshot["late"]}
+        for side, reason, n in snapshot.get("reason_fouls", ()):  # absent in older journals
+            ref._reason_fouls[(Side.parse(side), str(reason))] = int(n)
         if snapshot["count"] is not None:
             start, limit, reached, counted = snapshot["count"]
             ref._count_start, ref._count_limit = int(start), int(limit)
@@ -399,15 +330,86 @@ class Referee:
         # pending forfeit, for the arbiter to weigh against the result that stands.
         finished = self.finished
         self._fouls[side] += 1
+        key = (side, foul.reason)
+        self._reason_fouls[key] = self._reason_fouls.get(key, 0) + 1
         out = [self._store(dataclasses.replace(foul, status=_CONFIRMED, count=self._fouls[side]))]
-        if self._fouls[side] != self.regulation.fouls.forfeit_at:
+        reason = self._loss_reached(side, foul.reason)
+        if reason is None:
             return out
         if finished:
-            out.append(self._new(ProposalKind.FORFEIT, "fouls", _PENDING, side=side))
+            out.append(self._new(ProposalKind.FORFEIT, reason, _PENDING, side=side))
         else:
-            out.append(self._new(ProposalKind.FORFEIT, "fouls", _CONFIRMED, side=side))
-            out.append(self._new(ProposalKind.RESULT, "fouls", _CONFIRMED, winner=side.other))
+            out.append(self._new(ProposalKind.FORFEIT, reason, _CONFIRMED, side=side))
+            out.append(self._new(ProposalKind.RESULT, reason, _CONFIRMED, winner=side.other))
         return out
+
+    def _loss_reached(self, side: Side, foul_reason: str) -> str | None:
+        """The forfeit reason this confirmed foul just reached: a reason's own count first
+        (“违反行棋规定2次的”), then the total (“一盘棋犯规达到N次的”); None if neither."""
+        for reason in self.regulation.forfeits.details:
+            if reason.of == foul_reason and self._reason_fouls[(side, foul_reason)] == reason.count:
+                return reason.code
+        if self._fouls[side] == self.regulation.fouls.forfeit_at:
+            return "fouls"
+        return None
+
+    def _forfeit_of(self, side: Side, reason: str | None = None) -> Proposal | None:
+        """The side's latest forfeit not dismissed (of this reason, if given)."""
+        found = [
+            p
+            for p in self._proposals.values()
+            if p.kind is ProposalKind.FORFEIT
+            and p.side is side
+            and p.status is not _DISMISSED
+            and (reason is None or p.reason == reason)
+        ]
+        return found[-1] if found else None
+
+    def _double_proposal(self) -> Proposal | None:
+        for p in self._proposals.values():
+            if (
+                p.kind is ProposalKind.RESULT
+                and p.reason == DOUBLE_FORFEIT
+                and p.status is _PENDING
+            ):
+                return p
+        return None
+
+    def _forfeit_ruled(self, side: Side, reason: str, status: ProposalStatus) -> list[Proposal]:
+        """What follows a forfeit ruling: the other side wins, or both lose (0:0) when the
+        other side is forfeited too; while a proposed double forfeit waits on the other
+        side's ruling, nothing is decided yet."""
+        other = self._forfeit_of(side.other)
+        double = self._double_proposal()
+        if status is _DISMISSED:
+            if double is None:
+                return []
+            out = [self._store(dataclasses.replace(double, status=_DISMISSED))]
+            if other is not None and other.status is _CONFIRMED:
+                out.append(self._new(ProposalKind.RESULT, other.reason, _CONFIRMED, winner=side))
+            return out
+        if other is not None and other.status is _CONFIRMED:
+            if double is not None:
+                return [self._store(dataclasses.replace(double, status=_CONFIRMED))]
+            return [self._new(ProposalKind.RESULT, DOUBLE_FORFEIT, _CONFIRMED, winner=None)]
+        if double is not None:
+            return []  # the other side's lateness is still to be ruled
+        return [self._new(ProposalKind.RESULT, reason, _CONFIRMED, winner=side.other)]
+
+    def full_moves(self, red_moves: int, black_moves: int) -> int:
+        """Full moves (回合) played, the handicap's given moves not counted."""
+        return full_moves(red_moves, black_moves, self.handicap)
+
+    def _plies(self, red_moves: int, black_moves: int) -> int:
+        extra = self.handicap.extra_plies(red_moves, black_moves) if self.handicap else 0
+        return red_moves + black_moves - extra
+
+    def _check_moves(self, red_moves: int, black_moves: int) -> None:
+        extra = self.handicap.extra_plies(red_moves, black_moves) if self.handicap else 0
+        if self.handicap is not None and self.handicap.receiver is Side.RED:
+            _check_moves(red_moves - extra, black_moves)
+        else:
+            _check_moves(red_moves, black_moves - extra)
 
 
 def _check_moves(red_moves: int, black_moves: int) -> None:

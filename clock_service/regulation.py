@@ -10,16 +10,18 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-import difflib
 import enum
 import importlib.resources
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from clock_service.handicap import Handicap, HandicapRule, handicap_for, read_handicap
+from clock_service.profile_table import RegulationError, Table, enum_value, toml_type
+from clock_service.reasons import Reason, read_reasons
 from clock_service.side import Side
 from clock_service.timecontrol import TimeControl
 
@@ -29,10 +31,13 @@ __all__ = [
     "DrawRules",
     "ForfeitRules",
     "FoulRules",
+    "Handicap",
+    "HandicapRule",
     "Knockout",
     "LateRules",
     "MoveLimit",
     "Offence",
+    "Reason",
     "Regulation",
     "RegulationError",
     "Scoring",
@@ -41,23 +46,12 @@ __all__ = [
     "Tiebreak",
     "TiebreakGame",
     "Tournament",
+    "handicap_for",
 ]
 
 BUNDLED = ("meishan-2016", "wulong-2015")
-_CODE_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
+DOUBLE_FORFEIT_RULES = ("higher_seed", "arbiter")  # knockout.double_forfeit
 _T = TypeVar("_T")
-_E = TypeVar("_E", bound=enum.Enum)
-
-
-class RegulationError(ValueError):
-    """A profile that cannot be used; ``source``, ``key`` (dotted) and ``reason`` say why."""
-
-    def __init__(self, source: str, key: str, reason: str) -> None:
-        self.source = source
-        self.key = key
-        self.reason = reason
-        where = f"{source}: {key}" if key else source
-        super().__init__(f"{where}: {reason}")
 
 
 class Offence(enum.Enum):
@@ -97,6 +91,7 @@ class FoulRules:
     forfeit_at: int  # confirmed fouls of one side in one game that lose it
     progressive_penalty: int  # 累进分 deducted per confirmed foul (0: none)
     reasons: tuple[str, ...]  # the foul codes this regulation lists
+    details: tuple[Reason, ...] = ()  # the same codes with their wording
 
     def __repr__(self) -> str:
         return f"FoulRules(forfeit_at={self.forfeit_at}, penalty={self.progressive_penalty})"
@@ -105,6 +100,7 @@ class FoulRules:
 @dataclasses.dataclass(frozen=True)
 class ForfeitRules:
     reasons: tuple[str, ...]  # the 立即判负 codes this regulation lists
+    details: tuple[Reason, ...] = ()  # the same codes with their wording and counts
 
 
 @dataclasses.dataclass(frozen=True)
@@ -172,6 +168,9 @@ class Knockout:
     pairings: tuple[tuple[int, int], ...]  # by standing after ``after_round``
     colours: str  # how colours are decided, e.g. "lot" (抽签)
     tiebreak: TiebreakGame | None
+    # A double forfeit (both absent) cannot be 0:0 in a knockout: "higher_seed" (the player
+    # placed higher after ``after_round`` goes through) or "arbiter" (recorded by hand).
+    double_forfeit: str = "higher_seed"
 
 
 @dataclasses.dataclass(frozen=True)
@@ -192,9 +191,30 @@ class Regulation:
     standings: Standings
     tournament: Tournament
     knockout: Knockout | None
+    handicap: HandicapRule | None = None  # 让先 between players by their tags (optional)
+    result_reasons: tuple[Reason, ...] = ()  # the arbiter's result reasons (optional)
 
     def __repr__(self) -> str:
         return f"<Regulation {self.name} {self.time_control_text}>"
+
+    def reasons(self, kind: str) -> tuple[Reason, ...]:
+        """Every ``foul``, ``forfeit`` or ``result`` reason of the profile, in its order."""
+        table = {
+            "foul": self.fouls.details,
+            "forfeit": self.forfeits.details,
+            "result": self.result_reasons,
+        }
+        if kind not in table:
+            raise ValueError(f"reason kind must be 'foul', 'forfeit' or 'result', not {kind!r}")
+        return table[kind]
+
+    def reason(self, code: str, *, kind: str) -> Reason:
+        """The ``kind`` reason ``code``; ValueError lists the profile's codes when unknown."""
+        for reason in self.reasons(kind):
+            if reason.code == code:
+                return reason
+        listed = ", ".join(r.code for r in self.reasons(kind))
+        raise ValueError(f"{code!r} is not a {kind} under {self.name} ({listed})")
 
     @property
     def time_control(self) -> TimeControl:
@@ -209,7 +229,12 @@ class Regulation:
         """Load a bundled profile by name (``"meishan-2016"``) or any profile file by path."""
         if isinstance(name_or_path, str) and name_or_path in BUNDLED:
             resource = importlib.resources.files("clock_service.profiles") / f"{name_or_path}.toml"
-            return cls.from_toml(resource.read_text(encoding="utf-8"), source=name_or_path)
+            try:
+                text = resource.read_text(encoding="utf-8")
+            except OSError as exc:  # an incomplete install, not a bad name: say which
+                reason = f"bundled profile not installed ({exc}); reinstall qizhong"
+                raise RegulationError(name_or_path, "", reason) from None
+            return cls.from_toml(text, source=name_or_path)
         path = Path(name_or_path)
         try:
             text = path.read_text(encoding="utf-8")
@@ -226,112 +251,14 @@ class Regulation:
             data = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
             raise RegulationError(source, "", f"not valid TOML: {exc}") from None
-        return _build(_Table(data, "", source))
+        return _build(Table(data, "", source))
 
 
 def _parse_time_control(text: str) -> TimeControl:
     return TimeControl.parse(text)
 
 
-# -- the strict reader -------------------------------------------------------------------------
-class _Table:
-    """One TOML table being read; remembers which keys were used so leftovers are errors."""
-
-    def __init__(self, data: Mapping[str, Any], path: str, source: str) -> None:
-        self.data = data
-        self.path = path
-        self.source = source
-        self.used: set[str] = set()
-
-    def key(self, name: str) -> str:
-        return f"{self.path}.{name}" if self.path else name
-
-    def error(self, name: str, reason: str) -> RegulationError:
-        return RegulationError(self.source, self.key(name), reason)
-
-    def has(self, name: str) -> bool:
-        return name in self.data
-
-    def _get(self, name: str, expected: type, what: str) -> Any:
-        self.used.add(name)
-        if name not in self.data:
-            raise self.error(name, f"missing value ({what} expected)")
-        value = self.data[name]
-        # bool is an int in Python; in a profile ``true`` is never a number.
-        if not isinstance(value, expected) or (expected is int and isinstance(value, bool)):
-            raise self.error(name, f"wrong type: {what} expected, got {_toml_type(value)}")
-        return value
-
-    def text(self, name: str) -> str:
-        value: str = self._get(name, str, "a string")
-        if not value.strip():
-            raise self.error(name, "must not be empty")
-        return value
-
-    def integer(self, name: str, *, low: int = 0, high: int = 10_000) -> int:
-        value: int = self._get(name, int, "an integer")
-        if not low <= value <= high:
-            raise self.error(name, f"{value} is out of range {low}..{high}")
-        return value
-
-    def array(self, name: str, item: Callable[[str, Any], _T], what: str) -> tuple[_T, ...]:
-        values: list[Any] = self._get(name, list, f"an array of {what}")
-        return tuple(item(f"{name}[{i}]", v) for i, v in enumerate(values))
-
-    def codes(self, name: str) -> tuple[str, ...]:
-        def code(key: str, value: Any) -> str:
-            if not isinstance(value, str) or not _CODE_RE.match(value):
-                raise self.error(key, f"{value!r} is not a code like 'board_pause'")
-            return value
-
-        found = self.array(name, code, "codes")
-        if len(set(found)) != len(found):
-            raise self.error(name, "a code is listed twice")
-        return found
-
-    def enum(self, name: str, kind: type[_E]) -> _E:
-        return _enum_value(self, name, self.text(name), kind)
-
-    def table(self, name: str) -> _Table:
-        return _Table(self._get(name, dict, "a table"), self.key(name), self.source)
-
-    def tables(self, name: str) -> tuple[_Table, ...]:
-        items: list[Any] = self._get(name, list, "an array of tables")
-        out = []
-        for i, item in enumerate(items):
-            if not isinstance(item, dict):
-                raise self.error(f"{name}[{i}]", f"wrong type: a table expected, got {item!r}")
-            out.append(_Table(item, self.key(f"{name}[{i}]"), self.source))
-        return tuple(out)
-
-    def done(self) -> None:
-        for name in self.data:
-            if name not in self.used:
-                near = difflib.get_close_matches(name, [str(k) for k in self.used], n=1)
-                hint = f" (did you mean {near[0]!r}?)" if near else ""
-                raise self.error(name, f"unknown key{hint}")
-
-
-def _enum_value(table: _Table, key: str, text: str, kind: type[_E]) -> _E:
-    for member in kind:
-        if member.value == text:
-            return member
-    allowed = ", ".join(repr(m.value) for m in kind)
-    raise table.error(key, f"{text!r} is not one of {allowed}")
-
-
-def _toml_type(value: Any) -> str:
-    names = {bool: "a boolean", int: "an integer", float: "a float", str: "a string"}
-    names |= {list: "an array", dict: "a table", datetime.date: "a date", datetime.time: "a time"}
-    for kind, label in names.items():
-        if type(value) is kind:
-            if kind is bool:
-                return f"{label} ({str(value).lower()})"
-            return f"{label} ({value!r})" if kind not in (list, dict) else label
-    return type(value).__name__
-
-
-def _time_control(table: _Table, name: str) -> str:
+def _time_control(table: Table, name: str) -> str:
     text = table.text(name)
     try:
         TimeControl.parse(text)
@@ -340,7 +267,7 @@ def _time_control(table: _Table, name: str) -> str:
     return text
 
 
-def _plain(table: _Table, name: str, build: Callable[[_Table], _T]) -> _T:
+def _plain(table: Table, name: str, build: Callable[[Table], _T]) -> _T:
     sub = table.table(name)
     value = build(sub)
     sub.done()
@@ -348,7 +275,7 @@ def _plain(table: _Table, name: str, build: Callable[[_Table], _T]) -> _T:
 
 
 # -- building the value objects ------------------------------------------------------------------
-def _build(root: _Table) -> Regulation:
+def _build(root: Table) -> Regulation:
     name = root.text("name")
     if not re.fullmatch(r"[A-Za-z0-9_-]{1,32}", name):
         raise root.error("name", f"{name!r} must match [A-Za-z0-9_-]{{1,32}}")
@@ -363,7 +290,7 @@ def _build(root: _Table) -> Regulation:
             lambda t: Scoring(t.integer("win"), t.integer("draw"), t.integer("loss")),
         ),
         fouls=_plain(root, "fouls", _fouls),
-        forfeits=_plain(root, "forfeits", lambda t: ForfeitRules(t.codes("reasons"))),
+        forfeits=_plain(root, "forfeits", _forfeits),
         clock=_plain(
             root,
             "clock",
@@ -375,22 +302,51 @@ def _build(root: _Table) -> Regulation:
         standings=_plain(root, "standings", _standings),
         tournament=_plain(root, "tournament", _tournament),
         knockout=_plain(root, "knockout", _knockout) if root.has("knockout") else None,
+        handicap=_plain(root, "handicap", read_handicap) if root.has("handicap") else None,
+        result_reasons=_plain(root, "results", _results) if root.has("results") else (),
     )
     root.done()
     if reg.knockout is not None and reg.knockout.after_round >= reg.tournament.rounds:
         raise root.error("knockout.after_round", "must be before the last round")
-    return reg
+    return _counted(root, reg)
 
 
-def _fouls(t: _Table) -> FoulRules:
+def _counted(root: Table, reg: Regulation) -> Regulation:
+    """The ``fouls`` forfeit counts ``fouls.forfeit_at``; an ``of`` names a foul code."""
+    details = []
+    for reason in reg.forfeits.details:
+        where = f"forfeits.reasons.{reason.code}"
+        if reason.of is not None and reason.of not in reg.fouls.reasons:
+            raise root.error(f"{where}.of", f"{reason.of!r} is not one of fouls.reasons")
+        if reason.code == "fouls" and reason.of is None:
+            if reason.count not in (None, reg.fouls.forfeit_at):
+                raise root.error(f"{where}.count", "must equal fouls.forfeit_at")
+            reason = dataclasses.replace(reason, count=reg.fouls.forfeit_at)
+        details.append(reason)
+    forfeits = dataclasses.replace(reg.forfeits, details=tuple(details))
+    return dataclasses.replace(reg, forfeits=forfeits)
+
+
+def _fouls(t: Table) -> FoulRules:
+    details = read_reasons(t, "reasons", "foul")
     return FoulRules(
         forfeit_at=t.integer("forfeit_at", low=1, high=100),
         progressive_penalty=t.integer("progressive_penalty", high=100),
-        reasons=t.codes("reasons"),
+        reasons=tuple(r.code for r in details),
+        details=details,
     )
 
 
-def _move_limit(t: _Table) -> MoveLimit:
+def _forfeits(t: Table) -> ForfeitRules:
+    details = read_reasons(t, "reasons", "forfeit")
+    return ForfeitRules(tuple(r.code for r in details), details)
+
+
+def _results(t: Table) -> tuple[Reason, ...]:
+    return read_reasons(t, "reasons", "result")
+
+
+def _move_limit(t: Table) -> MoveLimit:
     moves = t.integer("moves", low=1, high=500)
     checks: int | None
     if t.has("claimant_checks_counted") and t.data["claimant_checks_counted"] == "all":
@@ -401,11 +357,11 @@ def _move_limit(t: _Table) -> MoveLimit:
     return MoveLimit(moves, checks)
 
 
-def _standings(t: _Table) -> Standings:
+def _standings(t: Table) -> Standings:
     def criterion(key: str, value: Any) -> Tiebreak:
         if not isinstance(value, str):
-            raise t.error(key, f"wrong type: a string expected, got {_toml_type(value)}")
-        return _enum_value(t, key, value, Tiebreak)
+            raise t.error(key, f"wrong type: a string expected, got {toml_type(value)}")
+        return enum_value(t, key, value, Tiebreak)
 
     order = t.array("order", criterion, "criteria")
     if not order or order[0] is not Tiebreak.POINTS:
@@ -417,13 +373,13 @@ def _standings(t: _Table) -> Standings:
     return Standings(order)
 
 
-def _date(t: _Table, key: str, value: Any) -> datetime.date:
+def _date(t: Table, key: str, value: Any) -> datetime.date:
     if type(value) is not datetime.date:
-        raise t.error(key, f"wrong type: a date (2016-12-10) expected, got {_toml_type(value)}")
+        raise t.error(key, f"wrong type: a date (2016-12-10) expected, got {toml_type(value)}")
     return value
 
 
-def _tournament(t: _Table) -> Tournament:
+def _tournament(t: Table) -> Tournament:
     rounds = t.integer("rounds", low=1, high=50)
     dates = t.array("dates", lambda k, v: _date(t, k, v), "dates") if t.has("dates") else ()
     sessions: list[Session] = []
@@ -438,7 +394,7 @@ def _tournament(t: _Table) -> Tournament:
     return Tournament(rounds, dates, tuple(sessions))
 
 
-def _knockout(t: _Table) -> Knockout:
+def _knockout(t: Table) -> Knockout:
     players = t.integer("players", low=2, high=64)
 
     def pair(key: str, value: Any) -> tuple[int, int]:
@@ -453,13 +409,22 @@ def _knockout(t: _Table) -> Knockout:
         pairings=t.array("pairings", pair, "pairs"),
         colours=t.text("colours"),
         tiebreak=_plain(t, "tiebreak", _tiebreak_game) if t.has("tiebreak") else None,
+        double_forfeit=_double_forfeit(t) if t.has("double_forfeit") else "higher_seed",
     )
 
 
-def _tiebreak_game(t: _Table) -> TiebreakGame:
+def _double_forfeit(t: Table) -> str:
+    value = t.text("double_forfeit")
+    if value not in DOUBLE_FORFEIT_RULES:
+        allowed = ", ".join(repr(v) for v in DOUBLE_FORFEIT_RULES)
+        raise t.error("double_forfeit", f"{value!r} is not one of {allowed}")
+    return value
+
+
+def _tiebreak_game(t: Table) -> TiebreakGame:
     winner = t.text("draw_winner")
     return TiebreakGame(
         time_control_text=_time_control(t, "time_control"),
-        draw_winner=None if winner == "none" else _enum_value(t, "draw_winner", winner, Side),
+        draw_winner=None if winner == "none" else enum_value(t, "draw_winner", winner, Side),
         colour_choice=t.text("colour_choice"),
     )

@@ -27,7 +27,7 @@ __all__ = [
     "standings_json",
 ]
 
-RESULTS = ("red", "black", "draw")
+RESULTS = ("red", "black", "draw", "double_forfeit")  # double_forfeit: both lose (0:0)
 
 
 class StandingsError(ValueError):
@@ -36,7 +36,8 @@ class StandingsError(ValueError):
 
 @dataclasses.dataclass(frozen=True)
 class GameRecord:
-    """One Swiss game. ``result`` is the winner's colour, ``"draw"``, or None (not played yet)."""
+    """One Swiss game. ``result`` is the winner's colour, ``"draw"``, ``"double_forfeit"`` (both
+    sides lost by 立即判负, e.g. both absent: each scores a loss), or None (not played yet)."""
 
     round: int
     red: str
@@ -54,9 +55,15 @@ class GameRecord:
         if self.red == self.black:
             raise StandingsError(f"{where}: a player cannot play himself")
         if self.result is not None and self.result not in RESULTS:
-            raise StandingsError(f"{where}: result {self.result!r} is not red, black, draw or None")
-        if self.forfeit and self.result not in ("red", "black"):
-            raise StandingsError(f"{where}: a forfeit needs a winner, not {self.result!r}")
+            raise StandingsError(
+                f"{where}: result {self.result!r} is not red, black, draw, double_forfeit or None"
+            )
+        if self.forfeit and self.result not in ("red", "black", "double_forfeit"):
+            raise StandingsError(
+                f"{where}: a forfeit needs a winner (or double_forfeit), not {self.result!r}"
+            )
+        if self.result == "double_forfeit" and not self.forfeit:
+            raise StandingsError(f"{where}: a double_forfeit is a forfeit (forfeit=True)")
         for label, fouls in (("red_fouls", self.red_fouls), ("black_fouls", self.black_fouls)):
             if type(fouls) is not int or fouls < 0:
                 raise StandingsError(f"{where}: {label} {fouls!r} is not a count (int >= 0)")

@@ -161,6 +161,7 @@ def run(args: argparse.Namespace) -> int:
         print(
             f"\n棋钟 qizhong demo — {venue.boards} boards, players ×{venue.speed:g}\n"
             f"  display 显示屏:   {info['station']['display']}\n"
+            f"  hall screen 大屏: {info['station']['display']}?page_s=20  (or ?boards=1-40)\n"
             f"  arbiter 裁判台:   {info['station']['arbiter']}  "
             f"(user {info['arbiter']['username']}, password {info['arbiter']['password']})\n"
             f"  broker:           {info['broker']['url']} "

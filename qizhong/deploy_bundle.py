@@ -119,6 +119,13 @@ def build_project_wheel(out: Path, *, source: Path | None = None, isolation: boo
     ``isolation=False`` reuses this interpreter's setuptools (no download; tests).
     """
     source = source or project_root()
+    if not (source / "pyproject.toml").is_file():
+        # An installed qizhong has no sources to build a wheel from: the bundle is made from
+        # the repository (its playbooks are there too).
+        raise BundleError(
+            f"{source} is not a qizhong source checkout (no pyproject.toml): run "
+            "`qizhong deploy bundle` from the repository's venv (make .venv/.installed-stamp)"
+        )
     try:
         meta = tomllib.loads((source / "pyproject.toml").read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError) as exc:

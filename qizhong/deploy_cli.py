@@ -74,7 +74,11 @@ def _inventory(args: argparse.Namespace) -> int:
         return 2
     nodes = inventory["all"]["children"]["nodes"]["hosts"]
     boards = sum(len(h["qizhong_boards"]) for h in nodes.values())
-    print(f"wrote {args.out}: {len(nodes)} nodes, {boards} boards, station {args.station_host}")
+    screens = len(inventory["all"]["children"]["screens"]["hosts"])
+    print(
+        f"wrote {args.out}: {len(nodes)} nodes, {boards} boards, {screens} screens, "
+        f"station {args.station_host}"
+    )
     missing = [
         h["qizhong_credentials_file"]
         for h in [*nodes.values(), inventory["all"]["children"]["station"]["hosts"]["station"]]

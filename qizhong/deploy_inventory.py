@@ -51,7 +51,7 @@ def _host(name: str, domain: str) -> str:
 
 
 def build_inventory(roster: Roster, options: InventoryOptions | None = None) -> dict[str, Any]:
-    """The inventory as plain data: ``all.vars``, groups ``station`` and ``nodes``."""
+    """The inventory as plain data: ``all.vars``, groups ``station``, ``nodes``, ``screens``."""
     options = options or InventoryOptions()
     creds = options.credentials_dir
     common: dict[str, Any] = {}
@@ -73,6 +73,14 @@ def build_inventory(roster: Roster, options: InventoryOptions | None = None) -> 
             "qizhong_credentials_file": str(creds / f"{node.account}.json"),
             "qizhong_boards": [{"id": b, "face": options.face} for b in node.boards],
         }
+    screens: dict[str, Any] = {}
+    for screen in roster.screen:
+        screens[screen.id] = {
+            "ansible_host": _host(screen.id, options.domain),
+            **common,
+            "qizhong_display_id": screen.id,
+            "qizhong_display_query": roster.screen_query(screen),
+        }
     return {
         "all": {
             "vars": {
@@ -83,6 +91,7 @@ def build_inventory(roster: Roster, options: InventoryOptions | None = None) -> 
             "children": {
                 "station": {"hosts": {"station": station}},
                 "nodes": {"hosts": nodes},
+                "screens": {"hosts": screens},
             },
         }
     }

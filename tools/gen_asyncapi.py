@@ -153,6 +153,8 @@ COMMAND_DOC = {
     "foul": "Record a foul the arbiter saw.",
     "reset": "Clear the board back to idle.",
     "rebirth": "Republish status and state and replay journaled events (from `from_seq`).",
+    "clock_probe": "A round trip for the node's clock offset: the reply carries `clock` "
+    "(`rx`, `tx`), the node's wall ms at receipt and answer; changes nothing, not journaled.",
 }
 FIELD_DOC = {
     "ts": "Wall-clock Unix time of the fact, in milliseconds (UTC).",
@@ -162,6 +164,9 @@ FIELD_DOC = {
     "red_ms": "Red's remaining time in ms as of `ts`.",
     "black_ms": "Black's remaining time in ms as of `ts`.",
     "txn": "Transaction id: a command is applied at most once per txn; the reply repeats it.",
+    "conn": "The epoch of the connection this status speaks for (the node's wall ms when it "
+    "built it, increasing); order statuses by (session, conn, end of connection), not by ts "
+    "(docs/wire.md).",
 }
 
 
@@ -219,6 +224,7 @@ COMMAND_EXAMPLES: dict[str, dict[str, Any]] = {
     "foul": {"side": "black", "reason": "touch_move"},
     "reset": {},
     "rebirth": {"from_seq": 100},
+    "clock_probe": {"t0": 1481333462000},
 }
 STATE_EXAMPLE = {
     "v": 1,
@@ -247,7 +253,7 @@ def _examples(pairs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
 # -- the document --------------------------------------------------------------------------------
 def _schemas() -> dict[str, Any]:
     schemas: dict[str, Any] = {}
-    for model in (wire.StateSnapshot, wire.EventEnvelope, wire.Command):
+    for model in (wire.StateSnapshot, wire.EventEnvelope, wire.Command, wire.Reply):
         schemas.update(_defs_of(model))
     schemas["BoardStatus"] = _with_field_docs(model_schema(wire.BoardStatus))
     schemas["StationStatus"] = _with_field_docs(model_schema(wire.StationStatus))
@@ -317,7 +323,13 @@ def _messages() -> dict[str, Any]:
         (c, {"txn": f"st-{i + 1:04d}", "cmd": c, "args": a})
         for i, (c, a) in enumerate(COMMAND_EXAMPLES.items())
     ]
-    status = {"state": "online", "node": "pi-06", "session": 3, "ts": 1481333462123}
+    status = {
+        "state": "online",
+        "node": "pi-06",
+        "session": 3,
+        "ts": 1481333462123,
+        "conn": 1481333461990,
+    }
     return {
         "BoardStatus": _message(
             "BoardStatus",
@@ -325,7 +337,9 @@ def _messages() -> dict[str, Any]:
             "Birth (`online`), clean stop "
             "(`offline`) or the will (`lost`) of a board's node connection.",
             "BoardStatus",
-            _examples([("online", status), ("lost", {**status, "state": "lost"})]),
+            _examples(
+                [("online", status), ("lost", {**status, "state": "lost", "ts": 1481333461990})]
+            ),
         ),
         "StationStatus": _message(
             "StationStatus",
@@ -373,6 +387,15 @@ def _messages() -> dict[str, Any]:
                 [
                     ("ok", {"txn": "st-0005", "ok": True, "error": None}),
                     ("rejected", {"txn": "st-0006", "ok": False, "error": "unknown cmd 'castle'"}),
+                    (
+                        "clock",
+                        {
+                            "txn": "cp-0007",
+                            "ok": True,
+                            "error": None,
+                            "clock": {"rx": 1481333462201, "tx": 1481333462202},
+                        },
+                    ),
                 ]
             ),
         ),

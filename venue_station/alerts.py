@@ -36,6 +36,8 @@ ALERT_KINDS = (
     "warning",
     "clock_offset",
     "gap",
+    "flood",
+    "set_aside",
 )
 ALERT_STATUSES = ("open", "acked", "confirmed", "dismissed")
 
@@ -139,11 +141,17 @@ def ruling_of(ev: EventEnvelope) -> tuple[int, str] | None:
     return None
 
 
-def alert_for_status(board: str, status: BoardStatus) -> AlertSpec | None:
+def alert_for_status(
+    board: str, status: BoardStatus, *, received_ms: int | None = None
+) -> AlertSpec | None:
+    """``board_offline``/``board_lost`` for a status that says so. A will (``lost``) is stamped
+    when its connection was made, not when it was lost: the alert is dated by its arrival."""
     if status.state == "online":
         return None
     kind = "board_offline" if status.state == "offline" else "board_lost"
     key = f"st:{board}:{status.session}:{status.state}:{status.ts}"
-    return AlertSpec(
-        key, kind, board, status.ts, detail={"node": status.node, "session": status.session}
-    )
+    when = received_ms if status.state == "lost" and received_ms is not None else status.ts
+    detail: dict[str, Any] = {"node": status.node, "session": status.session}
+    if status.conn is not None:
+        detail["conn"] = status.conn
+    return AlertSpec(key, kind, board, when, detail=detail)

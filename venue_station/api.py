@@ -88,10 +88,8 @@ def path_int(request: Request, name: str) -> int:
 
 # -- read routes -------------------------------------------------------------------------------
 async def healthz(request: Request) -> Response:
-    station = station_of(request)
-    info = station.info()
-    ok = info["connected"] or not station.connect
-    return json_response({"ok": ok, **info}, 200 if ok else 503)
+    health = station_of(request).health()
+    return json_response(health, 200 if health["ok"] else 503)
 
 
 async def metrics(request: Request) -> Response:
@@ -180,6 +178,9 @@ def _game_json(game: dict[str, Any], outcome: Any, scoring: Any) -> dict[str, An
         "reason": outcome.reason,
         "decided_by": outcome.source,
         "fouls": outcome.fouls,
+        "status": outcome.status,  # undecided | pending | confirmed (clock_service.outcome)
+        "proposed": outcome.proposed,
+        "proposed_reason": outcome.proposed_reason,
         "red_points": red_pts,
         "black_points": black_pts,
     }
@@ -206,7 +207,7 @@ async def _game_or_404(
 async def game(request: Request) -> Response:
     station = station_of(request)
     row, evs = await _game_or_404(station, request.path_params["game"])
-    body = _game_json(row, derive_game(evs), station.scoring)
+    body = _game_json(row, derive_game(evs, station.regulation), station.scoring)
     body["clock_log"] = [vars(r) for r in exports.clock_log(evs)]
     return json_response(body)
 
@@ -251,6 +252,14 @@ async def alerts(request: Request) -> Response:
         if early:
             rows = sorted(early + rows, key=lambda a: a["id"], reverse=True)[:limit]
     return json_response({"alerts": rows})
+
+
+async def set_aside(request: Request) -> Response:
+    """What the writer could not store, newest first, with the reason (docs/security.md)."""
+    station = station_of(request)
+    assert station.store is not None
+    limit = int_param(request, "limit", default=200, low=1, high=1000) or 200
+    return json_response({"set_aside": await station.store.set_aside_rows(limit)})
 
 
 async def stream(request: Request) -> Response:
@@ -323,7 +332,7 @@ def _download(text: str, media: str, filename: str) -> Response:
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
     # Imported here: both modules build on this one (ApiError, station_of).
-    from venue_station import knockout_flow, standings_view
+    from venue_station import knockout_flow, reasons_view, round_clock, standings_view, trf_view
 
     return [
         Route("/healthz", healthz),
@@ -339,11 +348,15 @@ def read_routes() -> list[BaseRoute]:
         Route("/api/fouls", fouls),
         Route("/api/rounds", rounds),
         Route("/api/alerts", alerts),
+        Route("/api/set_aside", set_aside),
         Route("/api/stream", stream),
         Route("/api/export/rounds/{round}/results.{fmt}", export_results),
         Route("/api/export/games/{game}/clock.{fmt}", export_clock),
         *standings_view.routes(),
         *knockout_flow.routes(),
+        *reasons_view.routes(),
+        *round_clock.routes(),
+        *trf_view.routes(),
     ]
 
 

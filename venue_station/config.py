@@ -94,6 +94,8 @@ class StationConfig(_Model):
     rebirth_grace_ms: int = Field(default=300, ge=0)  # a gap must last this long to ask
     rebirth_retry_ms: int = Field(default=3000, ge=100)
     command_timeout_s: float = Field(default=3.0, gt=0, le=60)
+    # Every board's clock is probed this often (a round trip, docs/wire.md "Clock probe").
+    clock_probe_s: float = Field(default=5.0, ge=0.5, le=300)
     broker: BrokerConfig = BrokerConfig()
     http: HttpConfig = HttpConfig()
     account: tuple[AccountConfig, ...] = ()

@@ -132,9 +132,9 @@ async def _sync(station: Station, rec: KnockoutRecord) -> bool:
     events = await decisive_events(station.store, (p.id for p in open_games))
     changed = False
     for p in open_games:
-        outcome = confirmed_outcome(events[p.id])
+        outcome = confirmed_outcome(events[p.id], station.regulation)
         if outcome.decided:
-            result = outcome.winner or "draw"
+            result = outcome.outcome  # red | black | draw | double_forfeit (the profile decides)
             step = {"op": "record", "game": p.id, "result": result, "source": "events"}
             try:
                 rec.apply({**step, "ts": now_ms()})

@@ -127,9 +127,16 @@ SCHEMA: dict[str, Any] = {
         ),
         "/api/fouls": _get("fouls per player over the tournament"),
         "/api/rounds": _get("rounds and their pairings"),
+        "/api/round": _get(
+            "the round for the hall screens: number, start, late deadline, next scheduled start"
+        ),
         "/api/alerts": _get(
             "alerts, newest first",
             _q("status", "open|acked|confirmed|dismissed|active"),
+            _q("limit", "1..1000", "integer"),
+        ),
+        "/api/set_aside": _get(
+            "messages the writer could not store, with the reason, newest first",
             _q("limit", "1..1000", "integer"),
         ),
         "/api/stream": _get(
@@ -156,6 +163,28 @@ SCHEMA: dict[str, Any] = {
             _q("round", "after this round", "integer"),
             _q("tag", "tag(s), comma separated"),
             media="text/csv",
+        ),
+        "/api/export/tournament.trf": _get(
+            "the FIDE TRF-2026 file after a round (points 2/1/0 as 162, BB?, XXS; ranks by the "
+            "regulation's tiebreaks), CR LF line ends",
+            _q("round", "after this round (default: the last with a result)", "integer"),
+            _q("absent", "start ranks absent next round, comma separated (240 Z)"),
+            media="text/plain",
+        ),
+        "/api/trf/entrants": _get("start rank -> player key and name; the byes per round"),
+        "/api/trf": _action(
+            "import a TRF (chief/admin): players by start rank, and the round it carries paired "
+            "with its byes; sends set_game unless ?send=0",
+            "TRF text (UTF-8)",
+        ),
+        "/api/pairs": _action(
+            "import a pairing engine's pairs list (chief/admin) as ?round= (default: the next); "
+            "boards 1..n in order, 'N 0' a bye; sends set_game unless ?send=0",
+            "pairs list text",
+        ),
+        "/api/regulation/reasons": _get(
+            "the profile's foul, forfeit (立即判负) and result reason codes with zh/en wording "
+            "and counts, and its handicap rule, for the arbiter page's choices"
         ),
         "/api/knockout": _get(
             "the knockout: games, proposed games, lots, pending colour choices, placings"

@@ -11,7 +11,6 @@ injected board or player name from ever running as script.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 from typing import Any
 
 from starlette.requests import Request
@@ -20,9 +19,12 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import Receive, Scope, Send
 
+from venue_station.resources import static_dir
+
 __all__ = ["SECURITY_HEADERS", "STATIC_DIR", "pages_routes", "routes"]
 
-STATIC_DIR = Path(__file__).parent / "static"
+# The installed package's folder (importlib.resources); a clear ResourceError if it is missing.
+STATIC_DIR = static_dir()
 _ID = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 
 SECURITY_HEADERS = {

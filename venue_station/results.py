@@ -1,19 +1,27 @@
-"""A game's result and fouls derived from its events (pure functions, no I/O).
+"""A game's result and fouls as the station shows them, from its events (pure, no I/O).
 
-The rules (DESIGN.md §2, principle 5):
-- a ``result`` event (entered by the arbiter, or proposed by the board) decides; the latest wins;
-- without one, the earliest decisive fact decides: the first ``flag`` (a loss for the flagged
-  side; later flags are ignored) or a ``forfeit`` whose latest ruling is ``confirmed`` (ordered
-  by the seq of the offence it rules on);
-- fouls are counted per side by their latest ruling (pending, confirmed, dismissed); a ruling
-  names the foul it settles by ``ref``.
+The deciding is ``clock_service.outcome.game_outcome``, the one outcome function every view
+calls (its docstring has the rule). What the station shows of it:
+- ``result``/``winner``/``reason`` are the *confirmed* outcome only: a flag's loss, a pending
+  forfeit or a proposed double forfeit (0:0) is ``status: "pending"`` with ``proposed`` /
+  ``proposed_reason`` beside, never the result, and it counts nowhere (points, standings,
+  exports, knockout) until the arbiter confirms it;
+- a double forfeit is the result ``0-0`` (both score the profile's loss) with winner None;
+- fouls are counted per side by their latest ruling (pending, confirmed, dismissed);
+- a ruling a board sent without the station's command (``unverified``, see guard.py) settles
+  nothing: it is left out (an unverified result without ``ref`` stays a pending proposal).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+from clock_service.outcome import CONFIRMED, DOUBLE_FORFEIT, FACT_TYPES, UNDECIDED, game_outcome
+
+if TYPE_CHECKING:
+    from clock_service.regulation import Regulation
 
 __all__ = [
     "DECISIVE_TYPES",
@@ -25,7 +33,7 @@ __all__ = [
     "tournament_fouls",
 ]
 
-DECISIVE_TYPES = ("flag", "forfeit", "result", "foul")
+DECISIVE_TYPES = FACT_TYPES
 SIDES = ("red", "black")
 
 
@@ -38,16 +46,27 @@ class Scoring:
 
 @dataclass(frozen=True)
 class Outcome:
-    winner: str | None = None  # "red" | "black" | None (a draw when ``result`` is set)
-    result: str | None = None  # "1-0" | "0-1" | "1/2-1/2" | None while undecided
+    winner: str | None = None  # "red" | "black" | None (a draw or 0-0 when ``result`` is set)
+    result: str | None = None  # "1-0" | "0-1" | "1/2-1/2" | "0-0" | None while not confirmed
     reason: str | None = None
     source: str | None = None  # "result" | "flag" | "forfeit"
     seq: int | None = None  # the event that decided
     fouls: dict[str, dict[str, int]] = field(default_factory=dict)
+    status: str = UNDECIDED  # "undecided" | "pending" | "confirmed"
+    proposed: str | None = None  # a pending proposal's result text, shown as a proposal
+    proposed_reason: str | None = None
+    forfeit: bool = False  # decided by 立即判负 (incl. a double forfeit)
 
     @property
     def decided(self) -> bool:
         return self.result is not None
+
+    @property
+    def outcome(self) -> str | None:
+        """red | black | draw | double_forfeit, confirmed only."""
+        return {"1-0": "red", "0-1": "black", "1/2-1/2": "draw", "0-0": DOUBLE_FORFEIT}.get(
+            self.result or ""
+        )
 
 
 def result_text(winner: str | None) -> str:
@@ -62,57 +81,34 @@ def points(outcome_result: str | None, scoring: Scoring) -> tuple[int | None, in
         return scoring.loss, scoring.win
     if outcome_result == "1/2-1/2":
         return scoring.draw, scoring.draw
+    if outcome_result == "0-0":
+        return scoring.loss, scoring.loss
     return None, None
 
 
-def _rulings(
-    events: Iterable[Mapping[str, Any]], kind: str
-) -> dict[int, tuple[str, dict[str, Any]]]:
-    """Offence seq -> (latest status, data of the first report) for fouls or forfeits."""
-    out: dict[int, tuple[str, dict[str, Any]]] = {}
-    for ev in events:
-        if ev["type"] != kind:
-            continue
-        data = ev["data"]
-        key = int(data.get("ref") or ev["seq"])
-        first = out.get(key, (data["status"], data))[1]
-        out[key] = (data["status"], first)
-    return out
+def _unverified_ruling(ev: Mapping[str, Any]) -> bool:
+    data = ev["data"]
+    return bool(data.get("unverified")) and bool(data.get("ref"))
 
 
-def derive_game(events: Iterable[Mapping[str, Any]]) -> Outcome:
-    """The outcome of one game from its events (any order; sorted by seq here)."""
-    ordered = sorted(events, key=lambda ev: int(ev["seq"]))
-    fouls = {side: {"pending": 0, "confirmed": 0, "dismissed": 0} for side in SIDES}
-    for status, data in _rulings(ordered, "foul").values():
-        fouls[data["side"]][status] += 1
-
-    # A result the arbiter dismissed (its ruling names it in ``ref``) decides nothing, and a
-    # dismissed flag result takes the flag's loss away with it.
-    results = [ev for ev in ordered if ev["type"] == "result"]
-    dismissed = [ev for ev in results if ev["data"].get("status") == "dismissed"]
-    struck = {ev["data"].get("ref") for ev in dismissed}
-    results = [ev for ev in results if ev not in dismissed and int(ev["seq"]) not in struck]
-    flag_struck = any(ev["data"].get("reason") == "flag" for ev in dismissed)
-    if results:
-        last = results[-1]
-        winner = last["data"]["winner"]
+def derive_game(
+    events: Iterable[Mapping[str, Any]], regulation: Regulation | None = None
+) -> Outcome:
+    """The outcome of one game from its events (any order), by the one outcome function."""
+    o = game_outcome((ev for ev in events if not _unverified_ruling(ev)), regulation)
+    if o.status == CONFIRMED:
         return Outcome(
-            winner, result_text(winner), last["data"]["reason"], "result", int(last["seq"]), fouls
+            o.winner, o.text, o.reason, o.source, o.seq, o.fouls, o.status, forfeit=o.forfeit
         )
-
-    candidates: list[tuple[int, str, str, str]] = []  # (seq, loser, reason, source)
-    flag = next((ev for ev in ordered if ev["type"] == "flag"), None)
-    if flag is not None and not flag_struck:
-        candidates.append((int(flag["seq"]), flag["data"]["side"], "flag", "flag"))
-    for key, (status, data) in _rulings(ordered, "forfeit").items():
-        if status == "confirmed":
-            candidates.append((key, data["side"], data["reason"], "forfeit"))
-    if not candidates:
-        return Outcome(fouls=fouls)
-    seq, loser, reason, source = min(candidates)
-    winner = "black" if loser == "red" else "red"
-    return Outcome(winner, result_text(winner), reason, source, seq, fouls)
+    return Outcome(
+        seq=o.seq,
+        source=o.source,
+        fouls=o.fouls,
+        status=o.status,
+        proposed=o.text,
+        proposed_reason=o.reason,
+        forfeit=o.forfeit,
+    )
 
 
 def tournament_fouls(

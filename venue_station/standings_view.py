@@ -4,17 +4,17 @@ The ranking itself is ``clock_service.standings`` (pure); this module only turns
 its inputs and serves the result: ``GET /api/standings``, the CSV/JSON exports and the
 ``/standings`` page (a static file; it refreshes itself on the SSE ``game`` messages).
 
-Only what is settled counts: a ``result`` event that is still a proposal (``pending``) or was
-``dismissed`` is ignored, a forfeit counts once confirmed (``results.derive_game``), and only
-confirmed fouls reach the standings. The store has no byes (the pairing software's CSV has
-none), so there are none here.
+Only what is settled counts, by the one outcome function (``clock_service.outcome``): a
+proposal still pending (a flag's loss, a forfeit, a double forfeit) or a dismissed result is
+ignored, a forfeit counts once confirmed, a confirmed double forfeit is a loss for both, and
+only confirmed fouls reach the standings. Byes are the pairing program's (a TRF's or a pairs
+list's, kept by ``trf_io``).
 """
 
 from __future__ import annotations
 
 import functools
 from collections.abc import Iterable, Mapping
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
@@ -33,7 +33,9 @@ from clock_service.standings import (
 )
 from venue_station import tables as t
 from venue_station.api import ApiError, int_param, json_response, station_of
+from venue_station.resources import static_dir
 from venue_station.results import DECISIVE_TYPES, Outcome, derive_game
+from venue_station.trf_io import load_state, station_byes
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -48,8 +50,6 @@ __all__ = [
     "standings_of",
 ]
 
-STATIC = Path(__file__).with_name("static")
-
 
 @functools.lru_cache(maxsize=8)
 def _load(name: str) -> Regulation:
@@ -61,14 +61,12 @@ def regulation_of(station: Station) -> Regulation:
     return _load(station.config.regulation)
 
 
-def confirmed_outcome(events: Iterable[Mapping[str, Any]]) -> Outcome:
-    """``derive_game`` over the settled facts only: a result proposal still pending, or one the
-    arbiter dismissed, decides nothing."""
-    return derive_game(
-        ev
-        for ev in events
-        if ev["type"] != "result" or ev["data"].get("status", "confirmed") == "confirmed"
-    )
+def confirmed_outcome(
+    events: Iterable[Mapping[str, Any]], regulation: Regulation | None = None
+) -> Outcome:
+    """The game's outcome; only a confirmed one is ``decided`` (a pending proposal or a
+    dismissed result decides nothing)."""
+    return derive_game(events, regulation)
 
 
 async def decisive_events(store: Store, games: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
@@ -88,26 +86,24 @@ async def decisive_events(store: Store, games: Iterable[str]) -> dict[str, list[
 
 
 def _record(game: Mapping[str, Any], outcome: Outcome) -> GameRecord:
-    result = None
-    if outcome.decided:
-        result = outcome.winner or "draw"
+    result = outcome.outcome  # red | black | draw | double_forfeit, confirmed only
     fouls = outcome.fouls
     return GameRecord(
         int(game["round"]),
         game["red"],
         game["black"],
         result,
-        forfeit=outcome.source == "forfeit",
+        forfeit=result is not None and outcome.forfeit,
         red_fouls=fouls.get("red", {}).get("confirmed", 0),
         black_fouls=fouls.get("black", {}).get("confirmed", 0),
     )
 
 
-async def game_records(store: Store) -> list[GameRecord]:
+async def game_records(store: Store, regulation: Regulation | None = None) -> list[GameRecord]:
     """Every paired Swiss game of the store as a ``GameRecord`` (undecided ones: result None)."""
     games = await store.games()
     events = await decisive_events(store, (g["game"] for g in games))
-    return [_record(g, confirmed_outcome(events[g["game"]])) for g in games]
+    return [_record(g, confirmed_outcome(events[g["game"]], regulation)) for g in games]
 
 
 async def player_tags(store: Store) -> dict[str, frozenset[str]]:
@@ -125,13 +121,18 @@ async def standings_of(
     only the players holding ``tag`` (any of several). Raises ``StandingsError``."""
     store = station.store
     assert store is not None
-    records = await game_records(store)
+    records = await game_records(store, station.regulation)
     players: dict[str, frozenset[str]] = dict(await player_tags(store))
     for rec in records:  # a name paired before the player list was imported has no tags
         players.setdefault(rec.red, frozenset())
         players.setdefault(rec.black, frozenset())
+    reg = regulation_of(station)
+    # Byes come from the pairing program (TRF 240 records, a pairs list's "N 0").
+    byes = station_byes(await load_state(store), reg.scoring.win, reg.scoring.draw)
+    for bye in byes:
+        players.setdefault(bye.player, frozenset())
     return compute_standings(
-        regulation_of(station), records, players=players, after_round=after_round, tag=tag
+        reg, records, players=players, byes=byes, after_round=after_round, tag=tag
     )
 
 
@@ -202,7 +203,7 @@ async def page(request: Request) -> Response:
         headers = dict(SECURITY_HEADERS)
     headers["Cache-Control"] = "no-cache"
     return FileResponse(
-        STATIC / "standings.html", media_type="text/html; charset=utf-8", headers=headers
+        static_dir() / "standings.html", media_type="text/html; charset=utf-8", headers=headers
     )
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Iterable, Mapping, Sequence
-from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
@@ -21,11 +20,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from venue_station import tables as t
 from venue_station.errors import StoreError
+from venue_station.resources import migrations_dir
 
 __all__ = ["Store", "normalise_url"]
 
 log = logging.getLogger(__name__)
-MIGRATIONS = Path(__file__).with_name("migrations")
 
 
 def normalise_url(url: str) -> str:
@@ -45,7 +44,7 @@ def _alembic_config(connection: Connection) -> Any:
     from alembic.config import Config
 
     cfg = Config()
-    cfg.set_main_option("script_location", str(MIGRATIONS))
+    cfg.set_main_option("script_location", str(migrations_dir()))
     cfg.attributes["connection"] = connection
     return cfg
 
@@ -229,6 +228,17 @@ class Store:
                 out.setdefault(board, []).append(int(seq))
         return out
 
+    async def seqs_by_session(self) -> dict[tuple[str, int], list[int]]:
+        """Every stored seq per (board, session), ascending (which keys are stored)."""
+        e = t.events
+        out: dict[tuple[str, int], list[int]] = {}
+        async with self.engine.connect() as conn:
+            for board, session, seq in await conn.execute(
+                sa.select(e.c.board, e.c.session, e.c.seq).order_by(e.c.board, e.c.seq)
+            ):
+                out.setdefault((board, int(session)), []).append(int(seq))
+        return out
+
     # -- boards ---------------------------------------------------------------------------
     async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write each board's row; only the columns given are changed."""
@@ -372,6 +382,30 @@ class Store:
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
 
+    # -- rows set aside -------------------------------------------------------------------
+    async def set_aside(self, *, kind: str, board: str | None, reason: str, item: str) -> int:
+        """Keep what the writer could not store, with the reason; returns its id."""
+        row = {
+            "kind": kind[:16],
+            "board": board if board is None else board[:32],
+            "reason": reason,
+            "item": item,
+            "set_aside_ms": now_ms(),
+        }
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                sa.insert(t.set_aside).values(**row).returning(t.set_aside.c.id)
+            )
+            return int(result.scalar_one())
+
+    async def set_aside_rows(self, limit: int = 200) -> list[dict[str, Any]]:
+        s = t.set_aside
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(s).order_by(s.c.id.desc()).limit(limit))
+            ]
+
     # -- command log ----------------------------------------------------------------------
     async def log_command(self, row: Mapping[str, Any]) -> None:
         async with self.engine.begin() as conn:
@@ -384,6 +418,18 @@ class Store:
                 .where(t.commands.c.txn == txn)
                 .values(outcome=outcome, replies=replies)
             )
+
+    async def command_boards(self) -> dict[str, str | None]:
+        """Every txn the station sent -> the board it went to (None: the venue topic)."""
+        c = t.commands
+        async with self.engine.connect() as conn:
+            return {r.txn: r.board for r in await conn.execute(sa.select(c.c.txn, c.c.board))}
+
+    async def games_boards(self) -> dict[str, str]:
+        """Every paired game -> its board."""
+        g = t.games
+        async with self.engine.connect() as conn:
+            return {r.game: r.board for r in await conn.execute(sa.select(g.c.game, g.c.board))}
 
     async def commands(self, limit: int = 100) -> list[dict[str, Any]]:
         c = t.commands

@@ -13,7 +13,7 @@ from support.deploy import ANSIBLE_DIR, ansible_env, run, tool
 from board_nodes.config import NodeConfig
 from firmware_bridge.gpio_config import GpioFaceConfig
 
-PLAYBOOKS = ["node.yml", "station.yml", "site.yml"]
+PLAYBOOKS = ["node.yml", "station.yml", "display.yml", "site.yml"]
 
 
 @pytest.mark.parametrize("playbook", PLAYBOOKS)

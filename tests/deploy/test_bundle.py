@@ -18,6 +18,7 @@ from qizhong.deploy_bundle import (
     REQUIREMENTS,
     BundleError,
     build_bundle,
+    build_project_wheel,
     machine_only_dependencies,
     requirements_for,
     wheels_for,
@@ -69,6 +70,14 @@ def test_host_bundle_installs_with_no_index(tmp_path: Path) -> None:
     )  # fmt: skip
     assert proc.returncode == 0, proc.stderr
     assert all(n.endswith("-any.whl") or f"_{machine}" in n for n in inside)
+    # Issue 19: the bundle's wheel once held every module and not one page.
+    with zipfile.ZipFile(bundle / manifest["project_wheel"]) as wheel:
+        files = set(wheel.namelist())
+    for page in ("display", "board", "arbiter", "standings"):
+        assert f"venue_station/static/{page}.html" in files
+    assert {"venue_station/static/display.js", "venue_station/static/style.css"} <= files
+    assert "venue_station/migrations/script.py.mako" in files
+    assert "clock_service/profiles/meishan-2016.toml" in files
 
 
 def test_wheels_for_picks_pure_and_own_machine(tmp_path: Path) -> None:
@@ -113,6 +122,12 @@ def test_requirements_leave_out_what_the_machine_lacks() -> None:
     pins = ["cbor2==6.3.0", "Pillow==13.0.0", "pydantic==2.14.4", "RPi.GPIO==0.7.1"]
     text = requirements_for(pins, "qizhong==0.1.0", ["cbor2==6.3.0", "pillow", "rpi_gpio"])
     assert text.split() == ["qizhong==0.1.0", "pydantic==2.14.4"]
+
+
+def test_a_folder_that_is_not_a_source_checkout_is_refused(tmp_path: Path) -> None:
+    # What an installed qizhong (site-packages, no pyproject.toml) would hand the builder.
+    with pytest.raises(BundleError, match=r"not a qizhong source checkout.*pyproject.toml"):
+        build_project_wheel(tmp_path / "out", source=tmp_path)
 
 
 def test_unknown_target_is_refused_before_any_work(tmp_path: Path) -> None:

@@ -1,23 +1,28 @@
 """The acceptance dry run: roster -> inventory -> node playbook with --connection=local into a
 scratch root -> the node installed from the offline bundle, started with a simulated face,
-online on a real private Mosquitto (seen by the station account)."""
+online on a real private Mosquitto (seen by the station account). The same for the station
+playbook: the station installed from the bundle (not the editable tree) serves its pages."""
 
 from __future__ import annotations
 
 import argparse
 import asyncio
 import json
+import os
 import signal
 import subprocess
 import sys
+import time
 import tomllib
+import urllib.error
+import urllib.request
 from pathlib import Path
 
 import pytest
 from support.broker import collect, mqtt_client
 from support.deploy import ANSIBLE_DIR, ansible_env, host_bundle, run, tool
 
-from broker_config import Roster
+from broker_config import Roster, free_port
 from qizhong import deploy_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.broker]
@@ -48,7 +53,14 @@ def _scratch_vars(root: Path, bundle: Path) -> dict[str, object]:
     }
 
 
-def _apply(tmp_path: Path, broker, *, limit: str = "pi-01") -> Path:
+def _apply(
+    tmp_path: Path,
+    broker,
+    *,
+    limit: str = "pi-01",
+    playbook: str = "node.yml",
+    more: dict[str, object] | None = None,
+) -> Path:
     roster = tmp_path / "roster.toml"
     roster.write_text(ROSTER)
     inventory = tmp_path / "inventory.yml"
@@ -62,10 +74,10 @@ def _apply(tmp_path: Path, broker, *, limit: str = "pi-01") -> Path:
     assert deploy_cli.run(args) == 0
     root = tmp_path / "root"
     extra = tmp_path / "scratch.json"
-    extra.write_text(json.dumps(_scratch_vars(root, host_bundle())))
+    extra.write_text(json.dumps({**_scratch_vars(root, host_bundle()), **(more or {})}))
     proc = run(
         [
-            tool("ansible-playbook"), "-i", str(inventory), str(ANSIBLE_DIR / "node.yml"),
+            tool("ansible-playbook"), "-i", str(inventory), str(ANSIBLE_DIR / playbook),
             "--connection=local", "--limit", limit, "-e", f"@{extra}",
         ],
         env=ansible_env(tmp_path / "ansible-home"),
@@ -111,3 +123,70 @@ async def test_node_playbook_installs_from_bundle_and_node_comes_online(
             node.send_signal(signal.SIGTERM)
             out = node.communicate(timeout=15)[0]
         assert node.returncode == 0, out[-3000:]
+
+
+def _get(url: str) -> tuple[int, str]:
+    try:
+        with urllib.request.urlopen(url, timeout=2) as response:
+            return response.status, response.read().decode("utf-8", "replace")
+    except urllib.error.HTTPError as exc:
+        return exc.code, ""
+
+
+def test_station_playbook_installs_from_bundle_and_the_station_serves_its_pages(
+    tmp_path: Path, broker_factory
+) -> None:
+    """Issue 19: the wheel once lacked the pages and only the editable install had them."""
+    broker = broker_factory(Roster.build(venue="test", nodes={"pi-01": ["1", "2"], "pi-02": ["3"]}))
+    roster = tmp_path / "roster.toml"  # _apply writes the same roster; the broker role copies it
+    roster.write_text(ROSTER)
+    port = free_port()
+    root = _apply(
+        tmp_path,
+        broker,
+        limit="station",
+        playbook="station.yml",
+        more={
+            "qizhong_roster_file": str(roster),
+            "qizhong_broker_build_dir": str(broker.files.dir),
+            "qizhong_station_broker_url": broker.url,
+            "qizhong_station_http_host": "127.0.0.1",
+            "qizhong_station_http_port": port,
+        },
+    )
+    config = root / "etc/qizhong/station.toml"
+    assert tomllib.loads(config.read_text())["http"]["port"] == port
+    venv = root / "opt/qizhong/venv"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTHON")}
+    env["PYTHONNOUSERSITE"] = "1"
+    # The package the station runs is the bundle's wheel in the scratch venv, not this tree.
+    where = subprocess.run(
+        [str(venv / "bin/python"), "-c", "import venue_station; print(venue_station.__file__)"],
+        capture_output=True, text=True, cwd=tmp_path, env=env, check=True,
+    ).stdout.strip()  # fmt: skip
+    assert Path(where).is_relative_to(venv), where
+
+    station = subprocess.Popen(
+        [str(venv / "bin/qizhong"), "station", "--config", str(config)],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, cwd=tmp_path, env=env,
+    )  # fmt: skip
+    base = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            assert station.poll() is None, station.communicate()[0][-3000:]
+            try:
+                if _get(base + "/healthz")[0] == 200:
+                    break
+            except OSError:
+                pass
+            assert time.monotonic() < deadline, "the installed station never answered /healthz"
+            time.sleep(0.2)
+        status, html = _get(base + "/")
+        assert status == 200 and '<script src="/static/display.js"' in html
+        assert _get(base + "/static/display.js")[0] == 200
+        assert _get(base + "/static/style.css")[0] == 200
+    finally:
+        station.send_signal(signal.SIGTERM)
+        out = station.communicate(timeout=20)[0]
+    assert station.returncode == 0, out[-3000:]

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config
+from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
 
 from clock_service import GameRecord, Regulation, compute_standings
 from venue_station.station import Station
@@ -30,7 +30,10 @@ class Feeder:
 
     def __call__(self, board: str, game: str, type: str, data: dict[str, Any]) -> int:
         seq = self.seq[board] = self.seq.get(board, 0) + 1
-        ev = envelope(board, seq, game=game, type=type, data=data)
+        # Results and rulings come from the arbiter's commands: they carry the station's txn.
+        decision = type == "result" or data.get("status") in ("confirmed", "dismissed")
+        txn = arbiter_txn(self.station, board) if decision else None
+        ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
         assert self.station.ingest is not None
         self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
         return seq
@@ -77,6 +80,8 @@ async def two_rounds(station: Station) -> None:
         {"side": "red", "reason": "长捉", "status": "dismissed", "count": 0, "ref": other},
     )
     feed("2", "r1-b2", "flag", {"side": "red"})
+    # a flag's loss counts once the arbiter confirms it (issue 15: one rule for every view)
+    feed("2", "r1-b2", "result", result("black", "flag"))
     # round 2: a draw; 丙 forfeits, after a result proposal for 丙 that is never confirmed
     feed("1", "r2-b1", "result", result(None, "agreed"))
     feed("2", "r2-b2", "result", result("black", "resign", status="pending"))

@@ -15,6 +15,7 @@ from support.station import (
     ARBITER,
     ARBITER_PASSWORD,
     FakeNode,
+    arbiter_txn,
     envelope,
     station_config,
     wait_until,
@@ -87,6 +88,21 @@ async def test_read_routes(offline: Station) -> None:
         ]
         assert [e["type"] for e in flags] == ["flag"]
         games = (await client.get("/api/games", params={"round": 1})).json()["games"]
+        # The flag's loss is a proposal: shown as one, counted nowhere (issue 15).
+        assert [(g["board"], g["result"], g["status"]) for g in games] == [
+            ("1", None, "pending"),
+            ("2", None, "undecided"),
+        ]
+        assert (games[0]["proposed"], games[0]["red_points"]) == ("1-0", None)
+        assert (await client.get("/api/export/rounds/1/results.csv")).text.splitlines()[1] == (
+            "1,1,r1-b1,王天一,郑惟桐,,,,"
+        )
+        # The arbiter confirms it (the node's ruling event): now it is the result everywhere.
+        confirmed = {"winner": "red", "reason": "flag", "status": "confirmed"}
+        txn = arbiter_txn(offline, "1")  # it answers the arbiter's resolve
+        feed(offline, envelope("1", 4, game="r1-b1", type="result", data=confirmed, txn=txn))
+        await offline.ingest.flush()
+        games = (await client.get("/api/games", params={"round": 1})).json()["games"]
         assert [(g["board"], g["result"]) for g in games] == [("1", "1-0"), ("2", None)]
         results = (await client.get("/api/results", params={"round": 1})).json()["results"]
         assert results[0]["red_points"] == 2 and results[0]["reason"] == "flag"
@@ -101,14 +117,14 @@ async def test_read_routes(offline: Station) -> None:
             "result"
         ] == "1-0"
         pgn = (await client.get("/api/export/games/r1-b1/clock.pgn")).text
-        assert "1. {[%clk 0:29:57]} 1-0" in pgn and '[Red "王天一"]' in pgn
+        assert "1. -- {[%clk 0:29:57]} 1-0" in pgn and '[Red "王天一"]' in pgn
         clock_csv = (await client.get("/api/export/games/r1-b1/clock.csv")).text
         assert clock_csv.splitlines()[1] == "1,red,3000,1797000,3.0,0:29:57"
         alerts = (await client.get("/api/alerts", params={"status": "open"})).json()["alerts"]
         assert [a["kind"] for a in alerts] == ["flag"]
         metrics = (await client.get("/metrics")).text
-        assert "qz_events_stored_total 3" in metrics and "qz_boards_online 0" in metrics
-        assert "qz_ingest_lag_ms_count 3" in metrics
+        assert "qz_events_stored_total 4" in metrics and "qz_boards_online 0" in metrics
+        assert "qz_ingest_lag_ms_count 4" in metrics
         assert (await client.get("/api/fouls")).json() == {
             "players": {
                 "王天一": {"pending": 0, "confirmed": 0, "dismissed": 0},

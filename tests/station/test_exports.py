@@ -33,7 +33,15 @@ EVENTS = [
     move(3, "black", 1, 65_400, 1_796_877, 1_739_600),
     move(4, "red", 2, 1_200_000, 601_677, 1_739_600),
     {"seq": 5, "type": "flag", "data": {"side": "black"}, "red_ms": 601_677, "black_ms": 0},
+    # the flag's loss proposed, then confirmed by the arbiter: only then is it the result
+    {"seq": 6, "type": "result", "data": {"winner": "red", "reason": "flag", "status": "pending"}},
+    {
+        "seq": 7,
+        "type": "result",
+        "data": {"winner": "red", "reason": "flag", "status": "confirmed", "ref": 6},
+    },
 ]
+PENDING = EVENTS[:6]
 
 
 def test_clock_log_csv() -> None:
@@ -50,14 +58,14 @@ def test_clock_log_pgn() -> None:
     assert exports.clock_log_pgn(GAME, rows, derive_game(EVENTS), event="test") == (
         '[Event "test"]\n[Round "7"]\n[Board "12"]\n[Game "r7-b12"]\n[Red "王天一"]\n'
         '[Black "郑惟桐"]\n[Result "1-0"]\n[TimeControl "1800+5"]\n\n'
-        "1. {[%clk 0:29:56]} {[%clk 0:28:59]} 2. {[%clk 0:10:01]} 1-0\n"
+        "1. -- {[%clk 0:29:56]} -- {[%clk 0:28:59]} 2. -- {[%clk 0:10:01]} 1-0\n"
     )
 
 
 def test_a_black_move_without_red_before_it_is_numbered() -> None:
     rows = exports.clock_log([move(3, "black", 1, 100, 1, 3_600_000)])
     text = exports.clock_log_pgn(GAME, rows, derive_game([]))
-    assert text.endswith("\n1... {[%clk 1:00:00]} *\n")
+    assert text.endswith("\n1... -- {[%clk 1:00:00]} *\n")
 
 
 def test_round_results_csv_and_json() -> None:
@@ -91,3 +99,18 @@ def test_hms_truncates() -> None:
         "1:00:00",
         "0:00:00",
     ]
+
+
+def test_a_pending_result_is_not_exported_as_the_result() -> None:
+    rows = exports.round_results([(GAME, derive_game(PENDING))], Scoring())
+    assert exports.round_results_csv(rows).splitlines()[1] == "7,12,r7-b12,王天一,郑惟桐,,,,"
+
+
+def test_a_double_forfeit_is_exported_0_0() -> None:
+    events = [
+        {"seq": 1, "type": "result", "data": {"winner": None, "reason": "double_forfeit"}},
+    ]
+    rows = exports.round_results([(GAME, derive_game(events))], Scoring())
+    assert exports.round_results_csv(rows).splitlines()[1] == (
+        "7,12,r7-b12,王天一,郑惟桐,0-0,0,0,double_forfeit"
+    )

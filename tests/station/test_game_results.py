@@ -1,4 +1,5 @@
-"""A game's result and fouls derived from its events."""
+"""A game's result and fouls derived from its events (the one outcome function, issue 15:
+a pending proposal is shown as one and counts nowhere until the arbiter confirms it)."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ def test_undecided_without_a_decisive_event() -> None:
     assert not out.decided and out.result is None
 
 
-def test_the_first_flag_loses_and_later_flags_are_ignored() -> None:
+def test_the_first_flag_proposes_the_loss_and_later_flags_are_ignored() -> None:
     out = derive_game([ev(9, "flag", side="red"), ev(5, "flag", side="black")])
-    assert (out.winner, out.result, out.reason, out.seq) == ("red", "1-0", "flag", 5)
+    assert (out.winner, out.result, out.reason, out.seq) == (None, None, None, 5)
+    assert (out.status, out.proposed, out.proposed_reason) == ("pending", "1-0", "flag")
+    assert not out.decided
 
 
 def test_a_result_event_decides_and_the_latest_wins() -> None:
@@ -82,13 +85,40 @@ def test_points() -> None:
     s = Scoring(2, 1, 0)
     assert points("1-0", s) == (2, 0) and points("0-1", s) == (0, 2)
     assert points("1/2-1/2", s) == (1, 1) and points(None, s) == (None, None)
+    assert points("0-0", s) == (0, 0)  # a double forfeit: both lose
 
 
 def test_a_dismissed_result_decides_nothing_and_a_dismissed_flag_result_takes_the_flag() -> None:
     flag = ev(5, "flag", side="red")
     proposed = ev(6, "result", winner="black", reason="flag", status="pending")
     dismissed = ev(7, "result", winner="black", reason="flag", status="dismissed", ref=6)
-    assert derive_game([flag, proposed]).winner == "black"
-    assert derive_game([flag, proposed, dismissed]).winner is None
+    pending = derive_game([flag, proposed])
+    assert (pending.winner, pending.status, pending.proposed) == (None, "pending", "0-1")
+    assert derive_game([flag, proposed, dismissed]).status == "undecided"
+    confirmed = ev(7, "result", winner="black", reason="flag", status="confirmed", ref=6)
+    assert derive_game([flag, proposed, confirmed]).result == "0-1"
     entered = ev(8, "result", winner="red", reason="resigned")
     assert derive_game([flag, proposed, dismissed, entered]).winner == "red"
+
+
+def test_a_double_forfeit_is_0_0_once_both_forfeits_are_confirmed() -> None:
+    late = [
+        ev(3, "forfeit", side="red", reason="late", status="pending"),
+        ev(4, "forfeit", side="black", reason="late", status="pending"),
+        ev(5, "result", winner=None, reason="double_forfeit", status="pending"),
+    ]
+    out = derive_game(late)
+    assert (out.result, out.status, out.proposed) == (None, "pending", "0-0")
+    ruled = [
+        *late,
+        ev(6, "forfeit", side="red", reason="late", status="confirmed", ref=3),
+        ev(7, "forfeit", side="black", reason="late", status="confirmed", ref=4),
+        ev(8, "result", winner=None, reason="double_forfeit", status="confirmed", ref=5),
+    ]
+    out = derive_game(ruled)
+    assert (out.winner, out.result, out.outcome, out.forfeit) == (
+        None,
+        "0-0",
+        "double_forfeit",
+        True,
+    )

@@ -296,7 +296,17 @@ class ChaosRound:
                 args = {"winner": winner, "reason": "resigned" if winner else "agreed"}
                 if api.board_cmd(board, "result", args):
                     self.results_entered += 1
-            return not playing
+            # A flag's loss is only proposed: the arbiter confirms it (issue 15), as in the hall.
+            proposed = {
+                b: item["seq"]
+                for b, v in api.boards().items()
+                for item in (v.get("state") or {}).get("pending") or ()
+                if item.get("kind") == "result" and item.get("seq") is not None
+            }
+            for board, seq in proposed.items():
+                if api.board_cmd(board, "resolve", {"seq": seq, "status": "confirmed"}):
+                    self.results_entered += 1
+            return not playing and not proposed
 
         await until(enter_results, timeout_s=120, what="a result on every board", every_s=1.0)
         self.note(f"results entered on {self.results_entered} boards")

@@ -6,4 +6,5 @@ pytest_plugins: list[str] = [
     "support.station",
     "support.web",
     "support.chaos",
+    "support.netns",
 ]

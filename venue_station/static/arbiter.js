@@ -104,7 +104,7 @@
     $("login").hidden = true;
     $("logout").hidden = false;
     $("station").hidden = false;
-    await loadAlerts();
+    await Promise.all([loadAlerts(), loadReasons()]);
     startStream();
   }
   $("login").addEventListener("submit", async (ev) => {
@@ -271,17 +271,47 @@
     boardCmd(selected, "adjust", { side: f.get("side"), delta_ms: Math.round(seconds * 1000) },
       QZ.t("board", { n: selected }) + " " + QZ.t("adjust") + " " + QZ.t(f.get("side")) + " " + (seconds > 0 ? "+" : "") + seconds + "s");
   });
+  // A reason is the profile's code (chosen, never typed); the note beside is free text.
+  function withNote(args, f) {
+    const note = (f.get("note") || "").trim();
+    return note ? { ...args, note } : args;
+  }
   form("f-result", (f) => {
     const winner = f.get("winner") || null;
-    boardCmd(selected, "result", { winner, reason: f.get("reason") || "arbiter" },
+    boardCmd(selected, "result", withNote({ winner, reason: f.get("reason") || "arbiter" }, f),
       QZ.t("board", { n: selected }) + " " + QZ.t("result") + " " + (winner ? QZ.t(winner) : QZ.t("draw")));
+  });
+  // 立即判负: the other side wins; both sides (both absent at 15 minutes) is the 0:0 double forfeit.
+  form("f-forfeit", (f) => {
+    const side = f.get("side"), reason = f.get("reason");
+    if (!reason) return;
+    const args = side === "both" ? { winner: null, reason: "double_forfeit" }
+      : { winner: side === "red" ? "black" : "red", reason };
+    boardCmd(selected, "result", withNote(args, f),
+      QZ.t("board", { n: selected }) + " " + QZ.t("forfeit") + " " + QZ.t(side === "both" ? "forfeit.both" : side) + " · " + QZ.reason(args.reason));
   });
   form("f-count", (f) => {
     boardCmd(selected, "move_count", { limit: Number(f.get("limit")) || null }, QZ.t("board", { n: selected }) + " " + QZ.t("move_count"));
   });
   form("f-foul", (f) => {
-    boardCmd(selected, "foul", { side: f.get("side"), reason: f.get("reason") }, QZ.t("board", { n: selected }) + " " + QZ.t("foul") + " " + QZ.t(f.get("side")));
+    if (!f.get("reason")) return;
+    boardCmd(selected, "foul", withNote({ side: f.get("side"), reason: f.get("reason") }, f), QZ.t("board", { n: selected }) + " " + QZ.t("foul") + " " + QZ.t(f.get("side")));
   });
+
+  // The profile's reasons (GET /api/regulation/reasons) fill the three choices, in its words.
+  async function loadReasons() {
+    const { status, data } = await api("GET", "/api/regulation/reasons");
+    if (status !== 200 || !data) return;
+    for (const select of document.querySelectorAll("select[data-kind]")) {
+      const keep = [...select.options].filter((o) => o.value === "arbiter");
+      select.replaceChildren(...keep);
+      for (const r of data[select.dataset.kind] || []) {
+        const words = QZ.lang === "en" ? r.en : r.zh;
+        const count = r.count ? QZ.t("reason.count", { n: r.count }) : "";
+        select.append(QZ.el("option", { value: r.code, title: words, "data-count": r.count || null, text: words + count }));
+      }
+    }
+  }
 
   // Two taps for what touches many boards or moves a game: the first arms, the second sends.
   function twoTaps(button, run) {

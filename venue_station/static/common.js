@@ -142,6 +142,8 @@
     constructor(board, { link = true, onClick = null } = {}) {
       this.board = board;
       this.view = { board, state: null, status: null };
+      this.shown = true;
+      this.stale = false;
       const e = QZ.el;
       this.no = e("span", { class: "no" });
       this.badge = e("span", { class: "badge" });
@@ -167,16 +169,30 @@
     update(part) {
       Object.assign(this.view, part);
       this.render();
+      QZ.wake();
+    }
+    // A card off the screen (another page, scrolled away) keeps its view but draws nothing;
+    // it is drawn once when it comes back.
+    show(shown) {
+      if (shown === this.shown) return;
+      this.shown = shown;
+      if (shown && this.stale) this.render();
+      if (shown) QZ.wake();
     }
     render() {
+      if (!this.shown) { this.stale = true; return; }
+      this.stale = false;
       const st = this.view.state, status = this.view.status;
       this.no.textContent = QZ.t("board", { n: this.board });
       this.game.textContent = st && st.phase ? QZ.t("phase." + st.phase) + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "";
       const online = status ? status.state : "unknown";
       this.el.dataset.online = online;
       this.el.dataset.phase = st ? st.phase : "none";
-      this.badge.textContent = online === "online" ? "" : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : "unknown");
-      this.badge.className = "badge" + (online === "online" ? "" : " off");
+      // A board online whose clock face fails (state.clock_fault) says so, with the reason.
+      const fault = st && st.clock_fault;
+      this.badge.textContent = online === "online" ? (fault ? QZ.t("clock_fault") : "") : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : "unknown");
+      this.badge.className = "badge" + (online === "online" && !fault ? "" : " off");
+      this.badge.title = fault || "";
       for (const side of ["red", "black"]) {
         const s = this.sides[side];
         const player = st && st[side] ? st[side] : QZ.t(side);
@@ -186,36 +202,72 @@
         s.row.classList.toggle("running", !!(st && st.phase === "running" && st.running === side));
         s.row.classList.toggle("flagged", flagged);
         if (flagged) s.marks.append(QZ.el("span", { class: "flag-mark", text: "⚑ " + QZ.t("flag") }));
+        // 让二先: the receiver of a handicap game (Wulong) makes its first moves in a row
+        const handicap = st && st.handicap && st.handicap.receiver === side ? st.handicap : null;
+        if (handicap) s.marks.append(QZ.el("span", { class: "handicap-mark", "data-moves": handicap.moves, text: QZ.t("handicap", { n: QZ.lang === "en" ? handicap.moves : "〇一二三四五六七八九十"[handicap.moves] }), title: QZ.t("handicap.title", { n: handicap.moves }) }));
         const fouls = st && st.fouls ? st.fouls[side] : 0;
         if (fouls) s.marks.append(QZ.el("span", { class: "foul-mark", "data-fouls": fouls, text: QZ.t("fouls", { n: fouls }) }));
         s.text = null; // re-render the time on the next tick
       }
       this.el.classList.toggle("has-flag", !!(st && st.flag));
     }
+    // Touches the DOM only when a shown text changes (whole seconds; tenths under 10 s).
+    // data-ms is the remaining time at the instant the shown text was last written.
     tick(now) {
+      if (!this.shown) return;
       const st = this.view.state;
       for (const side of ["red", "black"]) {
         const s = this.sides[side];
         const ms = QZ.remaining(st, side, now);
-        s.time.dataset.ms = ms === null ? "" : String(Math.round(ms));
         const text = QZ.fmt(ms);
         if (text !== s.text) {
           s.time.textContent = text;
+          s.time.dataset.ms = ms === null ? "" : String(Math.round(ms));
           s.text = text;
           s.row.classList.toggle("low", ms !== null && ms < 60000);
           s.row.classList.toggle("critical", ms !== null && ms < 10000);
         }
       }
     }
+    // Milliseconds from `now` until the running side's shown text changes (Infinity: never).
+    nextChange(now) {
+      const st = this.view.state;
+      if (!this.shown || !st || st.phase !== "running" || st.flag || !st.running) return Infinity;
+      const ms = QZ.remaining(st, st.running, now);
+      if (ms === null || ms <= 0) return Infinity;
+      const unit = ms < 10000 ? 100 : 1000;
+      return ms - Math.floor(ms / unit) * unit + 1;
+    }
   };
 
-  // One requestAnimationFrame loop for every card on the page; no timers, no polling.
+  // The pages' cards are drawn by timers set for the next instant a shown value changes, not
+  // every animation frame: with 40 running boards that is about 40 small writes a second
+  // instead of 80 writes 60 times a second. A new snapshot or a card shown wakes the loops.
+  // Changes due within this many ms of the first are drawn in one frame, each at most this
+  // late (never early: a shown time is never less than the player has).
+  QZ.DRAW_SLACK_MS = 50;
+  const loops = [];
+  let woken = false;
+  QZ.wake = function () {
+    if (woken) return;
+    woken = true;
+    setTimeout(() => { woken = false; for (const loop of loops) loop(); }, 0);
+  };
   QZ.animate = function (cards) {
-    function frame() {
+    let timer = null;
+    function run() {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
       const now = QZ.clock.now();
-      for (const card of cards.values()) card.tick(now);
-      requestAnimationFrame(frame);
+      let next = Infinity;
+      for (const card of cards.values()) {
+        card.tick(now);
+        next = Math.min(next, card.nextChange(now));
+      }
+      if (next < Infinity) timer = setTimeout(run, next + QZ.DRAW_SLACK_MS);
     }
-    requestAnimationFrame(frame);
+    loops.push(run);
+    run();
+    return run;
   };
 })();

@@ -1,61 +1,136 @@
-// The hall display: every board of the round, counting down from the timestamped snapshots.
+// The hall display: the boards of this screen, counting down from the timestamped snapshots.
+// Plain `/` lists every board (scrolling; cards off the screen are not drawn). A hall screen
+// names its boards (?boards=1-40) and/or pages through them (?page_s=20, ?per_page=40): then
+// the page fits the cards to the screen, without scrolling, and draws only the current page.
 "use strict";
 (function () {
   const cards = new Map();
   const grid = document.getElementById("grid");
   const params = new URLSearchParams(location.search);
   const onlyRound = params.get("round");
+  const problems = [];
+
+  let range = null;
+  if (params.get("boards")) {
+    range = QZ.parseBoards(params.get("boards"));
+    if (range.error) {
+      const e = range.error;
+      problems.push(QZ.t("screen.bad_boards", { item: e.item, text: e.text || "", reason: QZ.t("screen." + e.reason) }));
+      range = null;
+    }
+  }
+  const pageS = QZ.intParam(params, "page_s", 3, 3600, 0, problems);
+  const perPage = QZ.intParam(params, "per_page", 1, 200, 40, problems);
+  const fit = !!(params.get("boards") || pageS || params.get("fit") === "1");
+  document.body.classList.toggle("fit", fit);
 
   function inRound(view) {
     if (!onlyRound) return true;
     const game = view.state && view.state.game;
     return !!game && game.startsWith("r" + onlyRound + "-");
   }
+  function onScreen(board) { return !range || range.has(board); }
 
+  // -- which cards are in the grid ----------------------------------------------------------
+  let pageNo = 0, pageList = [[]], laidOut = "";
+  function sortedBoards() { return [...cards.keys()].sort(QZ.boardKey); }
+
+  function layout() {
+    const boards = sortedBoards();
+    pageList = fit ? QZ.pages(boards, pageS ? perPage : Math.max(boards.length, 1)) : [boards];
+    if (pageNo >= pageList.length) pageNo = 0;
+    const shown = new Set(pageList[pageNo]);
+    const key = pageList[pageNo].join(",") + "|" + grid.clientWidth + "x" + grid.clientHeight;
+    if (fit && key !== laidOut) {
+      laidOut = key;
+      const gap = 6;
+      const g = QZ.fitGrid(Math.max(1, shown.size), grid.clientWidth, grid.clientHeight, gap);
+      grid.style.setProperty("--cols", g.cols);
+      grid.style.setProperty("--rows", g.rows);
+      grid.dataset.cols = g.cols;
+      grid.dataset.rows = g.rows;
+    }
+    const wanted = fit ? pageList[pageNo].map((b) => cards.get(b).el) : boards.map((b) => cards.get(b).el);
+    const current = [...grid.children];
+    if (wanted.length !== current.length || wanted.some((el, i) => el !== current[i])) grid.replaceChildren(...wanted);
+    if (fit) for (const [b, c] of cards) c.show(shown.has(b));
+    if (!boards.length) grid.replaceChildren(QZ.el("p", { class: "empty", text: QZ.t("no_boards") }));
+    showPage();
+  }
+
+  const pageEl = document.getElementById("page");
+  function showPage() {
+    const many = pageList.length > 1;
+    pageEl.hidden = !many;
+    if (!many) return;
+    const list = pageList[pageNo];
+    pageEl.textContent = QZ.t("screen.page", { n: pageNo + 1, of: pageList.length, first: list[0], last: list[list.length - 1] });
+    pageEl.dataset.page = String(pageNo + 1);
+    pageEl.dataset.pages = String(pageList.length);
+  }
+
+  if (pageS) setInterval(() => { pageNo = (pageNo + 1) % pageList.length; layout(); }, pageS * 1000);
+  if (fit) new ResizeObserver(() => layout()).observe(grid);
+
+  // Without paging, the page scrolls: a card is drawn only while it is on the screen.
+  const watcher = fit ? null : new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      const c = cards.get(entry.target.dataset.board);
+      if (c) c.show(entry.isIntersecting);
+    }
+  }, { rootMargin: "200px" });
+
+  let relayout = false;
   function card(board) {
     let c = cards.get(board);
     if (!c) {
       c = new QZ.Card(board);
       cards.set(board, c);
-      const sorted = [...cards.keys()].sort(QZ.boardKey);
-      const next = sorted[sorted.indexOf(board) + 1];
-      grid.insertBefore(c.el, next ? cards.get(next).el : null);
-      const empty = grid.querySelector(".empty");
-      if (empty) empty.remove();
+      if (watcher) watcher.observe(c.el);
+      // Many boards arrive at once (hello): lay out once for the lot.
+      if (!relayout) { relayout = true; setTimeout(() => { relayout = false; layout(); }, 0); }
     }
     return c;
   }
 
   function show(view) {
+    if (!onScreen(view.board)) return;
     if (!inRound(view) && !cards.has(view.board)) return;
     card(view.board).update(view);
+    QZ.roundBar.changed(view);
   }
 
   QZ.applyI18n();
   QZ.langButton(document.getElementById("lang"));
-  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); showRound(); });
+  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); showRound(); showPage(); QZ.roundBar.draw(); });
   if (onlyRound) document.getElementById("round").dataset.round = onlyRound;
   function showRound() {
     const r = document.getElementById("round");
     r.textContent = r.dataset.round ? QZ.t("round", { n: r.dataset.round }) : "";
   }
   showRound();
+  const problemEl = document.getElementById("problems");
+  if (problems.length) { problemEl.textContent = problems.join(" · "); problemEl.hidden = false; }
 
+  QZ.roundBar.start(cards);
   QZ.stream({
     hello(d) {
       document.getElementById("venue").textContent = d.station ? d.station.venue : "";
       for (const view of d.boards || []) show({ board: view.board, state: view.state, status: view.status });
+      QZ.roundBar.refresh();
     },
     state(d) { show({ board: d.board, state: d.state }); },
     status(d) { show({ board: d.board, status: d.status }); },
+    event(d) { if (d.event && d.event.type === "started") QZ.roundBar.started(d.event); },
   });
 
-  const nowEl = document.getElementById("now");
-  let lastSecond = -1;
   QZ.animate(cards);
+  layout();
+  // The wall clock at the top: one write a second, at the second.
+  const nowEl = document.getElementById("now");
   (function clock() {
-    const s = Math.floor(QZ.clock.now() / 1000);
-    if (s !== lastSecond) { lastSecond = s; nowEl.textContent = QZ.time(s * 1000); }
-    requestAnimationFrame(clock);
+    const now = QZ.clock.now();
+    nowEl.textContent = QZ.time(now);
+    setTimeout(clock, 1000 - (now % 1000) + 1);
   })();
 })();

@@ -1,0 +1,256 @@
+"""Chromium's CPU for the hall display with 120 running boards, against the same page with the
+boards idle (the same-run baseline), for the page as it is and for an older page.
+
+A private Mosquitto, a real station, and one MQTT client per node account publishing the
+boards' retained snapshots (DESIGN.md §4): first every board idle (a game set, not started),
+then every board running with moves (a new snapshot, the other side running) at ``--moves``
+per second over the hall. Debian's chromium at 1920×1080 loads each page variant; the CPU
+time of every chromium process (``/proc/<pid>/stat`` utime+stime of our descendants) over a
+window of ``--window`` seconds gives its share of one core.
+
+Variants: ``old`` is the display of commit ``--old`` (its display.js/common.js/style.css
+served through Playwright's routing in place of today's files), ``all`` is today's ``/``,
+``paged`` today's hall screen ``/?page_s=20`` (40 boards a page), ``range`` ``/?boards=1-40``.
+
+    .venv/bin/python benchmarks/display_cpu.py            # 30 s windows, ~5 min
+    .venv/bin/python benchmarks/display_cpu.py --quick    # 6 s windows
+
+The last line is JSON: per variant ``running_pct``/``idle_pct`` (% of one core) and ``ratio``
+(running / idle); top-level ``ratio`` is today's paged hall screen's.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _common import emit, parse_args
+from _station_bench import VENUE, client, start_broker, station_config, stop_broker
+
+from board_nodes.wire import Topics
+
+REPO = Path(__file__).resolve().parents[1]
+CHROMIUM = "/usr/bin/chromium"
+BOARDS = 120
+TICKS = os.sysconf("SC_CLK_TCK")
+OLD_FILES = ("display.js", "display.html", "common.js", "style.css")
+VARIANTS = {"old": "/", "all": "/", "paged": "/?page_s=20", "range": "/?boards=1-40"}
+
+
+def wall_ms() -> int:
+    return time.time_ns() // 1_000_000
+
+
+def descendants(root: int) -> list[int]:
+    """Every live process under ``root`` (by the ppid field of /proc/<pid>/stat)."""
+    parent: dict[int, int] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            try:
+                stat = Path(f"/proc/{entry}/stat").read_text()
+            except OSError:
+                continue
+            parent[int(entry)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out, frontier = [], [root]
+    while frontier:
+        pid = frontier.pop()
+        kids = [p for p, pp in parent.items() if pp == pid]
+        out.extend(kids)
+        frontier.extend(kids)
+    return out
+
+
+def chromium_ticks() -> dict[int, int]:
+    """utime+stime (clock ticks) of every chromium process under this one."""
+    out = {}
+    for pid in descendants(os.getpid()):
+        try:
+            comm = Path(f"/proc/{pid}/comm").read_text().strip()
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if "chrom" in comm:
+            out[pid] = int(fields[11]) + int(fields[12])
+    return out
+
+
+async def cpu_pct(window_s: float) -> float:
+    """Chromium's CPU over the window, in % of one core (processes that died are left out)."""
+    before, t0 = chromium_ticks(), time.monotonic()
+    await asyncio.sleep(window_s)
+    after, t1 = chromium_ticks(), time.monotonic()
+    used = sum(after[p] - before.get(p, 0) for p in after)
+    return 100.0 * used / TICKS / (t1 - t0)
+
+
+class Hall:
+    """The boards' snapshots, published as their nodes would."""
+
+    def __init__(self, broker: Any, nodes: dict[str, list[str]]) -> None:
+        self.broker, self.nodes = broker, nodes
+        self.topics = Topics(VENUE)
+        self.clients: dict[str, Any] = {}
+        self.seq: dict[str, int] = {}
+        self.snap: dict[str, dict[str, Any]] = {}
+        self.node_of = {b: n for n, bs in nodes.items() for b in bs}
+        self.rng = random.Random(7)
+
+    async def __aenter__(self) -> Hall:
+        for node in self.nodes:
+            self.clients[node] = await client(self.broker, node).__aenter__()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        for c in self.clients.values():
+            await c.__aexit__(None, None, None)
+
+    async def publish(self, board: str, **state: Any) -> None:
+        node = self.node_of[board]
+        self.seq[board] = self.seq.get(board, 0) + 1
+        body = {
+            "v": 1, "board": board, "node": node, "session": 1, "seq": self.seq[board],
+            "ts": wall_ms(), "game": f"r1-b{board}", "tc": "30m+5s", "red": f"红{board}",
+            "black": f"黑{board}", "moves": {"red": 0, "black": 0}, "flag": None,
+            "fouls": {"red": 0, "black": 0}, "result": None, **state,
+        }  # fmt: skip
+        self.snap[board] = body
+        c = self.clients[node]
+        status = {"state": "online", "node": node, "session": 1, "ts": wall_ms()}
+        await c.publish(self.topics.status(board), json.dumps(status), qos=1, retain=True)
+        await c.publish(self.topics.state(board), json.dumps(body), qos=1, retain=True)
+
+    async def all_idle(self) -> None:
+        for b in self.node_of:
+            await self.publish(b, phase="ready", running=None, red_ms=1_800_000, black_ms=1_800_000)
+
+    async def all_running(self) -> None:
+        # Spread times so the boards' seconds tick at different instants, as in a hall.
+        for b in self.node_of:
+            red = self.rng.randrange(600_000, 1_700_000)
+            black = self.rng.randrange(600_000, 1_700_000)
+            side = self.rng.choice(["red", "black"])
+            await self.publish(b, phase="running", running=side, red_ms=red, black_ms=black)
+
+    async def moves(self, per_s: float) -> None:
+        boards = list(self.node_of)
+        while True:
+            await asyncio.sleep(self.rng.expovariate(per_s))
+            b = self.rng.choice(boards)
+            old = self.snap[b]
+            side = old["running"]
+            left = max(60_000, old[side + "_ms"] - (wall_ms() - old["ts"]) + 5_000)
+            other = "black" if side == "red" else "red"
+            times = {"red_ms": old["red_ms"], "black_ms": old["black_ms"], f"{side}_ms": left}
+            await self.publish(b, phase="running", running=other, **times)
+
+
+def old_files(commit: str) -> dict[str, str]:
+    out = {}
+    for name in OLD_FILES:
+        proc = subprocess.run(
+            ["git", "show", f"{commit}:venue_station/static/{name}"],
+            cwd=REPO, capture_output=True, text=True, check=True,
+        )  # fmt: skip
+        out[name] = proc.stdout
+    return out
+
+
+def _server(text: str, kind: str) -> Any:
+    async def serve(route: Any) -> None:
+        await route.fulfill(status=200, body=text, content_type=kind)
+
+    return serve
+
+
+async def measure(browser: Any, url: str, old: dict[str, str] | None, window: float) -> float:
+    context = await browser.new_context(viewport={"width": 1920, "height": 1080})
+    try:
+        page = await context.new_page()
+        if old is not None:
+            for name, text in old.items():
+                kind = "text/css" if name.endswith(".css") else (
+                    "text/html" if name.endswith(".html") else "text/javascript")  # fmt: skip
+
+                serve = _server(text, kind)
+                await page.route(f"**/static/{name}", serve)
+                if name == "display.html":
+                    await page.route(url.rsplit("/", 1)[0] + "/", serve)
+        await page.goto(url)
+        await page.wait_for_selector(".card[data-board]")
+        await asyncio.sleep(3)  # loaded, fonts in, first frames drawn
+        return await cpu_pct(window)
+    finally:
+        await context.close()
+
+
+async def main() -> None:
+    args = parse_args(
+        __doc__.splitlines()[0],
+        lambda p: (
+            p.add_argument("--window", type=float, default=None, help="seconds per measure"),
+            p.add_argument("--moves", type=float, default=4.0, help="moves per second, hall"),
+            p.add_argument("--old", default="ce2ad44", help="the commit of the 'old' page"),
+            p.add_argument("--variants", default=",".join(VARIANTS), help="which pages, a,b"),
+        ),
+    )
+    window = args.window or (6.0 if args.quick else 30.0)
+    from playwright.async_api import async_playwright
+
+    from venue_station.station import Station
+
+    broker, directory, nodes = start_broker(BOARDS)
+    data = Path(tempfile.mkdtemp(prefix="qz-bench-display-"))
+    station = Station(station_config(broker, data))
+    await station.start()
+    old = old_files(args.old)
+    results: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}
+    try:
+        async with Hall(broker, nodes) as hall, async_playwright() as pw:
+            browser = await pw.chromium.launch(
+                executable_path=CHROMIUM,
+                args=["--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage",
+                      "--disable-background-networking", "--no-first-run"],
+            )  # fmt: skip
+            try:
+                for phase in ("idle", "running"):
+                    mover = None
+                    if phase == "idle":
+                        await hall.all_idle()
+                    else:
+                        await hall.all_running()
+                        mover = asyncio.create_task(hall.moves(args.moves))
+                    await asyncio.sleep(1)
+                    for variant in args.variants.split(","):
+                        path = VARIANTS[variant]
+                        url = station.http_url + path
+                        pct = await measure(browser, url, old if variant == "old" else None, window)
+                        results[variant][phase + "_pct"] = round(pct, 1)
+                        print(f"{variant:6} {phase:8} {pct:6.1f} % of a core", flush=True)
+                    if mover is not None:
+                        mover.cancel()
+            finally:
+                await browser.close()
+    finally:
+        await station.stop()
+        stop_broker(broker, directory)
+        shutil.rmtree(data, ignore_errors=True)
+    results = {k: v for k, v in results.items() if v}
+    for r in results.values():
+        r["ratio"] = round(r["running_pct"] / max(r["idle_pct"], 0.1), 2)
+    print(f"load average: {os.getloadavg()[0]:.1f}  ({os.cpu_count()} cores)", file=sys.stderr)
+    top = results.get("paged") or next(iter(results.values()))
+    emit({"ratio": top["ratio"], "window_s": window, "boards": BOARDS,
+          "moves_per_s": args.moves, "old_commit": args.old, **results})  # fmt: skip
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
