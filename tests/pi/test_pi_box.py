@@ -1,7 +1,8 @@
 """A Pi in a box (issue 17): for each Pi CPU, the offline bundle installed by the node playbook
-into an emulated Debian bookworm root, then run there: the config check, the face self-test,
-and a node with a serial board (the clock emulator on the host, socket://) and a simulated
-board playing a short game against a private Mosquitto on the host, checked at a station."""
+into an emulated Debian bookworm root, then run there: the config check, the face self-test
+on mock pins, the serial self-test against ``qizhong emulate-clock`` on the host, and a node
+with a serial board (the clock emulator on the host, socket://) and a simulated board playing
+a short game against a private Mosquitto on the host, checked at a station."""
 
 from __future__ import annotations
 
