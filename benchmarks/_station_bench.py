@@ -16,8 +16,8 @@ from typing import Any
 
 import aiomqtt
 
-from board_nodes.wire import set_nodelay
 from broker_config import MosquittoProcess, Roster
+from wire_contract.broker import BrokerSettings, mqtt_client
 
 VENUE = "bench"
 BOARDS_PER_NODE = 100
@@ -67,8 +67,6 @@ async def qos1_round_trips(
     has the message. ``topic`` must be one both accounts' ACL allow and nothing else uses."""
     out: list[float] = []
     async with client(broker, publisher) as pub, client(broker, subscriber) as sub:
-        set_nodelay(pub)
-        set_nodelay(sub)
         await sub.subscribe(topic, qos=1)
         messages = sub.messages
         for i in range(count):
@@ -82,14 +80,13 @@ async def qos1_round_trips(
 def client(broker: MosquittoProcess, username: str, **kw: Any) -> aiomqtt.Client:
     password = broker.credentials(username)[1]
     kw.setdefault("identifier", f"{username}-{uuid.uuid4().hex[:8]}")
-    return aiomqtt.Client(
-        broker.host,
-        broker.port,
-        username=username,
-        password=password,
-        protocol=aiomqtt.ProtocolVersion.V5,
-        timeout=30,
-        **kw,
+    return mqtt_client(settings(broker, username, password), timeout=30, **kw)
+
+
+def settings(broker: MosquittoProcess, username: str, password: str | None) -> BrokerSettings:
+    """The contract's broker settings for one account of a benchmark's broker."""
+    return BrokerSettings(
+        url=f"mqtt://{broker.host}:{broker.port}", username=username, password=password
     )
 
 

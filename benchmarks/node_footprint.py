@@ -25,8 +25,8 @@ from pathlib import Path
 
 from _common import emit, parse_args
 
-from board_nodes import wire
 from broker_config import MosquittoProcess, Roster
+from wire_contract.broker import BrokerSettings, mqtt_client
 
 BOARDS = ["1", "2", "3", "4"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -92,14 +92,11 @@ def node_toml(broker: MosquittoProcess, data: Path) -> str:
 
 async def start_games(broker: MosquittoProcess) -> int:
     """Set and start a game on every board as the station would; returns moves seen."""
-    import aiomqtt
-
     user, password = broker.credentials("station")
-    async with aiomqtt.Client(
-        broker.host, broker.port, username=user, password=password,
-        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-station",
-    ) as client:  # fmt: skip
-        wire.set_nodelay(client)
+    settings = BrokerSettings(
+        url=f"mqtt://{broker.host}:{broker.port}", username=user, password=password
+    )
+    async with mqtt_client(settings, identifier="bench-station") as client:
         await client.subscribe("qz/v1/bench/board/+/status", qos=1)
         online: set[str] = set()
         async with asyncio.timeout(20):

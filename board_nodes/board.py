@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
@@ -18,16 +17,13 @@ from board_nodes.journal import Journal
 from board_nodes.timesource import NodeTime
 from clock_service import GameClock, Phase, Proposal, ProposalStatus, Referee, Regulation, Side
 from firmware_bridge.face import ClockFace, FaceEvent, FaceEventKind, FaceView
+from wire_contract.wallclock import wall_ms
 
-__all__ = ["Board", "NodeTime", "wall_ms"]
+__all__ = ["Board", "NodeTime"]
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_VERSION = 1
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Board:

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from board_nodes import wire
 from board_nodes.board import Board
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 from clock_service.handicap import Handicap
+from wire_contract import messages as wire
 
 __all__ = ["CommandError", "apply_command"]
 

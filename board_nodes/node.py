@@ -15,13 +15,14 @@ from collections.abc import Callable
 from typing import Any
 
 from board_nodes import sdnotify
-from board_nodes.board import Board, NodeTime, wall_ms
+from board_nodes.board import Board, NodeTime
 from board_nodes.config import NodeConfig
 from board_nodes.faces import make_face
 from board_nodes.journal import Journal
 from board_nodes.link import BoardLink
 from clock_service import Regulation
 from firmware_bridge.face import ClockFace
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Node"]
 

@@ -147,7 +147,7 @@ async def events(request: Request) -> Response:
     limit = int_param(request, "limit", default=100, low=1, high=1000) or 100
     types = request.query_params.get("type")
     type_list = [t for t in types.split(",") if t] if types else None
-    from board_nodes.wire import EVENT_DATA
+    from wire_contract.messages import EVENT_DATA
 
     for t in type_list or []:
         if t not in EVENT_DATA:

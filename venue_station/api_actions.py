@@ -15,10 +15,10 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from board_nodes.wire import ID_PATTERN, WireError
 from venue_station.api import ApiError, json_response, path_int, station_of
 from venue_station.auth import COOKIE, CSRF_HEADER, Session
 from venue_station.errors import PairingsError
+from wire_contract.messages import ID_PATTERN, WireError
 
 __all__ = ["action_routes", "require_session"]
 

@@ -19,7 +19,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from board_nodes.wire import (
+from venue_station import alerts as alert_rules
+from venue_station.clock_probe import ClockProbes, RoundTrip
+from venue_station.clock_truth import ClockTruth
+from venue_station.hub import Hub
+from venue_station.metrics import Metrics
+from venue_station.results import DECISIVE_TYPES, derive_game
+from venue_station.seqs import SeqTracker
+from venue_station.store import Store
+from wire_contract.messages import (
     BoardStatus,
     EventEnvelope,
     StateSnapshot,
@@ -28,14 +36,7 @@ from board_nodes.wire import (
     decode,
     parse_topic,
 )
-from venue_station import alerts as alert_rules
-from venue_station.clock_probe import ClockProbes, RoundTrip
-from venue_station.clock_truth import ClockTruth
-from venue_station.hub import Hub
-from venue_station.metrics import Metrics
-from venue_station.results import DECISIVE_TYPES, derive_game
-from venue_station.seqs import SeqTracker
-from venue_station.store import Store, now_ms
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["BoardView", "Ingest"]
 
@@ -146,7 +147,7 @@ class Ingest:
     def handle(
         self, topic: str, payload: bytes, *, received_ms: int | None = None, retained: bool = False
     ) -> None:
-        received_ms = now_ms() if received_ms is None else received_ms
+        received_ms = wall_ms() if received_ms is None else received_ms
         try:
             name = parse_topic(topic)
         except WireError as exc:
@@ -297,7 +298,7 @@ class Ingest:
 
         Returns its id, or None when the fact already raised it (a replay).
         """
-        row = self.alert_ledger.decide(spec, now_ms())
+        row = self.alert_ledger.decide(spec, wall_ms())
         if row is None:
             return None
         self.metrics.alerts_raised += 1
@@ -391,7 +392,7 @@ class Ingest:
         # The batch's alerts in its events' transaction, before any ruling below settles one.
         inserted = await self.store.insert_events(rows, alerts=alerts)
         self.metrics.duplicates_dropped += len(rows) - len(inserted)
-        stored_ms = now_ms()
+        stored_ms = wall_ms()
         mono = time.monotonic()
         games: set[str] = set()
         for key, ev in unique.items():

@@ -30,7 +30,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from board_nodes.wire import ID_PATTERN
 from clock_service.knockout import Knockout, KnockoutError, ProposedGame
 from clock_service.standings import StandingsError
 from venue_station.api import ApiError, json_response, station_of
@@ -41,7 +40,8 @@ from venue_station.standings_view import (
     regulation_of,
     standings_of,
 )
-from venue_station.store import now_ms
+from wire_contract.messages import ID_PATTERN
+from wire_contract.wallclock import wall_ms
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -137,7 +137,7 @@ async def _sync(station: Station, rec: KnockoutRecord) -> bool:
             result = outcome.outcome  # red | black | draw | double_forfeit (the profile decides)
             step = {"op": "record", "game": p.id, "result": result, "source": "events"}
             try:
-                rec.apply({**step, "ts": now_ms()})
+                rec.apply({**step, "ts": wall_ms()})
             except KnockoutError as exc:  # e.g. a drawn tie-break game in a "none" profile
                 log.warning("knockout %s: the board's result needs the arbiter: %s", p.id, exc)
                 continue
@@ -274,7 +274,7 @@ async def start(request: Request) -> Response:
             "seed": seed,
             "top": top,
             "by": session.user,
-            "started_ms": now_ms(),
+            "started_ms": wall_ms(),
             "inputs": [],
         }
         try:

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from board_nodes.wire import Topics
 from clock_service.regulation import Regulation, handicap_for
 from venue_station.alerts import AlertSpec
 from venue_station.auth import Sessions
@@ -30,11 +29,12 @@ from venue_station.pairings import parse_pairings, parse_players
 from venue_station.results import (
     DECISIVE_TYPES,
     Outcome,
-    Scoring,
     derive_game,
     tournament_fouls,
 )
-from venue_station.store import Store, board_key, now_ms
+from venue_station.store import Store, board_key
+from wire_contract.messages import Topics
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Station"]
 
@@ -54,8 +54,7 @@ class Station:
         self.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
         self.regulation = _regulation(config)
         self.tc = self.regulation.time_control_text
-        s = self.regulation.scoring
-        self.scoring = Scoring(s.win, s.draw, s.loss)
+        self.scoring = self.regulation.scoring
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
@@ -73,7 +72,7 @@ class Station:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         self.store = store = await Store.open(self.config.db_url)
         self.session = await store.next_station_session()
-        self.started_ms = now_ms()
+        self.started_ms = wall_ms()
         self.bus = CommandBus(
             self.topics, store, self.metrics, timeout_s=self.config.command_timeout_s
         )
@@ -247,7 +246,7 @@ class Station:
                         f"gap:{board}:{seqs.watermark}",
                         "gap",
                         board,
-                        now_ms(),
+                        wall_ms(),
                         detail={"missing": [list(r) for r in seqs.missing()]},
                     )
                     self.ingest.raise_alert(spec)
@@ -370,7 +369,7 @@ class Station:
             "tc": self.tc,
             "session": self.session,
             "started_ms": self.started_ms,
-            "station_ts": now_ms(),
+            "station_ts": wall_ms(),
             "connected": bool(self.collector and self.collector.connected.is_set()),
         }
 

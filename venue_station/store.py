@@ -8,7 +8,6 @@ Migrations run at open; a database whose schema is newer than this code is refus
 from __future__ import annotations
 
 import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -21,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from venue_station import tables as t
 from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Store", "normalise_url"]
 
@@ -34,10 +34,6 @@ def normalise_url(url: str) -> str:
     if url.startswith(("postgresql://", "postgres://")):
         return "postgresql+asyncpg://" + url.split("://", 1)[1]
     return url
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _alembic_config(connection: Connection) -> Any:
@@ -231,7 +227,7 @@ class Store:
     # -- boards ---------------------------------------------------------------------------
     async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write each board's row; only the columns given are changed."""
-        stamp = now_ms()
+        stamp = wall_ms()
         groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for row in rows:
             values = {"updated_ms": stamp, **row}
@@ -275,7 +271,7 @@ class Store:
 
         A game that already has a result keeps it: a re-import fixes names, not facts.
         """
-        stamp = now_ms()
+        stamp = wall_ms()
         async with self.engine.begin() as conn:
             await conn.execute(sa.delete(t.pairings).where(t.pairings.c.round == round_no))
             stmt = self.insert(t.rounds).values(round=round_no, tc=tc, imported_ms=stamp)
@@ -325,7 +321,7 @@ class Store:
             await conn.execute(
                 sa.update(t.games)
                 .where(t.games.c.game == game)
-                .values(winner=winner, result=result, reason=reason, updated_ms=now_ms())
+                .values(winner=winner, result=result, reason=reason, updated_ms=wall_ms())
             )
 
     # -- alerts ---------------------------------------------------------------------------
@@ -344,7 +340,7 @@ class Store:
             await conn.execute(
                 sa.update(t.alerts)
                 .where(t.alerts.c.id == alert_id)
-                .values(status=status, by=by, updated_ms=now_ms())
+                .values(status=status, by=by, updated_ms=wall_ms())
             )
             row = (await conn.execute(sa.select(t.alerts).where(t.alerts.c.id == alert_id))).first()
             return dict(row._mapping) if row else None

@@ -36,7 +36,6 @@ __all__ = [
     "encode",
     "parse_command",
     "parse_topic",
-    "set_nodelay",
     "txn_of",
 ]
 
@@ -503,19 +502,3 @@ def parse_command(payload: bytes | str, *, venue_wide: bool = False) -> tuple[Co
     except ValidationError as exc:
         raise WireError(f"{command.cmd} args: {_first_error(exc)}") from None
 
-
-def set_nodelay(client: Any) -> bool:
-    """Turn Nagle off on a connected aiomqtt client's socket; True when it could.
-
-    The broker's ``set_tcp_nodelay`` covers one direction only: paho leaves Nagle on, and a
-    QoS 1 exchange of small packets then waits ~40 ms for delayed ACKs (measured here). Every
-    client of the contract calls this right after connecting.
-    """
-    import socket
-
-    paho = getattr(client, "_client", None)
-    sock = paho.socket() if paho is not None else None
-    if not isinstance(sock, socket.socket) or sock.family not in (socket.AF_INET, socket.AF_INET6):
-        return False
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return True
