@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check a freshly wired GPIO clock face: every segment, then each key",
     ),
     "station": ("venue_station.cli", "the venue station: collector, store, HTTP API, web pages"),
+    "trf": (
+        "qizhong.trf_cli",
+        "FIDE TRF files and pairs lists: check, export from and import into the station",
+    ),
     "broker-config": (
         "broker_config.cli",
         "write the venue broker's config (mosquitto.conf, passwords, ACL, credentials)",

@@ -326,7 +326,7 @@ def _download(text: str, media: str, filename: str) -> Response:
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
     # Imported here: both modules build on this one (ApiError, station_of).
-    from venue_station import knockout_flow, reasons_view, round_clock, standings_view
+    from venue_station import knockout_flow, reasons_view, round_clock, standings_view, trf_view
 
     return [
         Route("/healthz", healthz),
@@ -349,6 +349,7 @@ def read_routes() -> list[BaseRoute]:
         *knockout_flow.routes(),
         *reasons_view.routes(),
         *round_clock.routes(),
+        *trf_view.routes(),
     ]
 
 

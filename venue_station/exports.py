@@ -135,7 +135,10 @@ def _pgn_tc(tc: str) -> str:
 def clock_log_pgn(
     game: Mapping[str, Any], rows: Sequence[ClockRow], outcome: Outcome, *, event: str = "?"
 ) -> str:
-    """PGN-style: the tags, then ``1. {[%clk 0:29:52]} {[%clk 0:29:47]} 2. ...`` and the result."""
+    """PGN: the tags, then one null move ``--`` per ply with the mover's clock after it,
+    ``1. -- {[%clk 0:29:52]} -- {[%clk 0:29:47]} 2. ...``, and the result. The clock does not
+    know the moves, only that one was made; the null move lets a PGN reader (python-chess, …)
+    pair each time with its ply. Red moves first, so red is PGN's white."""
     result = outcome.result or "*"
     tags = [
         ("Event", event),
@@ -158,6 +161,7 @@ def clock_log_pgn(
             tokens.append(f"{r.move}.")
         elif previous is None or previous.side != "red" or previous.move != r.move:
             tokens.append(f"{r.move}...")  # a black move not right after red's of the same number
+        tokens.append("--")
         tokens.append(f"{{[%clk {hms(r.remaining_ms)}]}}")
         previous = r
     tokens.append(result)

@@ -160,6 +160,24 @@ SCHEMA: dict[str, Any] = {
             _q("tag", "tag(s), comma separated"),
             media="text/csv",
         ),
+        "/api/export/tournament.trf": _get(
+            "the FIDE TRF-2026 file after a round (points 2/1/0 as 162, BB?, XXS; ranks by the "
+            "regulation's tiebreaks), CR LF line ends",
+            _q("round", "after this round (default: the last with a result)", "integer"),
+            _q("absent", "start ranks absent next round, comma separated (240 Z)"),
+            media="text/plain",
+        ),
+        "/api/trf/entrants": _get("start rank -> player key and name; the byes per round"),
+        "/api/trf": _action(
+            "import a TRF (chief/admin): players by start rank, and the round it carries paired "
+            "with its byes; sends set_game unless ?send=0",
+            "TRF text (UTF-8)",
+        ),
+        "/api/pairs": _action(
+            "import a pairing engine's pairs list (chief/admin) as ?round= (default: the next); "
+            "boards 1..n in order, 'N 0' a bye; sends set_game unless ?send=0",
+            "pairs list text",
+        ),
         "/api/regulation/reasons": _get(
             "the profile's foul, forfeit (立即判负) and result reason codes with zh/en wording "
             "and counts, and its handicap rule, for the arbiter page's choices"

@@ -7,8 +7,8 @@ its inputs and serves the result: ``GET /api/standings``, the CSV/JSON exports a
 Only what is settled counts, by the one outcome function (``clock_service.outcome``): a
 proposal still pending (a flag's loss, a forfeit, a double forfeit) or a dismissed result is
 ignored, a forfeit counts once confirmed, a confirmed double forfeit is a loss for both, and
-only confirmed fouls reach the standings. The store has no byes (the pairing software's CSV has
-none), so there are none here.
+only confirmed fouls reach the standings. Byes are the pairing program's (a TRF's or a pairs
+list's, kept by ``trf_io``).
 """
 
 from __future__ import annotations
@@ -35,6 +35,7 @@ from venue_station import tables as t
 from venue_station.api import ApiError, int_param, json_response, station_of
 from venue_station.resources import static_dir
 from venue_station.results import DECISIVE_TYPES, Outcome, derive_game
+from venue_station.trf_io import load_state, station_byes
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -48,6 +49,7 @@ __all__ = [
     "routes",
     "standings_of",
 ]
+
 
 @functools.lru_cache(maxsize=8)
 def _load(name: str) -> Regulation:
@@ -124,8 +126,13 @@ async def standings_of(
     for rec in records:  # a name paired before the player list was imported has no tags
         players.setdefault(rec.red, frozenset())
         players.setdefault(rec.black, frozenset())
+    reg = regulation_of(station)
+    # Byes come from the pairing program (TRF 240 records, a pairs list's "N 0").
+    byes = station_byes(await load_state(store), reg.scoring.win, reg.scoring.draw)
+    for bye in byes:
+        players.setdefault(bye.player, frozenset())
     return compute_standings(
-        regulation_of(station), records, players=players, after_round=after_round, tag=tag
+        reg, records, players=players, byes=byes, after_round=after_round, tag=tag
     )
 
 

@@ -115,7 +115,7 @@ async def test_read_routes(offline: Station) -> None:
             "result"
         ] == "1-0"
         pgn = (await client.get("/api/export/games/r1-b1/clock.pgn")).text
-        assert "1. {[%clk 0:29:57]} 1-0" in pgn and '[Red "王天一"]' in pgn
+        assert "1. -- {[%clk 0:29:57]} 1-0" in pgn and '[Red "王天一"]' in pgn
         clock_csv = (await client.get("/api/export/games/r1-b1/clock.csv")).text
         assert clock_csv.splitlines()[1] == "1,red,3000,1797000,3.0,0:29:57"
         alerts = (await client.get("/api/alerts", params={"status": "open"})).json()["alerts"]

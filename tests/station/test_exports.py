@@ -61,14 +61,14 @@ def test_clock_log_pgn() -> None:
     assert exports.clock_log_pgn(GAME, rows, derive_game(EVENTS), event="test") == (
         '[Event "test"]\n[Round "7"]\n[Board "12"]\n[Game "r7-b12"]\n[Red "王天一"]\n'
         '[Black "郑惟桐"]\n[Result "1-0"]\n[TimeControl "1800+5"]\n\n'
-        "1. {[%clk 0:29:56]} {[%clk 0:28:59]} 2. {[%clk 0:10:01]} 1-0\n"
+        "1. -- {[%clk 0:29:56]} -- {[%clk 0:28:59]} 2. -- {[%clk 0:10:01]} 1-0\n"
     )
 
 
 def test_a_black_move_without_red_before_it_is_numbered() -> None:
     rows = exports.clock_log([move(3, "black", 1, 100, 1, 3_600_000)])
     text = exports.clock_log_pgn(GAME, rows, derive_game([]))
-    assert text.endswith("\n1... {[%clk 1:00:00]} *\n")
+    assert text.endswith("\n1... -- {[%clk 1:00:00]} *\n")
 
 
 def test_round_results_csv_and_json() -> None:

@@ -1,0 +1,79 @@
+"""``qizhong trf``: check and pairs offline; import and export against a running station."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.station import station_config
+
+from clock_service.trf import Trf
+from qizhong.cli import main
+from venue_station.auth import hash_password
+from venue_station.station import Station
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def test_check_a_good_file(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trf", "check", str(GOLDEN / "xiangqi-r4-paired.trf")]) == 0
+    out = capsys.readouterr().out
+    assert "7 players, 3 rounds played of 5" in out
+    assert "round 4 paired: 3 games, byes {7: 'Z'}" in out
+
+
+def test_check_names_the_line_and_columns(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
+    bad = tmp_path / "bad.trf"
+    text = (GOLDEN / "xiangqi-r3.trf").read_bytes().decode()
+    bad.write_text(text.replace("  5.0    1", "  5.5    1"), encoding="utf-8", newline="")
+    assert main(["trf", "check", str(bad)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"{bad}: line 25, columns 81-84: player 1: points 5.5")
+
+
+def test_pairs(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["trf", "pairs", str(GOLDEN / "with-bye.pairs")]) == 0
+    assert capsys.readouterr().out.splitlines()[-2:] == ["board 4: 8 - 9", "bye: 7"]
+
+
+@pytest.fixture
+async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
+    accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
+    started: Station = await start_station(
+        station_config(tmp_path, database_url=db_url, account=accounts), connect=False
+    )
+    return started
+
+
+async def test_import_and_export_through_the_station(
+    station: Station, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("QZ_PASSWORD", "pw-chief")
+    url = station.http_url
+    paired = str(GOLDEN / "xiangqi-r4-paired.trf")
+    args = ["trf", "import", "--station", url, "--user", "chief", "--no-send", paired]
+    assert await asyncio.to_thread(main, args) == 0
+    games = await station._store().games(4)
+    assert [(g["board"], g["red"], g["black"]) for g in games] == [
+        ("1", "王天一", "王琳娜"),
+        ("2", "张伟 (3)", "郑惟桐"),
+        ("3", "张伟 (4)", "唐丹"),
+    ]
+    out = tmp_path / "out.trf"
+    args = ["trf", "export", "--station", url, "--round", "0", "--absent", "7", "-o", str(out)]
+    assert await asyncio.to_thread(main, args) == 0
+    trf = Trf.parse(out.read_bytes())
+    assert [p.name for p in trf.players][:4] == ["王天一", "郑惟桐", "张伟", "张伟"]
+    assert trf.absent(1) == {7: "Z"}
+
+
+async def test_a_bad_file_never_reaches_the_station(
+    station: Station, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    bad = tmp_path / "bad.pairs"
+    bad.write_text("2\n1 2\n")
+    args = ["trf", "import", "--station", station.http_url, "--user", "x", "--pairs", str(bad)]
+    assert await asyncio.to_thread(main, args) == 2
+    assert "line 1: 2 pairs announced, 1 given" in capsys.readouterr().err

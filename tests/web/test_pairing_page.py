@@ -1,0 +1,82 @@
+"""The pairing page in a real chromium: zh-CN by default with the English switch, a chief
+arbiter imports a TRF with a paired round from a file, the start ranks are listed (two players
+named 张伟 kept apart), and the export link follows the round and the absences chosen."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from support.station import station_config
+
+from venue_station.auth import hash_password
+from venue_station.station import Station
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
+
+GOLDEN = Path(__file__).resolve().parents[1] / "trf" / "golden"
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def station(tmp_path: Path) -> AsyncIterator[Station]:
+    accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
+    started = Station(station_config(tmp_path, account=accounts), connect=False)
+    await started.start()
+    try:
+        yield started
+    finally:
+        await started.stop()
+
+
+async def test_import_and_export_on_the_pairing_page(page: Any, station: Station) -> None:
+    url = station.http_url
+    await page.goto(f"{url}/pairing")
+    assert await page.text_content("#title") == "编排交换"
+    await page.wait_for_selector("#login-needed:not([hidden])")
+    await page.click("#lang")
+    assert await page.text_content("#title") == "Pairing exchange"
+    assert await page.text_content("#upload") == "Import"
+    await page.click("#lang")
+
+    login = json.dumps({"username": "chief", "password": "pw-chief"})
+    status = await page.evaluate(
+        """(body) => fetch('/api/auth/login', {method: 'POST', body,
+             headers: {'Content-Type': 'application/json'}}).then(r => r.status)""",
+        login,
+    )
+    assert status == 200
+    await page.goto(f"{url}/pairing")
+    await page.wait_for_selector("#login-needed[hidden]", state="attached")
+    await page.set_input_files("#file", str(GOLDEN / "xiangqi-r4-paired.trf"))
+    await page.uncheck("#send")
+    await page.click("#upload")
+    await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
+    assert await page.text_content("#result") == "已导入：7 名棋手，第4轮 3 局，轮空/缺席 1"
+    rows = await page.eval_on_selector_all(
+        "#entrants tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
+    )
+    assert rows[2:4] == [["3", "张伟 (3)", "张伟"], ["4", "张伟 (4)", "张伟"]]
+    assert [(g["board"], g["red"]) for g in await station._store().games(4)] == [
+        ("1", "王天一"),
+        ("2", "张伟 (3)"),
+        ("3", "张伟 (4)"),
+    ]
+
+    await page.select_option("#round", "3")
+    await page.fill("#absent", "7")
+    href = await page.get_attribute("#export", "href")
+    assert href == "/api/export/tournament.trf?round=3&absent=7"
+    assert await page.text_content('#round option[value="3"]') == "第3轮后"
+
+    await page.set_input_files("#file", str(GOLDEN / "with-bye.pairs"))
+    await page.select_option("#kind", "pairs")
+    await page.fill("#pairs-round", "5")
+    await page.click("#upload")
+    await page.wait_for_function(
+        "document.getElementById('result').textContent.includes('导入失败')"
+    )
+    assert "no player with start rank 8" in (await page.text_content("#result") or "")
