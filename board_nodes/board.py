@@ -17,6 +17,7 @@ from board_nodes.journal import Journal
 from board_nodes.timesource import NodeTime
 from clock_service import GameClock, Phase, Proposal, ProposalStatus, Referee, Regulation, Side
 from firmware_bridge.face import ClockFace, FaceEvent, FaceEventKind, FaceView
+from wire_contract import messages as wire
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["Board", "NodeTime"]
@@ -97,53 +98,51 @@ class Board:
             return None
         return self.clock.side_on_move
 
-    def clock_part(self) -> dict[str, Any]:
+    def clock_part(self) -> wire.ClockPart:
         if self.clock is None:
-            return {"red_ms": 0, "black_ms": 0, "running": None}
+            return wire.ClockPart(red_ms=0, black_ms=0, running=None)
         running = self.clock.running
-        return {
-            "red_ms": self.clock.remaining_ms(Side.RED),
-            "black_ms": self.clock.remaining_ms(Side.BLACK),
-            "running": running.value if running else None,
-        }
+        return wire.ClockPart(
+            red_ms=self.clock.remaining_ms(Side.RED),
+            black_ms=self.clock.remaining_ms(Side.BLACK),
+            running=running.value if running else None,
+        )
 
-    def snapshot(self) -> dict[str, Any]:
-        """The retained ``state`` of DESIGN.md §4."""
+    def snapshot(self) -> wire.StateSnapshot:
+        """The retained ``state`` of DESIGN.md §4: the one place it is built."""
         clock = self.clock
         part = self.clock_part()
         referee = self.referee
         flag = clock.flag if clock else None
-        state = {
-            "v": 1,
-            "board": self.id,
-            "node": self.node,
-            "session": self.session,
-            "seq": self.last_seq,
-            "ts": wall_ms(),
-            "game": self.game["game"] if self.game else None,
-            "tc": self.game["tc"] if self.game else None,
-            "phase": self.phase,
-            "running": part["running"],
-            "red_ms": part["red_ms"],
-            "black_ms": part["black_ms"],
-            "moves": {
-                "red": clock.moves(Side.RED) if clock else 0,
-                "black": clock.moves(Side.BLACK) if clock else 0,
-            },
-            "flag": flag.value if flag else None,
-            "fouls": {
-                "red": referee.fouls(Side.RED) if referee else 0,
-                "black": referee.fouls(Side.BLACK) if referee else 0,
-            },
-            "result": self.result,
-            "red": self.game.get("red") if self.game else None,
-            "black": self.game.get("black") if self.game else None,
-            "arbiter_mode": self.arbiter_mode,
-            "pending": [self._pending_item(p) for p in referee.pending()] if referee else [],
-        }
-        if self.game and self.game.get("handicap"):  # only then: older readers know no such key
-            state["handicap"] = self.game["handicap"]
-        return state
+        game = self.game or {}
+        return wire.StateSnapshot(
+            board=self.id,
+            node=self.node,
+            session=self.session,
+            seq=self.last_seq,
+            ts=wall_ms(),
+            game=game.get("game"),
+            tc=game.get("tc"),
+            phase=self.phase,  # type: ignore[arg-type]
+            running=part.running,
+            red_ms=part.red_ms,
+            black_ms=part.black_ms,
+            moves=wire.SidePair(
+                red=clock.moves(Side.RED) if clock else 0,
+                black=clock.moves(Side.BLACK) if clock else 0,
+            ),
+            flag=flag.value if flag else None,
+            fouls=wire.SidePair(
+                red=referee.fouls(Side.RED) if referee else 0,
+                black=referee.fouls(Side.BLACK) if referee else 0,
+            ),
+            result=self.result,
+            red=game.get("red"),
+            black=game.get("black"),
+            arbiter_mode=self.arbiter_mode,
+            pending=[self._pending_item(p) for p in referee.pending()] if referee else [],
+            handicap=game.get("handicap") or None,
+        )
 
     def _pending_item(self, p: Proposal) -> dict[str, Any]:
         return {
@@ -185,25 +184,27 @@ class Board:
             self.referee = Referee.restore(self.regulation, checkpoint["referee"])
 
     def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
-        """Journal one event (with the checkpoint it leads to), then tell the listeners."""
+        """Journal one event (with the checkpoint it leads to), then tell the listeners.
+
+        The envelope is built and checked by the contract's model: a field the contract does
+        not know fails here, on the node, not silently at the station."""
         checkpoint = self.checkpoint_data()
         clock = self.clock_part()
         game = self.game["game"] if self.game else None
 
         def build(seq: int) -> dict[str, Any]:
-            return {
-                "v": 1,
-                "board": self.id,
-                "node": self.node,
-                "game": game,
-                "session": self.session,
-                "seq": seq,
-                "ts": wall_ms(),
-                "type": type_,
-                "replay": False,
-                "clock": clock,
-                "data": data,
-            }
+            envelope = wire.EventEnvelope(
+                board=self.id,
+                node=self.node,
+                game=game,
+                session=self.session,
+                seq=seq,
+                ts=wall_ms(),
+                type=type_,
+                clock=clock,
+                data=data,
+            )
+            return wire.to_payload(envelope)
 
         payload = self.journal.record(self.id, build, checkpoint=checkpoint, wall_ms=wall_ms())
         self.last_seq = payload["seq"]
@@ -314,18 +315,22 @@ class Board:
         self.held_by = "power_switch"
         if clock.running is not None:
             clock.pause()  # the shutdown event carries the stop; no separate pause foul
-        self.emit(
-            "shutdown",
-            {
-                "cause": "power_switch",
-                "duration_ms": 0,
-                "side_on_move": side_on_move.value if side_on_move else None,
-                "authorised": self.arbiter_mode,
-            },
-        )
+        self.emit_shutdown("power_switch", 0, side_on_move, authorised=self.arbiter_mode)
         if self.referee is not None:
             proposals = self.referee.clock_switched_off(side_on_move, authorised=self.arbiter_mode)
             self.emit_proposals(proposals)
+
+    def emit_shutdown(
+        self, cause: str, duration_ms: int, side_on_move: Side | None, *, authorised: bool
+    ) -> None:
+        """The clock stopped without a player's press: the face lost power or the node died."""
+        data = wire.ShutdownData(
+            cause=cause,  # type: ignore[arg-type]
+            duration_ms=duration_ms,
+            side_on_move=side_on_move.value if side_on_move else None,
+            authorised=authorised,
+        )
+        self.emit("shutdown", data.model_dump())
 
     def power_on(self, mono_ns: int) -> None:
         if self.power_off_ns is None:

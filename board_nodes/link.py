@@ -234,7 +234,7 @@ class BoardLink:
         return backlog
 
     async def _send_state(self, client: aiomqtt.Client) -> None:
-        body = json.dumps(self.board.snapshot(), ensure_ascii=False).encode()
+        body = wire.encode(self.board.snapshot())
         await self._send(client, self.topics.state(self.board.id), body, retain=True)
 
     async def rebirth(self, client: aiomqtt.Client, from_seq: int | None = None) -> None:

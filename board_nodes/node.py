@@ -89,15 +89,7 @@ class Node:
         board.held_by = "node_restart"
         outage_ms = max(0, wall_ms() - (record.checkpoint_wall_ms or wall_ms()))
         side = board.clock.side_on_move if board.clock is not None else None
-        board.emit(
-            "shutdown",
-            {
-                "cause": "node_restart",
-                "duration_ms": outage_ms,
-                "side_on_move": side.value if side else None,
-                "authorised": False,
-            },
-        )
+        board.emit_shutdown("node_restart", outage_ms, side, authorised=False)
         log.warning("board %s: restored after %d ms without the node", board.id, outage_ms)
 
     async def run(self) -> None:

@@ -226,24 +226,25 @@ COMMAND_EXAMPLES: dict[str, dict[str, Any]] = {
     "rebirth": {"from_seq": 100},
     "clock_probe": {"t0": 1481333462000},
 }
-STATE_EXAMPLE = {
-    "v": 1,
-    "board": "12",
-    "node": "pi-06",
-    "session": 3,
-    "seq": 118,
-    "ts": 1481333462123,
-    "game": "r7-b12",
-    "tc": "30m+5s",
-    "phase": "running",
-    "running": "red",
-    "red_ms": 1712345,
-    "black_ms": 1598000,
-    "moves": {"red": 21, "black": 20},
-    "flag": None,
-    "fouls": {"red": 0, "black": 1},
-    "result": None,
-}
+STATE_EXAMPLE = wire.to_payload(
+    wire.StateSnapshot(
+        board="12",
+        node="pi-06",
+        session=3,
+        seq=118,
+        ts=1481333462123,
+        game="r7-b12",
+        tc="30m+5s",
+        phase="running",
+        running="red",
+        red_ms=1712345,
+        black_ms=1598000,
+        moves=wire.SidePair(red=21, black=20),
+        flag=None,
+        fouls=wire.SidePair(red=0, black=1),
+        result=None,
+    )
+)
 
 
 def _examples(pairs: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:

@@ -36,6 +36,7 @@ __all__ = [
     "encode",
     "parse_command",
     "parse_topic",
+    "to_payload",
     "txn_of",
 ]
 
@@ -194,7 +195,8 @@ class StateSnapshot(_Model):
     black: str | None = None
     arbiter_mode: bool = False
     pending: list[dict[str, Any]] = Field(default_factory=list)
-    handicap: HandicapArgs | None = None
+    handicap: HandicapArgs | None = None  # only in a handicap game: older readers know no key
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("handicap",)
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -451,6 +453,13 @@ def encode(model: BaseModel) -> bytes:
     when unset, so a consumer that predates them (``extra`` forbidden) still reads it."""
     omit = {name for name in getattr(model, "OMIT_IF_NONE", ()) if getattr(model, name) is None}
     return model.model_dump_json(exclude=omit or None).encode()
+
+
+def to_payload(model: BaseModel) -> dict[str, Any]:
+    """The JSON object of a model as ``encode`` writes it, for those who keep it as a dict
+    (the node's journal keeps each event's payload)."""
+    omit = {name for name in getattr(model, "OMIT_IF_NONE", ()) if getattr(model, name) is None}
+    return model.model_dump(mode="json", exclude=omit or None)
 
 
 def _first_error(exc: ValidationError) -> str:
