@@ -23,6 +23,9 @@ VENUE = "bench"
 BOARDS_PER_NODE = 100
 
 
+WATCHER = "watch"
+
+
 def start_broker(boards: int) -> tuple[MosquittoProcess, Path, dict[str, list[str]]]:
     nodes: dict[str, list[str]] = {}
     for i in range(boards):
@@ -30,6 +33,7 @@ def start_broker(boards: int) -> tuple[MosquittoProcess, Path, dict[str, list[st
     roster = Roster.build(
         venue=VENUE,
         nodes=nodes,
+        arbiters=[WATCHER],  # a reader of everything beside the station (one client per account)
         broker={"max_queued_messages": 2_000_000, "max_inflight_messages": 1000},
     )
     directory = Path(tempfile.mkdtemp(prefix="qz-bench-"))
@@ -66,7 +70,14 @@ async def qos1_round_trips(
     """The raw broker round trip in ms: QoS 1 publish as ``publisher`` until ``subscriber``
     has the message. ``topic`` must be one both accounts' ACL allow and nothing else uses."""
     out: list[float] = []
-    async with client(broker, publisher) as pub, client(broker, subscriber) as sub:
+    async with contextlib.AsyncExitStack() as stack:
+        pub = await stack.enter_async_context(client(broker, publisher))
+        # One connection per account: the same account publishes and reads on one client.
+        sub = (
+            pub
+            if subscriber == publisher
+            else await stack.enter_async_context(client(broker, subscriber))
+        )
         await sub.subscribe(topic, qos=1)
         messages = sub.messages
         for i in range(count):
@@ -78,7 +89,11 @@ async def qos1_round_trips(
 
 
 def client(broker: MosquittoProcess, username: str, **kw: Any) -> aiomqtt.Client:
-    password = broker.credentials(username)[1]
+    """A client of ``username``; ``node.board`` is a board's own account (the node's password).
+
+    The broker makes a connection's client id its username (docs/broker.md "Identity"): two
+    clients of one account at once take each other's connection over."""
+    password = broker.credentials(username.split(".")[0])[1]
     kw.setdefault("identifier", f"{username}-{uuid.uuid4().hex[:8]}")
     return mqtt_client(settings(broker, username, password), timeout=30, **kw)
 

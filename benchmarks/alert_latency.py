@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import emit, parse_args, percentiles
-from _station_bench import qos1_round_trips
+from _station_bench import WATCHER, qos1_round_trips
 
 from broker_config import MosquittoProcess, Roster
 from venue_station.auth import hash_password
@@ -98,7 +98,8 @@ class Watcher:
         self.proc: asyncio.subprocess.Process | None = None
 
     async def start(self, broker: MosquittoProcess) -> None:
-        user, password = broker.credentials("station")
+        # An arbiter account: the station's is the station's alone (one client id per account).
+        user, password = broker.credentials(WATCHER)
         self.proc = await asyncio.create_subprocess_exec(
             "mosquitto_sub", "-h", broker.host, "-p", str(broker.port), "-u", user, "-P", password,
             "-i", "bench-watcher", "-V", "mqttv5", "-q", "1", "-F", "%U %p",
@@ -210,7 +211,9 @@ async def main() -> None:
     nodes = {f"n{i:02d}": boards[i : i + 10] for i in range(0, n_boards, 10)}
     work = Path(tempfile.mkdtemp(prefix="qz-bench-alert-"))
     work.chmod(0o755)  # a root-started mosquitto drops to the mosquitto user
-    roster = Roster.build(venue=VENUE, nodes=nodes, broker={"max_queued_messages": 100_000})
+    roster = Roster.build(
+        venue=VENUE, nodes=nodes, arbiters=[WATCHER], broker={"max_queued_messages": 100_000}
+    )
     broker = MosquittoProcess.from_roster(roster, work / "broker")
     latencies: list[float] = []
     stages: dict[str, list[float]] = {

@@ -30,6 +30,8 @@ from _station_bench import (
 )
 
 PROBE_NODE, PROBE_BOARD = "node-0", "1"
+# The probe board's own account: the background load holds node-0's (one client per account).
+PROBE_ACCOUNT = f"{PROBE_NODE}.{PROBE_BOARD}"
 
 
 async def background(broker: Any, nodes: dict[str, list[str]], stop: asyncio.Event) -> None:
@@ -58,7 +60,7 @@ async def station_trips(broker: Any, samples: int, data_dir: Path) -> list[float
         async with (
             httpx.AsyncClient(base_url=station.http_url, timeout=10) as http,
             http.stream("GET", "/api/stream") as response,
-            client(broker, PROBE_NODE) as pub,
+            client(broker, PROBE_ACCOUNT) as pub,
         ):
             lines = response.aiter_lines()
 
@@ -98,7 +100,8 @@ async def main() -> None:
         await asyncio.sleep(0.5)
         raw = await qos1_round_trips(
             broker, samples, topic=f"qz/v1/bench/board/{PROBE_BOARD}/event",
-            publisher=PROBE_NODE, payload=lambda i: event(PROBE_BOARD, PROBE_NODE, 10_000_000 + i),
+            publisher=PROBE_ACCOUNT,
+            payload=lambda i: event(PROBE_BOARD, PROBE_NODE, 10_000_000 + i),
         )  # fmt: skip
         with tempfile.TemporaryDirectory() as tmp:
             e2e = await station_trips(broker, samples, Path(tmp))

@@ -100,7 +100,7 @@ async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) ->
     def hook(board_id: str) -> None:
         board = node.boards[board_id]
         inner = board.on_event
-        flag_due = board._flag_due
+        flag_due = board.flag._due  # the deadline timer (the flag stands after its proof)
 
         def timed_flag_due() -> None:
             key = (board_id, board.game["game"]) if board.game else None
@@ -117,7 +117,7 @@ async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) ->
                 if games["n"] < flags:
                     asyncio.get_running_loop().call_soon(new_game, board_id)
 
-        board._flag_due = timed_flag_due  # type: ignore[method-assign]
+        board.flag._due = timed_flag_due  # type: ignore[method-assign]
         board.on_event = on_event
 
     sub_user, sub_password = broker.credentials("station")

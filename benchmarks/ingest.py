@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from _common import emit, parse_args
-from _station_bench import client, event, start_broker, station_config, stop_broker
+from _station_bench import WATCHER, client, event, start_broker, station_config, stop_broker
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 
@@ -28,7 +28,8 @@ EVENTS = "qz/v1/bench/board/+/event"
 def persistent(broker: Any) -> Any:
     props = Properties(PacketTypes.CONNECT)
     props.SessionExpiryInterval = 3600
-    return client(broker, "station", identifier="bench-bare", clean_start=False, properties=props)
+    # The watcher account, not the station's: one client id per account (docs/broker.md).
+    return client(broker, WATCHER, clean_start=False, properties=props)
 
 
 async def publish_all(broker: Any, nodes: dict[str, list[str]], per_board: int) -> None:

@@ -13,6 +13,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from board_nodes.flag_guard import FlagGuard
 from board_nodes.journal import Journal
 from board_nodes.timesource import NodeTime
 from clock_service import GameClock, Phase, Proposal, ProposalStatus, Referee, Regulation, Side
@@ -63,12 +64,17 @@ class Board:
         # pause key in arbiter mode) — a player cannot undo an arbiter's stop.
         self.held_by: str | None = None
         self.proposal_seq: dict[int, int] = {}  # referee proposal id -> seq of its first event
+        # The station's command being applied: the events it causes carry its txn, which is
+        # what lets the station tell an arbiter's decision from a board's proposal.
+        self.command_txn: str | None = None
         self.last_seq = journal.board(board_id).last_seq
         # listeners: the MQTT link wakes on these
         self.on_event: Callable[[dict[str, Any]], None] = lambda payload: None
         self.on_state: Callable[[], None] = lambda: None
+        # why the clock face cannot serve (it failed to open, refused, lost its link)
+        self.clock_fault: str | None = None
         # timers
-        self._flag_timer: asyncio.TimerHandle | None = None
+        self.flag = FlagGuard(face, clock=lambda: self.clock, stand=self._flag_stands)
         self._display_timer: asyncio.TimerHandle | None = None
         self._late_timer: asyncio.TimerHandle | None = None
         self._start_timer: asyncio.TimerHandle | None = None
@@ -85,6 +91,8 @@ class Board:
         if self.game is None or self.clock is None:
             return "idle"
         phase = self.clock.phase
+        if phase is Phase.FINISHED and self.clock.deadline_ns() is not None:
+            return "running"  # past the deadline, the flag not standing yet (flag_guard)
         if self.result is not None or phase is Phase.FINISHED:
             return "finished"
         if phase is Phase.RUNNING:
@@ -113,7 +121,7 @@ class Board:
         clock = self.clock
         part = self.clock_part()
         referee = self.referee
-        flag = clock.flag if clock else None
+        flag = FlagGuard.standing(clock)
         game = self.game or {}
         return wire.StateSnapshot(
             board=self.id,
@@ -142,6 +150,7 @@ class Board:
             arbiter_mode=self.arbiter_mode,
             pending=[self._pending_item(p) for p in referee.pending()] if referee else [],
             handicap=game.get("handicap") or None,
+            clock_fault=self.clock_fault,
         )
 
     def _pending_item(self, p: Proposal) -> dict[str, Any]:
@@ -188,6 +197,8 @@ class Board:
 
         The envelope is built and checked by the contract's model: a field the contract does
         not know fails here, on the node, not silently at the station."""
+        if type_ != "warning":  # a warning changes nothing on the clock: no floor
+            self.now.mark()  # the clock's state changed: a later act cannot go before this
         checkpoint = self.checkpoint_data()
         clock = self.clock_part()
         game = self.game["game"] if self.game else None
@@ -203,6 +214,7 @@ class Board:
                 type=type_,
                 clock=clock,
                 data=data,
+                txn=self.command_txn,
             )
             return wire.to_payload(envelope)
 
@@ -276,12 +288,30 @@ class Board:
             self.power_off(event.mono_ns)
         elif kind is FaceEventKind.POWER_ON:
             self.power_on(event.mono_ns)
+        elif kind is FaceEventKind.CLOCK_REBOOTED:
+            detail = "a new session of the clock: it restarted (or another clock was connected)"
+            self.emit("warning", {"reason": kind.value, "detail": detail})
         else:
+            if kind is FaceEventKind.LINK_LOST:
+                error = getattr(self.face, "last_error", None)
+                self.clock_fault = f"link lost: {error}" if error else "link lost"
+            elif kind is FaceEventKind.LINK_RESTORED:
+                self.clock_fault = None
             self.emit("warning", {"reason": kind.value})
 
     def press(self, side: Side) -> None:
         clock = self.clock
-        if clock is None or self.result is not None:
+        if clock is None:
+            return
+        early_ms = self.flag.press_before_flag(side, self.now.act_ns)
+        if early_ms is not None:
+            # The flag stood unproven (the link was down) and this press was before it.
+            self.emit("warning", {
+                "reason": "press_before_flag", "side": side.value, "status": "pending",
+                "detail": f"pressed {early_ms} ms before the flag; arrived after it stood",
+            })  # fmt: skip
+            return
+        if self.result is not None:
             return
         if self.phase == "ready" and side is Side.BLACK and self._start_timer is None:
             # The usual way to start a clock: black presses, red's time runs.
@@ -348,22 +378,14 @@ class Board:
         self.on_state()
 
     def _schedule_flag(self) -> None:
-        if self._flag_timer is not None:
-            self._flag_timer.cancel()
-            self._flag_timer = None
-        if self.clock is None or self.result is not None:
+        if self.result is not None:
+            self.flag.cancel_timer()
             return
-        deadline = self.clock.deadline_ns()
-        if deadline is not None:
-            loop = asyncio.get_running_loop()
-            self._flag_timer = loop.call_at(deadline / 1e9, self._flag_due)
+        self.flag.schedule()
 
-    def _flag_due(self) -> None:
-        self._flag_timer = None
-        if self.clock is None:
-            return
-        if self.clock.flag is None:
-            self._schedule_flag()  # the loop woke a hair early: wait for the exact instant
+    def _flag_stands(self) -> None:
+        """No earlier press can still arrive (flag_guard): the flag falls for everyone."""
+        if self.clock is None or self.result is not None:
             return
         self.emit_clock_events(self.clock.settle())
         self.changed()
@@ -406,7 +428,7 @@ class Board:
             self.clock.remaining_ms(Side.RED),
             self.clock.remaining_ms(Side.BLACK),
             running=self.clock.running,
-            flag=self.clock.flag,
+            flag=FlagGuard.standing(self.clock),  # only a flag that stands is shown
             text=text,
             mono_ns=now,
         )
@@ -461,7 +483,8 @@ class Board:
         return None
 
     def cancel_timers(self) -> None:
-        for name in ("_flag_timer", "_late_timer", "_start_timer"):
+        self.flag.cancel_timer()
+        for name in ("_late_timer", "_start_timer"):
             handle = getattr(self, name)
             if handle is not None:
                 handle.cancel()
@@ -469,6 +492,7 @@ class Board:
 
     def close(self) -> None:
         self.cancel_timers()
+        self.flag.close()
         if self._display_timer is not None:
             self._display_timer.cancel()
             self._display_timer = None

@@ -62,6 +62,7 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
     else:
         clock = GameClock(tc, now=board.now, black=black_tc, handicap=handicap)
     board.cancel_timers()
+    board.flag.stood = None
     board.game = {
         "game": args.game,
         "tc": str(tc),
@@ -165,6 +166,7 @@ def _reset(board: Board, args: object) -> None:
     if board.phase == "running":
         raise CommandError("pause the clock before resetting the board")
     board.cancel_timers()
+    board.flag.stood = None
     board.game = None
     board.clock = None
     board.referee = None

@@ -154,8 +154,11 @@ class BoardLink:
         will = aiomqtt.Will(
             self.topics.status(self.board.id), self._status("lost"), qos=1, retain=True
         )
+        # One account per board connection (``{username}.{board}``, same password): the broker
+        # makes each connection's client id its username, so no one can take a board's id.
+        username = f"{b.username}.{self.board.id}" if b.username else None
         client = mqtt_client(
-            b,
+            b.model_copy(update={"username": username}),
             identifier=f"{self.board.node}.{self.board.id}",
             keepalive_s=broker_keepalive(b.keepalive_s),
             connect_timeout_s=b.connect_timeout_s,
@@ -341,7 +344,11 @@ class BoardLink:
                 assert isinstance(args, wire.RebirthArgs)
                 await self.rebirth(client, args.from_seq)
             else:
-                apply_command(board, command.cmd, args)
+                board.command_txn = command.txn
+                try:
+                    apply_command(board, command.cmd, args)
+                finally:
+                    board.command_txn = None
             reply = wire.Reply(txn=command.txn, ok=True)
             self.counters["commands_applied"] += 1
         except (wire.WireError, CommandError) as exc:

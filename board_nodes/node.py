@@ -41,7 +41,7 @@ class Node:
         self.regulation = Regulation.load(config.regulation)
         self.journal = Journal(config.data_dir / "journal.sqlite3", durable=config.journal_durable)
         self._faces = faces or {}
-        self._time = NodeTime(time_source) if time_source else NodeTime()
+        self._time_source = time_source
         self.boards: dict[str, Board] = {}
         self.links: dict[str, BoardLink] = {}
         self.session = 0
@@ -67,7 +67,8 @@ class Node:
                 regulation=self.regulation,
                 face=face,
                 journal=self.journal,
-                time_source=self._time,
+                # one per board: a late press on one board is not clamped by another's
+                time_source=NodeTime(self._time_source) if self._time_source else NodeTime(),
             )
             self.boards[board.id] = board
             self.links[board.id] = BoardLink(
@@ -99,8 +100,8 @@ class Node:
             async with asyncio.TaskGroup() as tg:
                 self._task_group = tg
                 for board_id, board in self.boards.items():
-                    await board.face.open()
-                    tg.create_task(board.run_face(), name=f"face-{board_id}")
+                    error = await _try_open(board.face)
+                    tg.create_task(self._serve_face(board, error), name=f"face-{board_id}")
                     tg.create_task(self.links[board_id].run(), name=f"link-{board_id}")
                     board.changed()
                 tg.create_task(self._checkpoints(), name="checkpoints")
@@ -118,6 +119,29 @@ class Node:
                 board.close()
                 await board.face.close()
             self.journal.close()
+
+    async def _serve_face(self, board: Board, error: Exception | None) -> None:
+        """Run one board's face; a face that will not open (a refused version, a URL that
+        refuses, pins in use) is reported with its reason and retried every
+        ``FACE_RETRY_S``, and the board serves once it opens. Nothing of it reaches the
+        other boards."""
+        reported: str | None = None
+        while error is not None:
+            reason = f"{type(error).__name__}: {error}"[:200]
+            if reason != reported:  # once per reason, not once per try
+                log.warning("board %s: the clock face does not open: %s", board.id, reason)
+                board.clock_fault = reason
+                board.emit("warning", {"reason": "clock_fault", "detail": reason})
+                board.changed()
+                reported = reason
+            await asyncio.sleep(FACE_RETRY_S)
+            error = await _try_open(board.face)
+        if reported is not None:
+            log.info("board %s: the clock face is open", board.id)
+            board.clock_fault = None
+            board.emit("warning", {"reason": "clock_fault", "detail": "the clock face is back"})
+            board.changed()
+        await board.run_face()
 
     async def _checkpoints(self) -> None:
         """Keep every running clock's journaled times at most ``checkpoint_s`` old.
@@ -163,6 +187,17 @@ class Node:
 
 class _Stop(Exception):
     pass
+
+
+FACE_RETRY_S = 1.0  # how often a clock face that would not open is tried again
+
+
+async def _try_open(face: ClockFace) -> Exception | None:
+    try:
+        await face.open()
+    except Exception as exc:  # whatever a face raises, the node outlives it
+        return exc
+    return None
 
 
 async def run_node(config: NodeConfig) -> None:

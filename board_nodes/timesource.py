@@ -1,4 +1,4 @@
-"""The node's monotonic time source for the clock core."""
+"""The node's monotonic time source for one board's clock core."""
 
 from __future__ import annotations
 
@@ -9,21 +9,44 @@ __all__ = ["NodeTime"]
 
 
 class NodeTime:
-    """The node's monotonic source for the clock core, never going backwards.
+    """One board's monotonic source for the clock core.
 
-    While a face event is applied, ``now()`` answers the instant of the event's edge, so the
-    time a player spent is measured to the edge, not to when the loop got round to it.
+    While a face event is applied (``pinned``), ``now()`` answers the instant of the act: the
+    edge's stamp, or the serial clock's ``device_ms`` through the link's offset estimate, so
+    a player is charged to the act, not to when its frame arrived.
+
+    Reading the time (a display refresh, a checkpoint, a snapshot) changes nothing in the
+    core, so it does not move that instant either: a press that arrives late is still
+    applied at its own instant. Only a *change* of the clock's state (``mark()``, called for
+    every event the board journals but warnings) sets a floor: an act older than the last
+    change is applied at the change (the core's history is not rewritten).
     """
 
     def __init__(self, source: Callable[[], int] = time.monotonic_ns) -> None:
         self._source = source
-        self._last = 0
+        self._floor = 0
         self._pinned: int | None = None
+        self._act: int | None = None  # the pinned act's own instant, before any floor
 
     def __call__(self) -> int:
-        t = self._pinned if self._pinned is not None else self._source()
-        self._last = max(self._last, t)
-        return self._last
+        if self._pinned is not None:
+            return self._pinned
+        return max(self._source(), self._floor)
+
+    @property
+    def act_ns(self) -> int:
+        """The instant of the act being applied, as the face stamped it (not raised to the
+        floor); outside an act, now."""
+        return self._act if self._act is not None else self()
+
+    @property
+    def floor(self) -> int:
+        """The instant of the last change of the clock's state."""
+        return self._floor
+
+    def mark(self) -> None:
+        """The clock's state changed now (or at the pinned instant)."""
+        self._floor = max(self._floor, self())
 
     def pinned(self, instant_ns: int) -> _Pin:
         return _Pin(self, instant_ns)
@@ -34,8 +57,12 @@ class _Pin:
         self.owner, self.instant = owner, instant
 
     def __enter__(self) -> None:
-        # An edge older than what the core has seen is clamped: time never runs backwards.
-        self.owner._pinned = max(self.instant, self.owner._last)
+        # An act older than the last change of state is applied at that change.
+        self.owner._pinned = max(self.instant, self.owner._floor)
+        self.owner._act = self.instant
 
     def __exit__(self, *exc: object) -> None:
+        # No floor here: an event that changed the clock journaled itself (``mark``); a link
+        # warning or a press of the side not on move changed nothing.
         self.owner._pinned = None
+        self.owner._act = None

@@ -8,7 +8,7 @@ refused before the ACL is consulted (``allow_anonymous false``).
 
 from __future__ import annotations
 
-from broker_config.roster import NodeEntry, Roster
+from broker_config.roster import NodeEntry, Roster, board_account
 
 __all__ = ["render_acl", "rules_for"]
 
@@ -17,9 +17,10 @@ NODE_WRITES = ("status", "state", "event", "reply")
 NODE_READS = ("cmd",)
 
 
-def _node_rules(root: str, node: NodeEntry) -> list[str]:
-    rules = [f"topic write {root}/board/{b}/{kind}" for b in node.boards for kind in NODE_WRITES]
-    rules += [f"topic read {root}/board/{b}/{kind}" for b in node.boards for kind in NODE_READS]
+def _node_rules(root: str, node: NodeEntry, boards: tuple[str, ...] | None = None) -> list[str]:
+    boards = node.boards if boards is None else boards
+    rules = [f"topic write {root}/board/{b}/{kind}" for b in boards for kind in NODE_WRITES]
+    rules += [f"topic read {root}/board/{b}/{kind}" for b in boards for kind in NODE_READS]
     rules += [f"topic read {root}/venue/cmd", f"topic read {root}/station/status"]
     return rules
 
@@ -37,6 +38,9 @@ def rules_for(roster: Roster, username: str) -> list[str]:
     for node in roster.node:
         if node.account == username:
             return _node_rules(root, node)
+        for board in node.boards:
+            if board_account(node.account, board) == username:
+                return _node_rules(root, node, (board,))  # one board's connection
     if any(a.username == username for a in roster.arbiter):
         return [f"topic read {root}/#"]
     if any(d.username == username for d in roster.display):
@@ -57,6 +61,11 @@ def render_acl(roster: Roster) -> str:
     ]
     for username, role in roster.accounts().items():
         out.append(f"# {role}")
+        out.append(f"user {username}")
+        out.extend(rules_for(roster, username))
+        out.append("")
+    for username, node in roster.board_accounts().items():
+        out.append(f"# one board's connection of node account {node}")
         out.append(f"user {username}")
         out.extend(rules_for(roster, username))
         out.append("")

@@ -187,6 +187,9 @@ def write_broker_config(
         if stale.stem not in accounts:
             stale.unlink()
 
+    # A board's connection account shares its node's password: one secret per Pi.
+    for user, node in roster.board_accounts().items():
+        passwords[user] = passwords[node]
     tool = find_tool("mosquitto_passwd", mosquitto_passwd)
     hash_password_file(paths.password_file, passwords, tool=tool)
     _own(paths.password_file, 0o640, gid, warnings)

@@ -23,13 +23,18 @@ MOSQUITTO_DEFAULT_QUEUE = 1000
 MESSAGES_PER_EVENT = 2
 HEADROOM = 2
 MAX_PACKET_BYTES = 256 * 1024  # a state snapshot is < 1 KiB; refuse anything absurd
+# A floor for the station's queue whatever the venue's size: one board flooding (a node's
+# password is at every table) must not push the other boards' messages out of the station's
+# queue while the station drains and throttles it (venue_station/guard.py, docs/security.md;
+# tests/station/test_attack_messages.py floods past the old 1,000-per-board sizing).
+FLOOD_FLOOR = 100_000
 
 
 def queue_size(roster: Roster) -> int:
     """Messages one offline subscriber (the station) may have queued.
 
     ``boards × events_per_board_per_minute × MESSAGES_PER_EVENT × outage_minutes × HEADROOM``,
-    rounded up to a thousand and never below Mosquitto's own default.
+    rounded up to a thousand and never below ``FLOOD_FLOOR`` (a one-board flood).
     """
     b = roster.broker
     if b.max_queued_messages is not None:
@@ -41,7 +46,7 @@ def queue_size(roster: Roster) -> int:
         * b.outage_minutes
         * HEADROOM
     )
-    return max(MOSQUITTO_DEFAULT_QUEUE, math.ceil(need / 1000) * 1000)
+    return max(MOSQUITTO_DEFAULT_QUEUE, FLOOD_FLOOR, math.ceil(need / 1000) * 1000)
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,6 +60,15 @@ class ConfPaths:
     cafile: Path | None = None
     certfile: Path | None = None
     keyfile: Path | None = None
+
+
+# Identity (issue 12): the client id of every connection is its username, on every listener.
+# Without it any account could connect with the station's (or a node's) client id and
+# Mosquitto would drop the older connection: anyone could keep the station off the broker.
+_IDENTITY = (
+    "# Every connection's client id is its username: no account can take another's.",
+    "use_username_as_clientid true",
+)
 
 
 def _domain(host: str) -> str:
@@ -111,6 +125,7 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
         "",
         f"listener {ls.port} {ls.host}",
         "protocol mqtt",
+        *_IDENTITY,
     ]
     if ls.websockets is not None:
         ws = ls.websockets
@@ -121,6 +136,7 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
             f"listener {ws.port} {ws.host}",
             "protocol websockets",
             f"socket_domain {_domain(ws.host)}",
+            *_IDENTITY,
         ]
     if ls.tls is not None:
         tls = ls.tls
@@ -128,6 +144,7 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
             "",
             f"listener {tls.port} {tls.host or ls.host}",
             "protocol mqtt",
+            *_IDENTITY,
             f"cafile {paths.cafile}",
             f"certfile {paths.certfile}",
             f"keyfile {paths.keyfile}",

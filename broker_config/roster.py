@@ -28,6 +28,7 @@ __all__ = [
     "Roster",
     "TlsListener",
     "WebsocketsListener",
+    "board_account",
 ]
 
 _ID_RE = re.compile(r"[A-Za-z0-9_-]{1,32}")
@@ -229,6 +230,15 @@ class Roster(_Model):
         out.update({d.username: "display" for d in self.display})
         return out
 
+    def board_accounts(self) -> dict[str, str]:
+        """Each board's own connection account -> the node account whose password it shares.
+
+        ``{node account}.{board}``: a node opens one connection per board (one will each), and
+        the broker makes every connection's client id its username (identity: no account can
+        take another's client id), so every connection needs an account of its own. The dot
+        cannot occur in a roster id, so these never collide with another account."""
+        return {board_account(n.account, b): n.account for n in self.node for b in n.boards}
+
     def problems(self) -> list[RosterProblem]:
         """The checks that span several entries (pydantic checks each entry alone)."""
         found: list[RosterProblem] = []
@@ -313,6 +323,11 @@ class Roster(_Model):
         return self.model_copy(
             update={"listeners": self.listeners.model_copy(update={"tls": fixed})}
         )
+
+
+def board_account(node_account: str, board: str) -> str:
+    """The username a node uses for one board's connection (see ``Roster.board_accounts``)."""
+    return f"{node_account}.{board}"
 
 
 def _problem(err: Any) -> RosterProblem:

@@ -127,6 +127,8 @@ class ClockEmulator:
         self.beeps: list[int] = []
         self.brightness: int | None = None
         self.power_on_state = True
+        # The truth for fault tests: every press as (side, device_ms, host monotonic ns).
+        self.presses: list[tuple[Side, int, int]] = []
         self.on_change: Callable[[], None] | None = None  # the keyboard UI redraws on it
         self._changed = asyncio.Event()
         self._server: asyncio.Server | None = None
@@ -190,7 +192,9 @@ class ClockEmulator:
         return self.link.clock_ms()
 
     async def press(self, side: Side) -> None:
-        self._event(Press(side, self.now_ms()))
+        device_ms = self.now_ms()
+        self.presses.append((side, device_ms, time.monotonic_ns()))
+        self._event(Press(side, device_ms))
 
     async def pause_key(self) -> None:
         self._event(Key(KeyKind.PAUSE, self.now_ms()))
@@ -224,6 +228,12 @@ class ClockEmulator:
 
     def resume_answering(self) -> None:
         self.link.muted = False
+        self._notify()
+
+    def reboot(self) -> None:
+        """A brown-out and power-up: a new session, HELLO at once (held events are kept)."""
+        self.shown = None
+        self.link.reboot()
         self._notify()
 
     def set_delay(self, ms: float) -> None:

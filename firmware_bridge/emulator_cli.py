@@ -34,6 +34,7 @@ KEYS = {
     "b": "battery low",
     "g": "inject 16 bytes of garbage",
     "s": "stop/resume answering",
+    "x": "reboot (a brown-out: new session)",
     "q": "quit",
 }
 
@@ -106,6 +107,8 @@ async def _keyboard(emu: ClockEmulator, stop: asyncio.Event) -> None:
             stop.set()
         elif ch == "s":
             emu.resume_answering() if emu.link.muted else emu.stop_answering()
+        elif ch == "x":
+            emu.reboot()
         elif ch in actions:
             task = loop.create_task(_await(actions[ch]()), name=f"key {ch}")
             pending.add(task)  # the loop keeps only weak references to tasks

@@ -39,6 +39,7 @@ class FaceEventKind(enum.Enum):
     BATTERY_LOW = "battery_low"
     LINK_LOST = "link_lost"  # serial faces only: the device stopped answering
     LINK_RESTORED = "link_restored"
+    CLOCK_REBOOTED = "clock_rebooted"  # serial faces: a new session of the clock (a reboot)
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,6 +156,28 @@ class ClockFace:
     async def events(self) -> AsyncIterator[FaceEvent]:
         while True:
             yield await self._queue.get()
+
+    async def quiet(self, timeout: float) -> bool:
+        """Wait (at most ``timeout`` s) until no event that happened before this call can
+        still come out of this face, and every one that did has been taken by the node.
+
+        The node asks this when a flag is due: the flag stands only when no earlier press of
+        that side can still arrive. Here: the events already emitted are consumed. A face
+        with a slower path (a serial line, an edge thread) proves its own part first.
+        """
+        try:
+            async with asyncio.timeout(timeout):
+                await self._drained()
+        except TimeoutError:
+            return False
+        return True
+
+    async def _drained(self) -> None:
+        # The consumer takes an event off the queue and applies it in the same loop step, so
+        # an empty queue means every emitted event has been applied.
+        await asyncio.sleep(0)
+        while not self._queue.empty():  # noqa: ASYNC110 (Queue has no "empty" event)
+            await asyncio.sleep(0.001)
 
     # -- into the face ---------------------------------------------------------------------
     async def show(self, view: FaceView) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import threading
 import time
 from typing import Any
 
@@ -123,6 +124,11 @@ class GpioClockFace(ClockFace):
         self._beep_off: asyncio.TimerHandle | None = None
         self.lever_side: Side | None = None  # lever faces: the side the lever rests on
         self.stats = {"edges": 0, "lever_repeats": 0, "late_edges": 0, "display_errors": 0}
+        # Edges stamped on gpiozero's thread vs taken on the loop: ``quiet`` waits for both
+        # to match, so a flag never stands while an edge from before it is still posted.
+        self._stamp_lock = threading.Lock()
+        self._stamped = 0
+        self._taken = 0
 
     def __repr__(self) -> str:
         state = "closed" if self.closed else "open" if self._opened else "new"
@@ -206,16 +212,36 @@ class GpioClockFace(ClockFace):
     # -- out of the face -----------------------------------------------------------------------
     def _edge(self, field: str, active: bool) -> None:
         """gpiozero's thread: stamp now, then let the loop do the rest."""
+        with self._stamp_lock:
+            self._stamped += 1
         t_ns = time.monotonic_ns()
         loop = self._loop
-        if loop is None or self._closed:
-            return
         try:
+            if loop is None or self._closed:
+                raise RuntimeError("no loop")
             loop.call_soon_threadsafe(self._on_edge, field, t_ns, active)
         except RuntimeError:  # the loop closed under a late edge; nothing left to tell
+            with self._stamp_lock:
+                self._stamped -= 1  # never reaches the loop: nothing for ``quiet`` to wait on
             self.stats["late_edges"] += 1
 
+    async def quiet(self, timeout: float) -> bool:
+        """Every edge stamped before now has reached the loop and been taken (a loop late
+        to read them takes them first), then the node consumed the events they made."""
+        with self._stamp_lock:
+            target = self._stamped
+        try:
+            async with asyncio.timeout(timeout):
+
+                while self._taken < target and not self._closed:  # noqa: ASYNC110
+                    await asyncio.sleep(0.001)
+                await self._drained()
+        except TimeoutError:
+            return False
+        return True
+
     def _on_edge(self, field: str, t_ns: int, active: bool) -> None:
+        self._taken += 1
         if self._closed:
             self.stats["late_edges"] += 1
             return

@@ -1,5 +1,8 @@
 """``qizhong self-test``: check a freshly wired GPIO clock face, key by key.
 
+(A serial clock — ``--url``, or a ``[[board]]`` with ``face = "serial"`` — is checked by
+``selftest_serial``: the link round trip, the display, every key it has.)
+
 Lights every segment and LED and beeps, then asks for each input in turn — red, black, pause,
 arbiter, the power switch off and on — and reports each as PASS or FAIL (timeout), with any
 other input seen meanwhile, which is how a swapped wire shows up. Exit code 0 only if every
@@ -15,7 +18,6 @@ import sys
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -23,12 +25,25 @@ from pydantic import ValidationError
 
 from clock_service import Side
 from firmware_bridge.displays import ClockDisplay
-from firmware_bridge.face import FaceError, FaceEvent, FaceEventKind
+from firmware_bridge.face import FaceError, FaceEventKind
 from firmware_bridge.gpio_config import GpioFaceConfig, normalize_pin
 from firmware_bridge.gpio_face import GpioClockFace
+from firmware_bridge.selftest_serial import run_serial
+from firmware_bridge.selftest_steps import (
+    _ARB,
+    _BLACK,
+    _OFF,
+    _ON,
+    _PAUSE,
+    _RED,
+    KEY_STEPS,
+    Step,
+    StepResult,
+)
 
 __all__ = [
     "DEMO_WIRING",
+    "KEY_STEPS",
     "Step",
     "StepResult",
     "add_arguments",
@@ -54,34 +69,6 @@ DEMO_WIRING: dict[str, Any] = {
     "display": {"driver": "max7219", "spi_port": 0, "spi_device": 0, "cascaded": 2},
 }
 
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    key: str  # the config field whose input this step checks
-    kind: FaceEventKind
-    side: Side | None
-    zh: str
-    en: str
-    shown: str  # what the display says meanwhile (7-segment friendly)
-
-    def matches(self, event: FaceEvent) -> bool:
-        return event.kind is self.kind and event.side is self.side
-
-
-@dataclass(slots=True)
-class StepResult:
-    step: Step
-    ok: bool
-    after_s: float
-    others: list[FaceEvent] = field(default_factory=list)
-
-
-_RED = Step("red_button", K.PRESS, Side.RED, "按红方按钮", "press RED's button", "rEd")
-_BLACK = Step("black_button", K.PRESS, Side.BLACK, "按黑方按钮", "press BLACK's button", "bLAC")
-_PAUSE = Step("pause_key", K.PAUSE_KEY, None, "按暂停键", "press the PAUSE key", "PAUSE")
-_ARB = Step("arbiter_key", K.ARBITER_KEY, None, "按裁判键", "press the ARBITER key", "Arb")
-_OFF = Step("power_sense", K.POWER_OFF, None, "关闭棋钟电源开关", "switch the clock OFF", "OFF")
-_ON = Step("power_sense", K.POWER_ON, None, "打开棋钟电源开关", "switch the clock ON", "On")
 
 _TEXT = {
     "zh": {
@@ -189,6 +176,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     src.add_argument("--config", type=Path, help="the node config (TOML) with [[board]] tables")
     src.add_argument("--board", help="the board id whose [board.gpio] table to test")
     src.add_argument("--gpio", type=Path, help="a TOML file holding just a GpioFaceConfig table")
+    src.add_argument("--url", help="a serial clock: /dev/ttyUSB0, socket://host:port, a pty")
+    parser.add_argument("--serial", action="store_true", help="with --mock: a serial clock")
     parser.add_argument("--timeout", type=float, default=10.0, help="seconds per check (10)")
     parser.add_argument("--segments-s", type=float, default=2.0, help="all-segments time (2)")
     parser.add_argument("--lang", choices=["zh", "en"], default="zh")
@@ -210,6 +199,10 @@ def load_config(args: argparse.Namespace) -> GpioFaceConfig:
         boards = data.get("board", [])
         for board in boards:
             if str(board.get("id")) == args.board:
+                if board.get("face") == "serial":
+                    if not board.get("url"):
+                        raise ValueError(f"board {args.board}: a serial face needs url")
+                    raise _SerialBoard(str(board["url"]))
                 if board.get("face") != "gpio":
                     raise ValueError(f"board {args.board} has face {board.get('face')!r}, not gpio")
                 if "gpio" not in board:
@@ -293,9 +286,18 @@ async def _main(args: argparse.Namespace, config: GpioFaceConfig) -> int:
     return 0 if all(r.ok for r in results) else 1
 
 
+class _SerialBoard(Exception):
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+
 def run(args: argparse.Namespace) -> int:
+    if getattr(args, "url", None) or (args.mock and getattr(args, "serial", False)):
+        return run_serial(args, getattr(args, "url", None))
     try:
         config = load_config(args)
+    except _SerialBoard as board:
+        return run_serial(args, board.url)
     except (OSError, ValueError, ValidationError, tomllib.TOMLDecodeError) as exc:
         print(f"self-test: bad wiring config: {exc}", file=sys.stderr)
         return 2

@@ -39,6 +39,12 @@ from firmware_bridge.serial_stream import LinkStats
 
 __all__ = ["LinkError", "ProtocolVersionError", "SerialClockFace", "SerialFaceError"]
 
+# An event that comes before the session has a good offset sample (a round trip of at most
+# _PLACE_RTT_NS: the mapping is then good to half of it) waits for one, at most _PLACE_WAIT_S;
+# then it is placed with the best sample there is, or at its receive time.
+_PLACE_WAIT_S = 1.0
+_PLACE_RTT_NS = 5_000_000
+
 log = logging.getLogger(__name__)
 
 
@@ -87,6 +93,11 @@ class SerialClockFace(ClockFace):
         self._handshake = asyncio.Event()
         self._disconnected = asyncio.Event()
         self._supervisor: asyncio.Task[None] | None = None
+        # Events that came before the first offset sample of a session (the device's clock
+        # is not mapped yet): held, in order, until a PONG maps it (at most ``_PLACE_WAIT_S``)
+        self._unplaced: list[tuple[FaceEventKind, int, int, Side | None]] = []
+        self._place_timer: asyncio.TimerHandle | None = None
+        self.link.on_sample = self._place_held
 
     # -- state ------------------------------------------------------------------------------
     @property
@@ -103,6 +114,10 @@ class SerialClockFace(ClockFace):
 
     # -- lifecycle --------------------------------------------------------------------------
     async def _open(self) -> None:
+        # open() may be tried again after a failure (the node retries a bad clock each second)
+        self._closing = False
+        self._handshake.clear()
+        self.last_error = None
         try:
             await self._connect()
         except (OSError, ValueError) as exc:
@@ -153,6 +168,9 @@ class SerialClockFace(ClockFace):
 
     async def _shutdown(self) -> None:
         self._closing = True
+        if self._place_timer is not None:
+            self._place_timer.cancel()
+            self._place_timer = None
         if self._supervisor is not None:
             self._supervisor.cancel()
             with contextlib.suppress(asyncio.CancelledError):
@@ -202,6 +220,31 @@ class SerialClockFace(ClockFace):
         if self._brightness is not None:
             self.link.send_reliable(Brightness(self._brightness))
 
+    def device_rebooted(self, old: Hello, new: Hello) -> None:
+        if self._closing:
+            return
+        log.warning("%s: clock rebooted (session %d -> %d)", self.name, old.session, new.session)
+        self._emit(FaceEvent(FaceEventKind.CLOCK_REBOOTED, self.now_ns()))
+
+    async def quiet(self, timeout: float) -> bool:
+        """Prove, within ``timeout`` s, that no event the clock sent before now can still
+        arrive: two clean probe rounds in a row (``HostLink.probe_quiet``), then the face's
+        queue drained. False when the link cannot prove it in time (e.g. it is down)."""
+        clean = 0
+        try:
+            async with asyncio.timeout(timeout):
+                while clean < 2:
+                    if not self.link.up:
+                        clean = 0
+                        await asyncio.sleep(self.link.ping_interval / 5)
+                        continue
+                    proved = await self.link.probe_quiet()
+                    clean = clean + 1 if proved and not self._unplaced else 0
+                await self._drained()
+        except TimeoutError:
+            return False
+        return True
+
     def link_broken(self, reason: str, error: SerialFaceError | None) -> None:
         if error is not None:
             self.last_error = error
@@ -215,7 +258,32 @@ class SerialClockFace(ClockFace):
     def _event(
         self, kind: FaceEventKind, device_ms: int, recv_ns: int, side: Side | None = None
     ) -> None:
+        best = self.link.offset.best_rtt_ns
+        if self._unplaced or best is None or best > _PLACE_RTT_NS:
+            self._unplaced.append((kind, device_ms, recv_ns, side))
+            if self._place_timer is None:
+                loop = asyncio.get_running_loop()
+                self._place_timer = loop.call_later(_PLACE_WAIT_S, self._place_held, True)
+                self.link.ping_now()
+            return
         self._emit(FaceEvent(kind, self._event_ns(device_ms, recv_ns), side, device_ms))
+
+    def _place_held(self, timed_out: bool = False) -> None:
+        """A new offset sample came (or the wait ran out: then the events are placed with
+        the best sample there is, or at their receive time)."""
+        if not self._unplaced:
+            return
+        best = self.link.offset.best_rtt_ns
+        if not timed_out and (best is None or best > _PLACE_RTT_NS):
+            self.link.ping_now()  # not good enough to place a press by: another sample
+            return
+        if self._place_timer is not None:
+            self._place_timer.cancel()
+            self._place_timer = None
+        held, self._unplaced = self._unplaced, []
+        for kind, device_ms, recv_ns, side in held:
+            if not self._closing:
+                self._emit(FaceEvent(kind, self._event_ns(device_ms, recv_ns), side, device_ms))
 
     def _event_ns(self, device_ms: int, recv_ns: int) -> int:
         """When it happened on the host's clock: the receive time, moved back by the transit

@@ -13,6 +13,7 @@ import asyncio
 import logging
 import time
 from collections import deque
+from collections.abc import Callable
 from typing import Protocol
 
 from firmware_bridge.serial_codec import (
@@ -242,6 +243,9 @@ class HostLinkListener(Protocol):
     def link_established(self, hello: Hello) -> None: ...
     def link_broken(self, reason: str, error: SerialFaceError | None) -> None: ...
 
+    # Optional: ``device_rebooted(old, new)`` — a new session of the clock (a reboot or a
+    # swapped clock); ``link_established`` follows it, even while the link stayed up.
+
 
 class HostLink(LinkBase):
     """The host's end of the link."""
@@ -272,6 +276,12 @@ class HostLink(LinkBase):
         self._down_reported = False
         self._pings: dict[int, int] = {}
         self._ping_timer: asyncio.TimerHandle | None = None
+        self._hello_waiters: list[asyncio.Future[None]] = []
+        self._pong_waiters: dict[int, asyncio.Future[None]] = {}
+        self._token = 0
+        self._extra_ping_ns = 0
+        self.delivered = 0  # reliable messages handed to the listener
+        self.on_sample: Callable[[], None] | None = None  # a new PING/PONG offset sample
 
     @property
     def up(self) -> bool:
@@ -301,10 +311,16 @@ class HostLink(LinkBase):
             sent = self._pings.pop(message.token, None)
             if sent is not None:
                 self.offset.add(sent, recv_ns, message.device_ms)
+                if self.on_sample is not None:
+                    self.on_sample()
+            waiter = self._pong_waiters.pop(message.token, None)
+            if waiter is not None and not waiter.done():
+                waiter.set_result(None)
         elif isinstance(message, Nak):
             log.warning("device refused an unreliable frame: %s", message.reason.name)
 
     def _deliver(self, message: Message, recv_ns: int) -> None:
+        self.delivered += 1
         self.listener.link_message(message, recv_ns)
 
     def _hello(self, hello: Hello) -> None:
@@ -330,13 +346,34 @@ class HostLink(LinkBase):
             and (known.device_id, known.session) == (hello.device_id, hello.session)
             and self.receiver.expected is not None
         )
+        rebooted = known is not None and not same
         if not same:
             # A new device or a reboot: its seq numbering starts afresh where it says.
             self.receiver.reset(hello.tx_seq)
             self.offset.reset()
+            if self.frames is not None:
+                # A sample at once: events resent after this handshake wait for one (face).
+                loop = asyncio.get_running_loop()
+                loop.call_soon(self.ping_now)
+        elif hello.tx_seq == self.receiver.expected and self.receiver.holding:
+            self.receiver.extend_gap()  # the device still holds the frame the gap waits for
         self.device = hello
         self.send(HelloAck(PROTOCOL_VERSION, hello.session, self.sender.oldest()))
-        if self.state == "up":
+        for waiter in self._hello_waiters:
+            if not waiter.done():
+                waiter.set_result(None)
+        self._hello_waiters.clear()
+        if rebooted:
+            assert known is not None
+            self.stats.reboots += 1
+            log.warning(
+                "clock %#010x session %d -> %#010x session %d: the clock rebooted",
+                known.device_id, known.session, hello.device_id, hello.session,
+            )  # fmt: skip
+            notify = getattr(self.listener, "device_rebooted", None)
+            if notify is not None:
+                notify(known, hello)
+        if self.state == "up" and not rebooted:
             return  # the device missed our HELLO_ACK; nothing else changed
         self.state = "up"
         self.sender.resume()
@@ -367,13 +404,57 @@ class HostLink(LinkBase):
             self._go_down(f"no answer for {silent // 1_000_000} ms", LinkError, lost=True)
         elif self.state == "handshake" and now - self._since_ns > self.lost_after_ns:
             self._go_down(f"no HELLO within {self.lost_after_ns // 1_000_000} ms", None, lost=True)
-        token = (now // 1_000_000) & 0xFFFFFFFF
+        self._send_ping(want_hello=self.state != "up")
+        loop = asyncio.get_running_loop()
+        self._ping_timer = loop.call_later(self.ping_interval, self._ping)
+
+    def ping_now(self) -> None:
+        """One more PING/PONG sample at once (the face wants a good offset); at most one
+        per 20 ms, so a face waiting on a bad line does not flood it."""
+        now = time.monotonic_ns()
+        if self.frames is not None and now - self._extra_ping_ns >= 20_000_000:
+            self._extra_ping_ns = now
+            self._send_ping(want_hello=self.state != "up")
+
+    def _send_ping(self, *, want_hello: bool) -> int:
+        now = time.monotonic_ns()
+        # The host's ms clock, made unique: two pings in one ms keep their own round trips.
+        token = max((now // 1_000_000) & 0xFFFFFFFF, (self._token + 1) & 0xFFFFFFFF)
+        self._token = token
         if len(self._pings) > 16:
             self._pings.clear()  # unanswered pings of a silent device
         self._pings[token] = now
-        self.send(Ping(token, 0 if self.state == "up" else Ping.WANT_HELLO))
+        self.send(Ping(token, Ping.WANT_HELLO if want_hello else 0))
+        return token
+
+    async def probe_quiet(self) -> bool:
+        """One round of proof that no event the device sent before now is still on its way.
+
+        A PING asking for HELLO; the HELLO_ACK that answers it makes the device resend, at
+        once, every event it holds (docs/protocol.md §4); then a PING whose PONG the device
+        sends behind those resends, on the same ordered line. True when that round came back
+        with nothing delivered, nothing held behind a gap and no frame rejected in between
+        (a damaged frame might have been a resend). No timeout here: the caller bounds it.
+        """
+        if not self.up:
+            return False
         loop = asyncio.get_running_loop()
-        self._ping_timer = loop.call_later(self.ping_interval, self._ping)
+        rejected, delivered = self.stats.rejected, self.delivered
+        hello: asyncio.Future[None] = loop.create_future()
+        self._hello_waiters.append(hello)
+        self._send_ping(want_hello=True)
+        await hello
+        pong: asyncio.Future[None] = loop.create_future()
+        self._pong_waiters[self._send_ping(want_hello=False)] = pong
+        while len(self._pong_waiters) > 16:
+            self._pong_waiters.pop(next(iter(self._pong_waiters))).cancel()
+        await pong
+        return (
+            self.up
+            and self.stats.rejected == rejected
+            and self.delivered == delivered
+            and not self.receiver.holding
+        )
 
     def _stop_pinging(self) -> None:
         if self._ping_timer is not None:
@@ -383,4 +464,8 @@ class HostLink(LinkBase):
     def close(self) -> None:
         self.state = "closed"
         self._stop_pinging()
+        for waiter in [*self._hello_waiters, *self._pong_waiters.values()]:
+            waiter.cancel()
+        self._hello_waiters.clear()
+        self._pong_waiters.clear()
         super().close()

@@ -59,6 +59,7 @@ class ReliableSender:
         rto: float = 0.1,
         max_retries: int = 8,
         keep_on_give_up: bool = False,
+        on_give_up: Callable[[], None] | None = None,
     ) -> None:
         if not 1 <= window <= 32:
             raise ValueError(f"window must be 1..32, not {window}")
@@ -68,6 +69,9 @@ class ReliableSender:
         self.rto = rto
         self.max_retries = max_retries
         self.keep_on_give_up = keep_on_give_up
+        # The device re-handshakes when it gives up on an event: the HELLO_ACK that answers
+        # makes it resend everything it holds (docs/protocol.md §5), so none waits forever.
+        self.on_give_up = on_give_up
         self.next_seq = 1
         self.in_flight: dict[int, _Pending] = {}  # insertion order = seq order
         self.queue: deque[Message] = deque()
@@ -107,6 +111,8 @@ class ReliableSender:
         if pending.tries > self.max_retries:
             self.stats.tx_failed += 1
             if self.keep_on_give_up:
+                if self.on_give_up is not None:
+                    self.on_give_up()
                 return  # resent by resume() after the next handshake
             log.debug("giving up on %r after %d tries", pending.frame, pending.tries)
             del self.in_flight[seq]
@@ -176,17 +182,46 @@ class Receiver:
         self.gap_timeout = gap_timeout
         self.expected: int | None = None  # unknown until the handshake says where to start
         self._held: dict[int, tuple[Message, int]] = {}
+        # Seqs a gap timeout passed over without delivering them: if one comes after all it
+        # is delivered then (late), not taken for a duplicate — the receive counter moved
+        # past it, but the sender's numbering says it was never seen. At most the duplicate
+        # horizon of them, oldest forgotten first.
+        self._skipped: dict[int, None] = {}
         self._gap_timer: asyncio.TimerHandle | None = None
+
+    @property
+    def holding(self) -> bool:
+        """Frames wait behind a gap: the missing one is still on its way."""
+        return bool(self._held)
 
     def reset(self, expected: int) -> None:
         self.expected = expected
         self._held.clear()
+        self._skipped.clear()
         self._cancel_gap_timer()
 
     def forget(self) -> None:
         self.expected = None
         self._held.clear()
+        self._skipped.clear()
         self._cancel_gap_timer()
+
+    def advance_to(self, seq: int) -> None:
+        """Move the counter forward to ``seq`` (never back): the sender says it moved on."""
+        if self.expected is None:
+            self.reset(seq)
+            return
+        distance = seq_distance(seq, self.expected)
+        if 0 < distance < SEQ_SPAN - DUPLICATE_HORIZON:
+            self.reset(seq)
+
+    def extend_gap(self) -> None:
+        """The sender still holds the missing frame (it said so): wait for it afresh."""
+        if self._gap_timer is not None:
+            self._gap_timer.cancel()
+            self._gap_timer = asyncio.get_running_loop().call_later(
+                self.gap_timeout, self._skip_gap
+            )
 
     def receive(self, seq: int, message: Message, recv_ns: int | None = None) -> bool:
         if self.expected is None:
@@ -196,6 +231,7 @@ class Receiver:
         distance = seq_distance(seq, self.expected)
         if distance == 0:
             self.expected = next_seq(seq)
+            self._skipped.pop(seq, None)
             self._deliver(message, recv_ns)
             self._drain()
             return True
@@ -204,10 +240,16 @@ class Receiver:
                 self.stats.duplicates += 1
             else:
                 self.stats.out_of_order += 1
+                self._skipped.pop(seq, None)
                 self._held[seq] = (message, recv_ns)
                 if self._gap_timer is None:
                     loop = asyncio.get_running_loop()
                     self._gap_timer = loop.call_later(self.gap_timeout, self._skip_gap)
+            return True
+        if seq in self._skipped:
+            del self._skipped[seq]
+            self.stats.late_delivered += 1
+            self._deliver(message, recv_ns)
             return True
         if distance >= SEQ_SPAN - DUPLICATE_HORIZON:
             self.stats.duplicates += 1  # delivered before; its ack was lost, so ack again
@@ -232,6 +274,12 @@ class Receiver:
         first = min(self._held, key=lambda s: seq_distance(s, base))
         self.stats.gaps_skipped += 1
         log.warning("gave up waiting for seq %d..%d; delivering from %d", base, first - 1, first)
+        seq = base
+        while seq != first:
+            self._skipped[seq] = None
+            seq = next_seq(seq)
+        while len(self._skipped) > DUPLICATE_HORIZON:
+            del self._skipped[next(iter(self._skipped))]
         self.expected = first
         self._drain()
         if self._held:

@@ -43,6 +43,7 @@ class LinkStats:
     out_of_order: int = 0
     out_of_window: int = 0
     gaps_skipped: int = 0
+    late_delivered: int = 0  # a frame a gap timeout had passed over, delivered when it came
     unexpected: int = 0  # a valid message that does not travel this way
     not_ready: int = 0  # a reliable message before the handshake (left unacknowledged)
     retransmits: int = 0
@@ -52,6 +53,7 @@ class LinkStats:
     stale_acks: int = 0
     version_mismatch: int = 0
     hellos: int = 0
+    reboots: int = 0  # a new session of the same link (a clock rebooted or swapped)
     link_lost: int = 0
     link_restored: int = 0
     connects: int = 0

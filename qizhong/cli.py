@@ -36,7 +36,7 @@ COMMANDS: dict[str, tuple[str, str]] = {
     ),
     "self-test": (
         "firmware_bridge.selftest",
-        "check a freshly wired GPIO clock face: every segment, then each key",
+        "check a freshly wired clock face (GPIO or serial): the display, then each key",
     ),
     "station": ("venue_station.cli", "the venue station: collector, store, HTTP API, web pages"),
     "trf": (

@@ -36,6 +36,8 @@ ALERT_KINDS = (
     "warning",
     "clock_offset",
     "gap",
+    "flood",
+    "set_aside",
 )
 ALERT_STATUSES = ("open", "acked", "confirmed", "dismissed")
 

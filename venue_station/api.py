@@ -88,10 +88,8 @@ def path_int(request: Request, name: str) -> int:
 
 # -- read routes -------------------------------------------------------------------------------
 async def healthz(request: Request) -> Response:
-    station = station_of(request)
-    info = station.info()
-    ok = info["connected"] or not station.connect
-    return json_response({"ok": ok, **info}, 200 if ok else 503)
+    health = station_of(request).health()
+    return json_response(health, 200 if health["ok"] else 503)
 
 
 async def metrics(request: Request) -> Response:
@@ -256,6 +254,14 @@ async def alerts(request: Request) -> Response:
     return json_response({"alerts": rows})
 
 
+async def set_aside(request: Request) -> Response:
+    """What the writer could not store, newest first, with the reason (docs/security.md)."""
+    station = station_of(request)
+    assert station.store is not None
+    limit = int_param(request, "limit", default=200, low=1, high=1000) or 200
+    return json_response({"set_aside": await station.store.set_aside_rows(limit)})
+
+
 async def stream(request: Request) -> Response:
     station = station_of(request)
     queue = station.hub.subscribe()
@@ -342,6 +348,7 @@ def read_routes() -> list[BaseRoute]:
         Route("/api/fouls", fouls),
         Route("/api/rounds", rounds),
         Route("/api/alerts", alerts),
+        Route("/api/set_aside", set_aside),
         Route("/api/stream", stream),
         Route("/api/export/rounds/{round}/results.{fmt}", export_results),
         Route("/api/export/games/{game}/clock.{fmt}", export_clock),

@@ -22,10 +22,12 @@ from typing import Any
 from venue_station import alerts as alert_rules
 from venue_station.clock_probe import ClockProbes, RoundTrip
 from venue_station.clock_truth import ClockTruth
+from venue_station.containment import WriterHealth, describe_item, write_contained
+from venue_station.guard import Authority, DropLog, FloodGate, is_decision
 from venue_station.hub import Hub
 from venue_station.metrics import Metrics
 from venue_station.results import DECISIVE_TYPES, derive_game
-from venue_station.seqs import SeqTracker
+from venue_station.seqs import RangeSet, SeqTracker
 from venue_station.store import Store
 from wire_contract.messages import (
     BoardStatus,
@@ -114,6 +116,14 @@ class Ingest:
         self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
         self.clock_probes = ClockProbes(Topics(venue), interval_s=clock_probe_s)
         self.alert_ledger = alert_rules.AlertLedger()
+        self.drops = DropLog(metrics)
+        self.flood = FloodGate()
+        self.authority = Authority()
+        self.writer_health = WriterHealth()
+        # Which (board, session, seq) are stored (a tracker per board and session) or queued:
+        # a duplicate raises no alert, whatever it says.
+        self._stored: dict[tuple[str, int], RangeSet] = {}
+        self._queued: set[tuple[str, int, int]] = set()
         # Messages before this (wall ms) may be a backlog the broker queued while we were away:
         # their age says nothing about a node's clock. The collector moves it on each connect.
         self.live_after_ms = 0
@@ -121,6 +131,11 @@ class Ingest:
     async def load(self) -> None:
         """Rebuild the views and the seq bookkeeping from the store (at start)."""
         self.seqs.load(await self.store.seqs_by_board(), time.monotonic())
+        for key, seqs in (await self.store.seqs_by_session()).items():
+            stored = self._stored[key] = RangeSet()
+            for seq in seqs:
+                stored.add(seq)
+        self.authority.load(await self.store.games_boards(), await self.store.command_boards())
         for row in await self.store.boards():
             self.boards[row["board"]] = BoardView(row["board"], row["status"], row["state"])
         self._paired = {p["board"] for p in await self.store.pairings()}
@@ -141,11 +156,20 @@ class Ingest:
 
     # -- reading messages -------------------------------------------------------------------
     def _reject(self, kind: str, topic: str, reason: str) -> None:
-        self.metrics.bad_payload(kind)
-        log.warning("dropped a message on %s (%s): %s", topic, kind, reason)
+        self.drops.drop(kind, topic, reason)
 
     def handle(
         self, topic: str, payload: bytes, *, received_ms: int | None = None, retained: bool = False
+    ) -> None:
+        """Take one message; never raises (whatever one message does is contained to it)."""
+        try:
+            self._handle(topic, payload, received_ms=received_ms, retained=retained)
+        except Exception as exc:  # a bug met by a message: drop it, keep the station
+            log.warning("message on %s broke the ingest", topic[:200], exc_info=True)
+            self._reject("internal", topic[:200], f"{type(exc).__name__}: {exc}")
+
+    def _handle(
+        self, topic: str, payload: bytes, *, received_ms: int | None, retained: bool
     ) -> None:
         received_ms = wall_ms() if received_ms is None else received_ms
         try:
@@ -169,6 +193,9 @@ class Ingest:
             return self._reject(
                 "unknown_board", topic, f"board {board!r} is not in the roster or any pairing"
             )
+        if not self.flood.admit(board):
+            self._flooded(board)
+            return self._reject("flood", topic, f"board {board!r} sends faster than a clock can")
         if name.leaf == "reply":
             answer = self.clock_probes.take_reply(board, payload, received_ms)
             if answer is not None:
@@ -185,11 +212,13 @@ class Ingest:
         try:
             msg: Any = decode(model, payload)
         except WireError as exc:
-            kind = (
-                "not_json"
-                if str(exc).startswith(("not JSON", "expected a JSON object"))
-                else f"bad_{name.leaf}"
-            )
+            text = str(exc)
+            if text.startswith("too large"):
+                kind = "too_large"  # over a byte-level bound: never parsed
+            elif text.startswith(("not JSON", "expected a JSON object")):
+                kind = "not_json"
+            else:
+                kind = f"bad_{name.leaf}"
             return self._reject(kind, topic, str(exc))
         if name.leaf != "status" and msg.board != board:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
@@ -201,10 +230,44 @@ class Ingest:
         elif name.leaf == "state":
             self._on_state(board, msg)
         else:
-            self._queue.put_nowait(("event", (msg, received_ms)))
-            for spec in alert_rules.alerts_for_event(msg):
-                self.raise_alert(spec)
+            self._on_event(board, topic, msg, received_ms)
         return None
+
+    def _on_event(self, board: str, topic: str, ev: EventEnvelope, received_ms: int) -> None:
+        if not self.authority.may_name(board, ev.game):
+            return self._reject(
+                "game_board_mismatch", topic, f"game {ev.game!r} is not bound to board {board!r}"
+            )
+        if is_decision(ev) and not self.authority.decides(board, ev):
+            # Only the station's own arbiter actions decide; the board's word is a proposal.
+            self.drops.drop(
+                "unverified_decision",
+                topic,
+                f"a {ev.type} without a command of the station: stored as a proposal",
+                what="kept as a proposal",
+            )
+            ev = Authority.as_proposal(ev)
+        key = (ev.board, ev.session, ev.seq)
+        stored = self._stored.get((ev.board, ev.session))
+        duplicate = key in self._queued or (stored is not None and ev.seq in stored)
+        self._queued.add(key)
+        self._queue.put_nowait(("event", (ev, received_ms)))
+        if duplicate:
+            return None  # stored (or about to be) once already: it raises nothing again
+        for spec in alert_rules.alerts_for_event(ev):
+            self.raise_alert(spec)
+        return None
+
+    def _flooded(self, board: str) -> None:
+        minute = wall_ms() // 60_000
+        spec = alert_rules.AlertSpec(
+            f"flood:{board}:{minute}",
+            "flood",
+            board,
+            wall_ms(),
+            detail={"rate_per_s": self.flood.rate, "burst": self.flood.burst},
+        )
+        self.raise_alert(spec)
 
     def _view(self, board: str) -> BoardView:
         view = self.boards.get(board)
@@ -319,21 +382,37 @@ class Ingest:
             batch = [await self._queue.get()]
             while len(batch) < _BATCH and not self._queue.empty():
                 batch.append(self._queue.get_nowait())
-            delay = 0.2
-            while True:
-                try:
-                    await self._write(batch)
-                    break
-                except asyncio.CancelledError:
-                    raise
-                except Exception:  # the database is down or full: keep the batch, retry
-                    log.exception(
-                        "storing a batch of %d failed; retrying in %.1fs", len(batch), delay
-                    )
-                    await asyncio.sleep(delay)
-                    delay = min(delay * 2, 5.0)
-            for _ in batch:
-                self._queue.task_done()
+            try:
+                await write_contained(batch, self._write, self._set_aside, self.writer_health)
+            finally:
+                for kind, item in batch:
+                    if kind == "event":
+                        ev = item[0]
+                        self._queued.discard((ev.board, ev.session, ev.seq))
+                    self._queue.task_done()
+
+    async def _set_aside(self, kind: str, item: Any, exc: BaseException) -> None:
+        """Keep an item the database refuses, with the reason; alert the arbiter; go on."""
+        board, text = describe_item(kind, item)
+        reason = f"{type(exc).__name__}: {str(exc)[:500]}"
+        log.warning("set aside a %s of board %s that cannot be stored: %s", kind, board, reason)
+        self.metrics.bad_payload(f"set_aside_{kind}")
+        try:
+            row_id = await self.store.set_aside(kind=kind, board=board, reason=reason, item=text)
+        except Exception as again:  # not even that: the log line above is all that is left
+            log.warning("could not keep the set-aside %s either: %s", kind, again)
+            return
+        if kind == "alert" and item.get("kind") == "set_aside":
+            return
+        self.raise_alert(
+            alert_rules.AlertSpec(
+                f"aside:{row_id}",
+                "set_aside",
+                (board or "-")[:32],
+                wall_ms(),
+                detail={"id": row_id, "kind": kind, "reason": reason},
+            )
+        )
 
     async def _write(self, batch: list[tuple[str, Any]]) -> None:
         events: list[tuple[EventEnvelope, int]] = [item for kind, item in batch if kind == "event"]
@@ -398,6 +477,7 @@ class Ingest:
         for key, ev in unique.items():
             if key not in inserted:
                 continue
+            self._stored.setdefault((ev.board, ev.session), RangeSet()).add(ev.seq)
             self.metrics.events_stored += 1
             self.metrics.observe_lag(max(0, stored_ms - ev.ts))
             step = self.seqs.add(ev.board, ev.seq, mono)

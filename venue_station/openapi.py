@@ -135,6 +135,10 @@ SCHEMA: dict[str, Any] = {
             _q("status", "open|acked|confirmed|dismissed|active"),
             _q("limit", "1..1000", "integer"),
         ),
+        "/api/set_aside": _get(
+            "messages the writer could not store, with the reason, newest first",
+            _q("limit", "1..1000", "integer"),
+        ),
         "/api/stream": _get(
             "SSE: hello, state, status, event, alert, game, ping; each data has station_ts",
             media="text/event-stream",

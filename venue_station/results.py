@@ -7,7 +7,9 @@ calls (its docstring has the rule). What the station shows of it:
   ``proposed_reason`` beside, never the result, and it counts nowhere (points, standings,
   exports, knockout) until the arbiter confirms it;
 - a double forfeit is the result ``0-0`` (both score the profile's loss) with winner None;
-- fouls are counted per side by their latest ruling (pending, confirmed, dismissed).
+- fouls are counted per side by their latest ruling (pending, confirmed, dismissed);
+- a ruling a board sent without the station's command (``unverified``, see guard.py) settles
+  nothing: it is left out (an unverified result without ``ref`` stays a pending proposal).
 """
 
 from __future__ import annotations
@@ -77,11 +79,16 @@ def points(outcome_result: str | None, scoring: Scoring) -> tuple[int | None, in
     return None, None
 
 
+def _unverified_ruling(ev: Mapping[str, Any]) -> bool:
+    data = ev["data"]
+    return bool(data.get("unverified")) and bool(data.get("ref"))
+
+
 def derive_game(
     events: Iterable[Mapping[str, Any]], regulation: Regulation | None = None
 ) -> Outcome:
     """The outcome of one game from its events (any order), by the one outcome function."""
-    o = game_outcome(events, regulation)
+    o = game_outcome((ev for ev in events if not _unverified_ruling(ev)), regulation)
     if o.status == CONFIRMED:
         return Outcome(
             o.winner, o.text, o.reason, o.source, o.seq, o.fouls, o.status, forfeit=o.forfeit

@@ -7,9 +7,10 @@ below it is a gap, which the collector asks the node to fill (``rebirth``).
 
 from __future__ import annotations
 
+import bisect
 from dataclasses import dataclass, field
 
-__all__ = ["BoardSeqs", "SeqTracker", "Step"]
+__all__ = ["BoardSeqs", "RangeSet", "SeqTracker", "Step"]
 
 
 @dataclass
@@ -94,3 +95,36 @@ class SeqTracker:
 
     def open_gaps(self) -> dict[str, BoardSeqs]:
         return {board: b for board, b in self.boards.items() if b.has_gap}
+
+
+class RangeSet:
+    """Integers as sorted disjoint ranges: a board's stored seqs of one session are nearly
+    always one range, so this stays a few entries however many events are stored."""
+
+    def __init__(self) -> None:
+        self._lo: list[int] = []
+        self._hi: list[int] = []
+
+    def __contains__(self, value: int) -> bool:
+        i = bisect.bisect_right(self._lo, value) - 1
+        return i >= 0 and value <= self._hi[i]
+
+    def add(self, value: int) -> None:
+        i = bisect.bisect_right(self._lo, value) - 1
+        if i >= 0 and value <= self._hi[i]:
+            return
+        joins_left = i >= 0 and self._hi[i] == value - 1
+        joins_right = i + 1 < len(self._lo) and self._lo[i + 1] == value + 1
+        if joins_left and joins_right:
+            self._hi[i] = self._hi[i + 1]
+            del self._lo[i + 1], self._hi[i + 1]
+        elif joins_left:
+            self._hi[i] = value
+        elif joins_right:
+            self._lo[i + 1] = value
+        else:
+            self._lo.insert(i + 1, value)
+            self._hi.insert(i + 1, value)
+
+    def __len__(self) -> int:
+        return len(self._lo)

@@ -32,13 +32,15 @@ from venue_station.results import (
     derive_game,
     tournament_fouls,
 )
-from venue_station.store import Store, board_key
+from venue_station.store import Store, board_key, game_id
+from venue_station.supervisor import Supervisor
 from wire_contract.messages import Topics
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["Station"]
 
 log = logging.getLogger(__name__)
+FLUSH_AT_STOP_S = 1.5
 
 
 class Station:
@@ -63,6 +65,7 @@ class Station:
         self.http_port: int | None = None
         self.started_ms = 0
         self._tasks: list[asyncio.Task[Any]] = []
+        self.supervisor = Supervisor()
         self._server: Any = None
         self._stop = asyncio.Event()
         self._app: Any = None
@@ -86,20 +89,32 @@ class Station:
             clock_probe_s=self.config.clock_probe_s,
         )
         await self.ingest.load()
-        self._spawn(self.ingest.run_writer(), "writer")
+        self.bus.on_sent = self.ingest.authority.sent
+        ingest, supervisor = self.ingest, self.supervisor
+        self.metrics.gauges.update(
+            {
+                "qz_tasks_down": lambda: len(supervisor.down()),
+                "qz_task_restarts": lambda: sum(s.restarts for s in supervisor.states.values()),
+                "qz_writer_stuck": lambda: int(ingest.writer_health.stuck()),
+                "qz_set_aside": lambda: ingest.writer_health.set_aside,
+                "qz_boards_flooding": lambda: len(ingest.flood.throttled()),
+            }
+        )
+        self.supervisor.start("writer", self.ingest.run_writer)
         if self.connect:
-            self.collector = Collector(
+            self.collector = collector = Collector(
                 self.config.broker, self.topics, self.ingest, session=self.session
             )
-            self.bus.publish = self.collector.publish
-            self._spawn(self.collector.run(), "collector")
-            self._spawn(self._watch_gaps(), "gaps")
-            collector, ingest = self.collector, self.ingest
+            self.bus.publish = collector.publish
+            self.supervisor.start("collector", collector.run)
+            self.supervisor.start("gaps", self._watch_gaps)
             ingest.clock_truth.probing = True  # a node looking behind is judged by round trips
-            probes = ingest.clock_probes.run(
-                collector.publish, ingest.probe_targets, collector.connected.is_set
+            self.supervisor.start(
+                "clock-probes",
+                lambda: ingest.clock_probes.run(
+                    collector.publish, ingest.probe_targets, collector.connected.is_set
+                ),
             )
-            self._spawn(probes, "clock-probes")
         if self.serve_http:
             await self._start_http()
         if self.collector is not None:
@@ -119,23 +134,36 @@ class Station:
 
     async def stop(self, *, clean: bool = True) -> None:
         """Stop. ``clean``: store everything received and say ``offline``; else drop it all
-        on the floor like a crash would (tests use that to prove nothing is lost)."""
+        on the floor like a crash would (tests use that to prove nothing is lost).
+
+        Bounded in every state (a stuck writer, a task restarting): within ~5 s, whatever is
+        not stored by then is left to the nodes' journals (they replay it)."""
         self._stop.set()
         if clean and self.collector is not None:
             await self.collector.say_offline()
-        if self.collector is not None:
-            await self._cancel("collector")
+        await self.supervisor.cancel("collector")
         if clean and self.ingest is not None:
-            await self.ingest.flush()
+            try:
+                await asyncio.wait_for(self.ingest.flush(), FLUSH_AT_STOP_S)
+            except TimeoutError:
+                log.warning(
+                    "stopping with %d message(s) not stored (the writer is stuck)",
+                    self.ingest.pending(),
+                )
         if self._server is not None:
             self._server.should_exit = True
         self.hub.close()
+        await self.supervisor.cancel_all(timeout=1.0)
         for task in list(self._tasks):
             task.cancel()
-        await asyncio.gather(*self._tasks, return_exceptions=True)
+        if self._tasks:
+            await asyncio.wait(self._tasks, timeout=1.5)
         self._tasks.clear()
         if self.store is not None:
-            await self.store.close()
+            try:
+                await asyncio.wait_for(self.store.close(), 1.0)
+            except TimeoutError:
+                log.warning("the database did not close within 1 s")
 
     def request_stop(self) -> None:
         self._stop.set()
@@ -166,15 +194,6 @@ class Station:
         if exc is not None:
             log.error("station task %s failed: %r; stopping", task.get_name(), exc, exc_info=exc)
             self._stop.set()
-
-    async def _cancel(self, name: str) -> None:
-        for task in self._tasks:
-            if task.get_name() == f"station-{name}":
-                task.cancel()
-                with contextlib.suppress(asyncio.CancelledError):
-                    await task
-                self._tasks.remove(task)
-                return
 
     @property
     def app(self) -> Any:
@@ -275,6 +294,8 @@ class Station:
                 if v.status and v.status["state"] == "online"
             ]
         )
+        if cmd == "set_game" and board is not None and isinstance((args or {}).get("game"), str):
+            self.ingest.authority.bind(str((args or {})["game"]), board)  # a spare clock too
         return await self.bus.send(board, cmd, args, user=user, expect=expect)
 
     async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
@@ -298,9 +319,11 @@ class Station:
             by_round.setdefault(p.round, []).append(
                 {"board": p.board, "red": p.red, "black": p.black}
             )
+        assert self.ingest is not None
         for round_no, rows in by_round.items():
             await store.replace_round(round_no, self.tc, rows)
-        assert self.ingest is not None
+            for row in rows:
+                self.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
         self.ingest.add_paired_boards({p.board for p in pairings})
         out: dict[str, Any] = {"imported": len(pairings), "rounds": sorted(by_round)}
         if send:
@@ -361,6 +384,26 @@ class Station:
         from venue_station.ingest import BoardView
 
         return [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
+
+    def health(self) -> dict[str, Any]:
+        """``/healthz``: ok while connected, every task up and the writer not stuck."""
+        info = self.info()
+        writer = self.ingest.writer_health.as_dict() if self.ingest is not None else {}
+        down = self.supervisor.down()
+        ok = (
+            (info["connected"] or not self.connect)
+            and not down
+            and not writer.get("stuck", False)
+            and not self._stop.is_set()
+        )
+        return {
+            "ok": ok,
+            **info,
+            "tasks": {n: s.as_dict() for n, s in self.supervisor.states.items()},
+            "tasks_down": down,
+            "writer": writer,
+            "flooding": self.ingest.flood.throttled() if self.ingest is not None else [],
+        }
 
     def info(self) -> dict[str, Any]:
         return {

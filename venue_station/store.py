@@ -224,6 +224,17 @@ class Store:
                 out.setdefault(board, []).append(int(seq))
         return out
 
+    async def seqs_by_session(self) -> dict[tuple[str, int], list[int]]:
+        """Every stored seq per (board, session), ascending (which keys are stored)."""
+        e = t.events
+        out: dict[tuple[str, int], list[int]] = {}
+        async with self.engine.connect() as conn:
+            for board, session, seq in await conn.execute(
+                sa.select(e.c.board, e.c.session, e.c.seq).order_by(e.c.board, e.c.seq)
+            ):
+                out.setdefault((board, int(session)), []).append(int(seq))
+        return out
+
     # -- boards ---------------------------------------------------------------------------
     async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write each board's row; only the columns given are changed."""
@@ -367,6 +378,30 @@ class Store:
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
 
+    # -- rows set aside -------------------------------------------------------------------
+    async def set_aside(self, *, kind: str, board: str | None, reason: str, item: str) -> int:
+        """Keep what the writer could not store, with the reason; returns its id."""
+        row = {
+            "kind": kind[:16],
+            "board": board if board is None else board[:32],
+            "reason": reason,
+            "item": item,
+            "set_aside_ms": wall_ms(),
+        }
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                sa.insert(t.set_aside).values(**row).returning(t.set_aside.c.id)
+            )
+            return int(result.scalar_one())
+
+    async def set_aside_rows(self, limit: int = 200) -> list[dict[str, Any]]:
+        s = t.set_aside
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(s).order_by(s.c.id.desc()).limit(limit))
+            ]
+
     # -- command log ----------------------------------------------------------------------
     async def log_command(self, row: Mapping[str, Any]) -> None:
         async with self.engine.begin() as conn:
@@ -379,6 +414,18 @@ class Store:
                 .where(t.commands.c.txn == txn)
                 .values(outcome=outcome, replies=replies)
             )
+
+    async def command_boards(self) -> dict[str, str | None]:
+        """Every txn the station sent -> the board it went to (None: the venue topic)."""
+        c = t.commands
+        async with self.engine.connect() as conn:
+            return {r.txn: r.board for r in await conn.execute(sa.select(c.c.txn, c.c.board))}
+
+    async def games_boards(self) -> dict[str, str]:
+        """Every paired game -> its board."""
+        g = t.games
+        async with self.engine.connect() as conn:
+            return {r.game: r.board for r in await conn.execute(sa.select(g.c.game, g.c.board))}
 
     async def commands(self, limit: int = 100) -> list[dict[str, Any]]:
         c = t.commands

@@ -19,10 +19,11 @@ __all__ = [
     "pairings",
     "players",
     "rounds",
+    "set_aside",
 ]
 
 # The Alembic head this code knows; the store refuses a database that is further on.
-SCHEMA_VERSION = "0002"
+SCHEMA_VERSION = "0003"
 
 metadata = sa.MetaData()
 
@@ -144,4 +145,17 @@ commands = sa.Table(
     sa.Column("sent_ms", sa.BigInteger, nullable=False),
     sa.Column("replies", sa.JSON, nullable=True),
     sa.Column("outcome", sa.String(16), nullable=False),
+)
+
+# What the writer could not store (a row the database refuses): kept with the reason, as text
+# (the item may hold exactly what the database refused), for the arbiter (0003).
+set_aside = sa.Table(
+    "set_aside",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("kind", sa.String(16), nullable=False),
+    sa.Column("board", sa.String(32), nullable=True),
+    sa.Column("reason", sa.Text, nullable=False),
+    sa.Column("item", sa.Text, nullable=False),
+    sa.Column("set_aside_ms", sa.BigInteger, nullable=False),
 )

@@ -14,6 +14,9 @@ from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from wire_contract import bounds
+from wire_contract.bounds import PayloadBoundError, check_payload
+
 __all__ = [
     "COMMAND_ARGS",
     "EVENT_DATA",
@@ -47,7 +50,22 @@ _ID_RE = re.compile(ID_PATTERN)
 
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
 SideName = Literal["red", "black"]
-Ms = Annotated[int, Field(ge=0)]
+# Every integer and string of the contract is bounded (wire_contract/bounds.py, docs/wire.md).
+Ms = Annotated[int, Field(ge=0, le=bounds.MAX_SAFE_INT)]  # wall ms, durations
+ClockMs = Annotated[int, Field(ge=0, le=bounds.MAX_CLOCK_MS)]  # what a clock shows
+Count = Annotated[int, Field(ge=0, le=bounds.MAX_SAFE_INT)]  # session, seq >= 0
+Seq = Annotated[int, Field(ge=1, le=bounds.MAX_SAFE_INT)]
+Moves = Annotated[int, Field(ge=0, le=bounds.MAX_MOVES)]
+Fouls = Annotated[int, Field(ge=0, le=bounds.MAX_COUNT)]
+
+
+_PRINTABLE = bounds.PRINTABLE_PATTERN
+GameId = Annotated[str, Field(min_length=1, max_length=bounds.MAX_GAME_LEN, pattern=_PRINTABLE)]
+TcText = Annotated[str, Field(min_length=1, max_length=bounds.MAX_TC_LEN, pattern=_PRINTABLE)]
+Name = Annotated[str, Field(max_length=bounds.MAX_NAME_LEN, pattern=_PRINTABLE)]
+Reason = Annotated[str, Field(min_length=1, max_length=bounds.MAX_REASON_LEN, pattern=_PRINTABLE)]
+Detail = Annotated[str, Field(max_length=bounds.MAX_DETAIL_LEN, pattern=_PRINTABLE)]
+Txn = Annotated[str, Field(min_length=1, max_length=bounds.MAX_TXN_LEN, pattern=_PRINTABLE)]
 
 
 class WireError(ValueError):
@@ -140,7 +158,7 @@ def parse_topic(topic: str) -> TopicName:
 class BoardStatus(_Model):
     state: Literal["online", "offline", "lost"]
     node: Id
-    session: Annotated[int, Field(ge=0)]
+    session: Count
     ts: Ms
     # The epoch of the MQTT connection this status speaks for: the node's wall ms when it built
     # it, strictly increasing within a node's life. A will is built before its connection is
@@ -157,13 +175,13 @@ class BoardStatus(_Model):
 
 class StationStatus(_Model):
     state: Literal["online", "offline", "lost"]
-    session: Annotated[int, Field(ge=0)]
+    session: Count
     ts: Ms
 
 
 class SidePair(_Model):
-    red: Annotated[int, Field(ge=0)]
-    black: Annotated[int, Field(ge=0)]
+    red: Moves
+    black: Moves
 
 
 class HandicapArgs(_Model):
@@ -177,41 +195,46 @@ class StateSnapshot(_Model):
     v: Literal[1] = 1
     board: Id
     node: Id
-    session: Annotated[int, Field(ge=0)]
-    seq: Annotated[int, Field(ge=0)]
+    session: Count
+    seq: Count
     ts: Ms
-    game: str | None
-    tc: str | None
+    game: GameId | None
+    tc: TcText | None
     phase: Literal["idle", "ready", "running", "paused", "finished"]
     running: SideName | None
-    red_ms: Ms
-    black_ms: Ms
+    red_ms: ClockMs
+    black_ms: ClockMs
     moves: SidePair
     flag: SideName | None
     fouls: SidePair
     result: dict[str, Any] | None = None
     # Beyond the minimum of DESIGN.md §4: optional, ignored by those who don't know them.
-    red: str | None = None
-    black: str | None = None
+    red: Name | None = None
+    black: Name | None = None
     arbiter_mode: bool = False
-    pending: list[dict[str, Any]] = Field(default_factory=list)
+    pending: Annotated[list[dict[str, Any]], Field(max_length=bounds.MAX_LIST_ITEMS)] = Field(
+        default_factory=list
+    )
     handicap: HandicapArgs | None = None  # only in a handicap game: older readers know no key
+    # why the board's clock face cannot serve (failed to open, refused, link lost); null when
+    # it serves. A ``warning`` (clock_fault, link_lost) says the same as an event.
+    clock_fault: Annotated[str, Field(max_length=300)] | None = None
     OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("handicap",)
 
 
 # -- events ----------------------------------------------------------------------------------
 class ClockPart(_Model):
-    red_ms: Ms
-    black_ms: Ms
+    red_ms: ClockMs
+    black_ms: ClockMs
     running: SideName | None
 
 
 class ReadyData(_Model):
-    game: str
-    tc: str
-    red: str | None = None
-    black: str | None = None
-    black_tc: str | None = None
+    game: GameId
+    tc: TcText
+    red: Name | None = None
+    black: Name | None = None
+    black_tc: TcText | None = None
     handicap: HandicapArgs | None = None
 
 
@@ -226,7 +249,7 @@ class StartedData(_Model):
 class MoveData(_Model):
     side: SideName
     used_ms: Ms
-    move: Annotated[int, Field(ge=1)]
+    move: Annotated[int, Field(ge=1, le=bounds.MAX_MOVES)]
 
 
 class PausedData(_Model):
@@ -240,17 +263,17 @@ class FlagData(_Model):
 
 class FoulData(_Model):
     side: SideName
-    reason: str
+    reason: Reason
     status: Literal["pending", "confirmed", "dismissed"]
-    count: Annotated[int, Field(ge=0)]
-    ref: int | None = None  # seq of the event this ruling settles
+    count: Fouls
+    ref: Seq | None = None  # seq of the event this ruling settles
 
 
 class ForfeitData(_Model):
     side: SideName
-    reason: str
+    reason: Reason
     status: Literal["pending", "confirmed", "dismissed"]
-    ref: int | None = None
+    ref: Seq | None = None
 
 
 class ShutdownData(_Model):
@@ -266,28 +289,28 @@ class LateData(_Model):
 
 class AdjustedData(_Model):
     side: SideName
-    delta_ms: int
+    delta_ms: Annotated[int, Field(ge=-bounds.MAX_CLOCK_MS, le=bounds.MAX_CLOCK_MS)]
     by: Literal["arbiter", "board"] = "arbiter"
 
 
 class ResultData(_Model):
     winner: SideName | None  # None: a draw, or with reason double_forfeit both lose (0:0)
-    reason: str
+    reason: Reason
     # A flag's result is proposed (pending) until the arbiter confirms it; entered ones stand.
     status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
-    ref: int | None = None
+    ref: Seq | None = None
 
 
 class MoveCountData(_Model):
     status: Literal["started", "reached"]
-    limit: Annotated[int, Field(ge=1)]
-    at_move: int | None = None
+    limit: Annotated[int, Field(ge=1, le=bounds.MAX_MOVES)]
+    at_move: Annotated[int, Field(ge=0, le=bounds.MAX_MOVES)] | None = None
 
 
 class WarningData(_Model):
-    reason: str
+    reason: Reason
     side: SideName | None = None
-    detail: str | None = None
+    detail: Detail | None = None
     status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
 
 
@@ -313,14 +336,18 @@ class EventEnvelope(_Model):
     v: Literal[1] = 1
     board: Id
     node: Id
-    game: str | None
-    session: Annotated[int, Field(ge=0)]
-    seq: Annotated[int, Field(ge=1)]
+    game: GameId | None
+    session: Count
+    seq: Seq
     ts: Ms
-    type: str
+    type: Annotated[str, Field(max_length=16)]
     replay: bool = False
     clock: ClockPart
     data: dict[str, Any]
+    # The station's command this event answers (a result, a ruling, an arbiter's foul): only
+    # those decide; without it a decision is a proposal (docs/security.md).
+    txn: Txn | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("txn",)
 
     @field_validator("type")
     @classmethod
@@ -340,16 +367,16 @@ class EventEnvelope(_Model):
 
 # -- commands --------------------------------------------------------------------------------
 class SetGameArgs(_Model):
-    game: Annotated[str, Field(min_length=1, max_length=64)]
-    tc: str
-    red: str | None = None
-    black: str | None = None
-    black_tc: str | None = None
+    game: GameId
+    tc: TcText
+    red: Name | None = None
+    black: Name | None = None
+    black_tc: TcText | None = None
     tiebreak: bool = False
     handicap: HandicapArgs | None = None  # 让二先, decided by the station from the players
     # carry-over to a spare clock
-    red_ms: Ms | None = None
-    black_ms: Ms | None = None
+    red_ms: ClockMs | None = None
+    black_ms: ClockMs | None = None
     moves: SidePair | None = None
     on_move: SideName | None = None
 
@@ -368,16 +395,17 @@ class ArbiterModeArgs(_Model):
 
 
 class ResolveArgs(_Model):
-    seq: Annotated[int, Field(ge=1)]
+    seq: Seq
     status: Literal["confirmed", "dismissed"]
 
 
-Note = Annotated[str, Field(max_length=200)]  # the arbiter's free text beside a reason code
+# the arbiter's free text beside a reason code
+Note = Annotated[str, Field(max_length=200, pattern=bounds.PRINTABLE_PATTERN)]
 
 
 class ResultArgs(_Model):
     winner: SideName | None  # None: a draw, or both lose with reason double_forfeit
-    reason: Annotated[str, Field(min_length=1, max_length=64)]
+    reason: Reason
     note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
@@ -387,12 +415,12 @@ class MoveCountArgs(_Model):
 
 class RebirthArgs(_Model):
     # Replay journaled events from this seq on; without it, the current game's events.
-    from_seq: Annotated[int, Field(ge=1)] | None = None
+    from_seq: Seq | None = None
 
 
 class FoulArgs(_Model):
     side: SideName
-    reason: Annotated[str, Field(min_length=1, max_length=64)]
+    reason: Reason
     note: Note | None = None  # kept in the station's command log; the node ignores it
 
 
@@ -434,15 +462,15 @@ VENUE_COMMANDS = frozenset({"start", "pause", "resume", "rebirth"})
 
 
 class Command(_Model):
-    txn: Annotated[str, Field(min_length=1, max_length=64)]
-    cmd: str
+    txn: Txn
+    cmd: Annotated[str, Field(max_length=32)]
     args: dict[str, Any] = Field(default_factory=dict)
 
 
 class Reply(_Model):
-    txn: str
+    txn: Txn
     ok: bool
-    error: str | None = None
+    error: Annotated[str, Field(max_length=bounds.MAX_DETAIL_LEN)] | None = None
     clock: ProbeTimes | None = None  # only in the answer to ``clock_probe``
     OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("clock",)
 
@@ -472,9 +500,17 @@ M = TypeVar("M", bound=BaseModel)
 
 
 def decode(model: type[M], payload: bytes | str) -> M:
-    """Parse and validate a payload; ``WireError`` says what and where."""
+    """Parse and validate a payload; ``WireError`` says what and where.
+
+    The byte-level bounds are checked first: nothing over them reaches the JSON parser.
+    """
+    raw = payload.encode() if isinstance(payload, str) else bytes(payload)
     try:
-        obj = json.loads(payload)
+        check_payload(raw)
+    except PayloadBoundError as exc:
+        raise WireError(f"too large: {exc}") from None
+    try:
+        obj = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WireError(f"not JSON: {exc}") from None
     if not isinstance(obj, dict):
@@ -487,9 +523,11 @@ def decode(model: type[M], payload: bytes | str) -> M:
 
 def txn_of(payload: bytes | str) -> str | None:
     """The ``txn`` of a command payload if one can be read, so a bad command still gets a reply."""
+    raw = payload.encode() if isinstance(payload, str) else bytes(payload)
     try:
-        obj = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        check_payload(raw)
+        obj = json.loads(raw)
+    except (UnicodeDecodeError, json.JSONDecodeError, PayloadBoundError):
         return None
     txn = obj.get("txn") if isinstance(obj, dict) else None
     return txn if isinstance(txn, str) and 0 < len(txn) <= 64 else None

@@ -72,7 +72,8 @@ def test_conf_has_each_setting_that_avoids_a_trap(tmp_path: Path) -> None:
         assert line in lines, line
     # socket_domain belongs to the websockets listener, i.e. comes after its listener line
     assert lines.index("socket_domain ipv4") > lines.index("listener 19001 127.0.0.1")
-    assert files.max_queued_messages == 3000  # 3 boards x 6 x 2 x 30 x 2 = 2160, rounded up
+    # 3 boards x 6 x 2 x 30 x 2 = 2160: below the floor that outlasts one board's flood
+    assert files.max_queued_messages == 100_000
 
 
 def test_acl_is_explicit_per_user_and_has_no_patterns(tmp_path: Path) -> None:
@@ -82,7 +83,9 @@ def test_acl_is_explicit_per_user_and_has_no_patterns(tmp_path: Path) -> None:
     assert {ln.split(" ")[0] for ln in rules} == {"user", "topic"}  # no `pattern` lines
     assert not [ln for ln in rules if "%" in ln]
     users = [ln.split(" ", 1)[1] for ln in acl.splitlines() if ln.startswith("user ")]
-    assert users == ["station", "pi-01", "pi-02", "arbiter-1", "hall"]
+    # then one account per board connection, sharing its node's password
+    assert users == ["station", "pi-01", "pi-02", "arbiter-1", "hall", "pi-01.1", "pi-01.2",
+                     "pi-02.3"]  # fmt: skip
     # nothing before the first user block: anonymous clients are granted nothing
     first = acl.splitlines().index("user station")
     assert not [ln for ln in acl.splitlines()[:first] if ln.startswith("topic")]
@@ -128,10 +131,12 @@ def test_password_file_is_hashed_by_mosquitto_passwd(tmp_path: Path) -> None:
     files = write_broker_config(_roster(), tmp_path / "b")
     text = files.password_file.read_text()
     entries = dict(ln.split(":", 1) for ln in text.splitlines())
-    assert set(entries) == set(files.accounts)
+    boards = {"pi-01.1", "pi-01.2", "pi-02.3"}  # each board's connection, its node's password
+    assert set(entries) == set(files.accounts) | boards
     for user, hashed in entries.items():
         assert hashed.startswith("$7$"), hashed  # PBKDF2-SHA512, mosquitto 2's format
-        assert files.credentials(user).password not in text
+        node = user.split(".")[0]
+        assert files.credentials(node).password not in text
     assert not list(files.dir.glob("*.plain"))  # the plain text never stays behind
 
 

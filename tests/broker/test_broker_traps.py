@@ -192,7 +192,9 @@ def test_runner_explains_an_unreachable_directory(tmp_path: Path) -> None:
 
 # -- persistence -------------------------------------------------------------------------------
 async def _retained(broker: MosquittoProcess, topic: str) -> bytes | None:
-    async with mqtt_client(broker, "station") as client:
+    # The arbiter's account: a station client here would be the station's (one client id per
+    # account) and its clean start would end the persistent session under test.
+    async with mqtt_client(broker, "arb") as client:
         await client.subscribe(topic, qos=1)
         got = await collect(client, 1, within=2)
     return bytes(got[0].payload) if got else None
@@ -238,6 +240,10 @@ async def test_control_a_client_id_pattern_is_spoofable(broker_factory: Factory)
     # node-b's boards. (test_broker_acl checks the generated ACL refuses the same.)
     broker = broker_factory()
     broker.terminate()
+    # Plain Mosquitto: without the generated `use_username_as_clientid` (which alone defeats
+    # this: the liar's client id becomes its username, see test_broker_identity.py).
+    conf = broker.files.conf.read_text().replace("use_username_as_clientid true", "")
+    broker.files.conf.write_text(conf)
     broker.files.acl_file.write_text(
         f"user station\ntopic read {R}/#\n\npattern write {R}/board/+/event\n"
         f"# e.g. clients named after their node, boards checked by the node... or not\n"

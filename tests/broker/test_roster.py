@@ -227,10 +227,10 @@ def test_queue_size_formula() -> None:
         return Roster.build(venue="v", nodes={"n": [str(i) for i in range(boards)]}, broker=broker)
 
     # 120 boards x 6 events/min x 2 messages (event + state) x 30 min x 2 headroom
-    assert queue_size(roster(120)) == 86_400 // 1000 * 1000 + 1000
-    assert queue_size(roster(12)) == 9000  # 8640 rounded up to a thousand
-    assert queue_size(roster(1)) == 1000  # never below mosquitto's default
-    assert queue_size(roster(12, outage_minutes=60)) == 18_000
+    assert queue_size(roster(120)) == 100_000  # 86,400: below the floor for one board's flood
+    assert queue_size(roster(120, outage_minutes=60)) == 173_000  # 172,800 rounded up
+    assert queue_size(roster(12)) == 100_000  # 8640, never below the flood floor
+    assert queue_size(roster(1)) == 100_000
     assert queue_size(roster(12, max_queued_messages=500)) == 500
 
 

@@ -60,7 +60,7 @@ def test_board_from_node_config(tmp_path, capsys):
     )
     assert selftest.run(parse("--mock", "--config", str(f), "--board", "12", *FAST)) == 0
     assert selftest.run(parse("--config", str(f), "--board", "13")) == 2
-    assert "face 'serial', not gpio" in capsys.readouterr().err
+    assert "board 13: a serial face needs url" in capsys.readouterr().err
     assert selftest.run(parse("--config", str(f), "--board", "99")) == 2
     assert "no board '99'" in capsys.readouterr().err
 

@@ -139,12 +139,16 @@ def test_a_journal_that_is_not_sqlite_is_refused(tmp_path):
         Journal(path).open()
 
 
-def test_node_time_pins_to_the_edge_and_never_goes_back():
-    ticks = iter([100, 200, 300, 400])
+def test_node_time_pins_to_the_act_and_only_a_change_of_state_is_a_floor():
+    ticks = iter([100, 200, 300, 400, 500])
     now = NodeTime(lambda: next(ticks))
-    assert now() == 100
-    with now.pinned(150):
-        assert now() == 150 and now() == 150
-    with now.pinned(120):  # older than what was seen: clamped
-        assert now() == 150
+    assert now() == 100  # a read (display, checkpoint) moves nothing
+    with now.pinned(50):  # an act from before that read, arriving late: its own instant
+        assert now() == 50 and now() == 50
+        now.mark()  # it changed the clock
+    with now.pinned(40):  # older than the last change: applied at the change
+        assert now() == 50
     assert now() == 200
+    now.mark()  # e.g. an arbiter's pause at 300
+    with now.pinned(250):
+        assert now() == 300

@@ -16,6 +16,7 @@ from support.station import (
     ARBITER,
     ARBITER_PASSWORD,
     FakeNode,
+    arbiter_txn,
     envelope,
     station_config,
     wait_until,
@@ -40,7 +41,8 @@ async def login(client: httpx.AsyncClient) -> dict[str, str]:
 
 def feed(station: Station, board: str, seq: int, game: str, winner: str | None) -> None:
     data = {"winner": winner, "reason": "agreed" if winner is None else "resign"}
-    ev = envelope(board, seq, game=game, type="result", data=data)
+    # a result the arbiter entered: it answers the station's command
+    ev = envelope(board, seq, game=game, type="result", data=data, txn=arbiter_txn(station, board))
     assert station.ingest is not None
     station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
 
@@ -106,10 +108,18 @@ async def test_the_knockout_end_to_end(
 
         # the boards report: ko-sf1 drawn, ko-sf2 won by red
         await node.emit(
-            "1", game="ko-sf1", type="result", data={"winner": None, "reason": "agreed"}
+            "1",
+            game="ko-sf1",
+            type="result",
+            data={"winner": None, "reason": "agreed"},
+            txn=arbiter_txn(station, "1"),
         )
         await node.emit(
-            "2", game="ko-sf2", type="result", data={"winner": "red", "reason": "resign"}
+            "2",
+            game="ko-sf2",
+            type="result",
+            data={"winner": "red", "reason": "resign"},
+            txn=arbiter_txn(station, "2"),
         )
         await wait_until(lambda: station.metrics.events_stored >= 6, what="results stored")
         ko = (await client.get("/api/knockout")).json()
@@ -146,7 +156,11 @@ async def test_the_knockout_end_to_end(
 
         # armageddon drawn: black (the slow game's red) wins the match
         await node.emit(
-            "1", game="ko-sf1-tb", type="result", data={"winner": None, "reason": "agreed"}
+            "1",
+            game="ko-sf1-tb",
+            type="result",
+            data={"winner": None, "reason": "agreed"},
+            txn=arbiter_txn(station, "1"),
         )
         await wait_until(lambda: station.metrics.events_stored >= 7, what="tie-break stored")
         ko = (await client.get("/api/knockout")).json()

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config
+from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
 
 from clock_service import GameRecord, Regulation, compute_standings
 from venue_station.station import Station
@@ -30,7 +30,10 @@ class Feeder:
 
     def __call__(self, board: str, game: str, type: str, data: dict[str, Any]) -> int:
         seq = self.seq[board] = self.seq.get(board, 0) + 1
-        ev = envelope(board, seq, game=game, type=type, data=data)
+        # Results and rulings come from the arbiter's commands: they carry the station's txn.
+        decision = type == "result" or data.get("status") in ("confirmed", "dismissed")
+        txn = arbiter_txn(self.station, board) if decision else None
+        ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
         assert self.station.ingest is not None
         self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
         return seq

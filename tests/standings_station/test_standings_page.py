@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from support.station import arbiter_txn
 from support.web import WebStation
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
@@ -38,7 +39,9 @@ async def test_the_page_follows_the_results(page: Any, web_station: WebStation) 
         "甲",
     ]  # nothing played: all equal, by name
 
-    await fake.emit("1", type="result", data={"winner": "red", "reason": "checkmate"})
+    # the arbiter's result, answering the station's command (its txn)
+    txn = arbiter_txn(station, "1")
+    await fake.emit("1", type="result", data={"winner": "red", "reason": "checkmate"}, txn=txn)
     await page.wait_for_function(
         "document.querySelector('#rows tr td.player').textContent === '甲'"
     )

@@ -27,7 +27,9 @@ pytestmark = pytest.mark.timeout(60)
 
 
 def tls_roster(certs: dict[str, str]) -> Roster:
-    return Roster.build(venue="test", nodes=STANDARD_NODES, tls={"port": 8883, **certs})
+    return Roster.build(
+        venue="test", nodes=STANDARD_NODES, displays=["hall"], tls={"port": 8883, **certs}
+    )
 
 
 async def test_the_station_connects_over_mqtts_to_the_generated_tls_listener(
@@ -45,7 +47,8 @@ async def test_the_station_connects_over_mqtts_to_the_generated_tls_listener(
     )
     config = station_config(tmp_path).model_copy(update={"broker": broker_config})
     assert config.broker.tls and config.broker.port == broker.tls_port
-    async with mqtt_client(broker, "station") as watcher:  # over the plain listener
+    # A display's account watches over the plain listener (one connection per account).
+    async with mqtt_client(broker, "hall") as watcher:
         await watcher.subscribe("qz/v1/test/station/status", qos=1)
         station = await start_station(config)
         assert station.collector is not None

@@ -120,3 +120,21 @@ def connect_pair(
     device_proto.connection_made(device_t)
     host_proto.connection_made(host_t)
     return host_t, device_t
+
+
+def reboot_emulator(emu: Any, *, seed: int = 1) -> None:
+    """What a brown-out does to a clock: a new session, no receive state, and a HELLO at once.
+
+    Done by hand (not ``ClockEmulator.reboot``) so the same step runs against any version of
+    the emulator. Events the device still held are kept, as a clock that stores them would.
+    """
+    link = emu.link
+    old = link.session
+    link.session = random.Random(seed).randrange(1, 0x10000)
+    if link.session == old:
+        link.session = old % 0xFFFF + 1
+    link.acked = False
+    link.receiver.forget()
+    emu.shown = None
+    emu.brightness = None
+    link.send(link.hello())

@@ -32,7 +32,14 @@ from venue_station.station import Station
 from venue_station.store import Store
 from wire_contract.messages import Command, Reply, Topics, encode
 
-__all__ = ["ARBITER", "ARBITER_PASSWORD", "FakeNode", "envelope", "station_config"]
+__all__ = [
+    "ARBITER",
+    "ARBITER_PASSWORD",
+    "FakeNode",
+    "arbiter_txn",
+    "envelope",
+    "station_config",
+]
 
 PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
 ARBITER = "arb1"
@@ -130,6 +137,7 @@ def envelope(
     black_ms: int = 1_800_000,
     running: str | None = None,
     replay: bool = False,
+    txn: str | None = None,
 ) -> dict[str, Any]:
     if ts is None:
         ts = time.time_ns() // 1_000_000 - seq  # now: a node whose clock agrees with ours
@@ -139,7 +147,7 @@ def envelope(
             "used_ms": 1000 + seq,
             "move": (seq + 1) // 2,
         }
-    return {
+    out = {
         "v": 1,
         "board": board,
         "node": node,
@@ -152,6 +160,18 @@ def envelope(
         "clock": {"red_ms": red_ms, "black_ms": black_ms, "running": running},
         "data": data,
     }
+    if txn is not None:
+        out["txn"] = txn
+    return out
+
+
+def arbiter_txn(station: Station, board: str) -> str:
+    """A txn the station counts as its own command to ``board`` (as if its arbiter had sent
+    one): an event carrying it may decide (a result, a ruling); without one it is a proposal."""
+    assert station.ingest is not None
+    txn = f"st-test-{uuid.uuid4().hex[:8]}"
+    station.ingest.authority.sent(txn, board)
+    return txn
 
 
 class FakeNode:

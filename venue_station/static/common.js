@@ -188,8 +188,11 @@
       const online = status ? status.state : "unknown";
       this.el.dataset.online = online;
       this.el.dataset.phase = st ? st.phase : "none";
-      this.badge.textContent = online === "online" ? "" : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : "unknown");
-      this.badge.className = "badge" + (online === "online" ? "" : " off");
+      // A board online whose clock face fails (state.clock_fault) says so, with the reason.
+      const fault = st && st.clock_fault;
+      this.badge.textContent = online === "online" ? (fault ? QZ.t("clock_fault") : "") : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : "unknown");
+      this.badge.className = "badge" + (online === "online" && !fault ? "" : " off");
+      this.badge.title = fault || "";
       for (const side of ["red", "black"]) {
         const s = this.sides[side];
         const player = st && st[side] ? st[side] : QZ.t(side);

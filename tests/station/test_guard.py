@@ -1,0 +1,62 @@
+"""The pure parts of the station's containment: the flood gate, the drop log's rate limit,
+the set of stored seqs, which errors set a row aside (issue 12)."""
+
+from __future__ import annotations
+
+import logging
+
+import pytest
+import sqlalchemy as sa
+
+from venue_station.containment import is_transient
+from venue_station.guard import DropLog, FloodGate
+from venue_station.metrics import Metrics
+from venue_station.seqs import RangeSet
+
+
+def test_the_flood_gate_passes_a_burst_then_the_rate_then_recovers() -> None:
+    gate = FloodGate(rate=10.0, burst=100)
+    assert all(gate.admit("5", 0.0) for _ in range(100))
+    assert not gate.admit("5", 0.0) and gate.throttled() == ["5"]
+    assert gate.admit("1", 0.0)  # another board is not touched
+    assert gate.admit("5", 0.1) and not gate.admit("5", 0.1)  # 10 a second: one per 0.1 s
+    assert gate.admit("5", 100.0) and gate.throttled() == []  # quiet long enough: recovered
+
+
+def test_the_drop_log_counts_every_drop_and_logs_one_a_second(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    metrics = Metrics()
+    drops = DropLog(metrics, every_s=60)
+    with caplog.at_level(logging.WARNING):
+        for _ in range(1000):
+            drops.drop("not_json", "qz/v1/t/board/1/event", "not JSON")
+        drops.drop("too_large", "qz/v1/t/board/1/event", "big")
+    assert metrics.bad_payloads["not_json"] == 1000 and metrics.bad_payloads["too_large"] == 1
+    assert len(caplog.records) == 2
+
+
+def test_a_range_set_holds_runs_as_few_entries() -> None:
+    seqs = RangeSet()
+    for seq in [*range(1, 500), *range(600, 700), 550, 500]:
+        seqs.add(seq)
+    assert len(seqs) == 3  # 1-500, 550, 600-699
+    assert 1 in seqs and 500 in seqs and 550 in seqs and 699 in seqs
+    assert 501 not in seqs and 700 not in seqs and 0 not in seqs
+    for seq in range(501, 600):
+        seqs.add(seq)
+    assert len(seqs) == 1
+
+
+@pytest.mark.parametrize(
+    ("exc", "retry"),
+    [
+        (OverflowError("Python int too large to convert to SQLite INTEGER"), False),
+        (sa.exc.DataError("INSERT", {}, Exception("value too long")), False),
+        (sa.exc.OperationalError("INSERT", {}, Exception("database is locked")), True),
+        (sa.exc.IntegrityError("INSERT", {}, Exception("the disk is full")), True),
+        (ConnectionRefusedError(), True),
+    ],
+)
+def test_only_a_refused_value_sets_a_row_aside(exc: BaseException, retry: bool) -> None:
+    assert is_transient(exc) is retry
