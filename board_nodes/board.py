@@ -13,10 +13,11 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy, phase_of
 from board_nodes.flag_guard import FlagGuard
 from board_nodes.journal import Journal
 from board_nodes.timesource import NodeTime
-from clock_service import GameClock, Phase, Proposal, ProposalStatus, Referee, Regulation, Side
+from clock_service import GameClock, Proposal, ProposalStatus, Referee, Regulation, Side
 from firmware_bridge.face import ClockFace, FaceEvent, FaceEventKind, FaceView
 from wire_contract import messages as wire
 from wire_contract.wallclock import wall_ms
@@ -59,10 +60,8 @@ class Board:
         self.arbiter_mode = False
         self.round_start_ms: int | None = None
         self.power_off_ns: int | None = None
-        # Who holds a pause: None (a player's pause: the pause key resumes it), or "arbiter",
-        # "power_switch", "node_restart": then only the arbiter resumes (a command, or the
-        # pause key in arbiter mode) — a player cannot undo an arbiter's stop.
-        self.held_by: str | None = None
+        # Who holds a stop (board_phase.HeldBy); None: a player's pause, the pause key resumes.
+        self.held_by: HeldBy | None = None
         self.proposal_seq: dict[int, int] = {}  # referee proposal id -> seq of its first event
         # The station's command being applied: the events it causes carry its txn, which is
         # what lets the station tell an arbiter's decision from a board's proposal.
@@ -87,22 +86,11 @@ class Board:
 
     # -- derived ---------------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
-        if self.game is None or self.clock is None:
-            return "idle"
-        phase = self.clock.phase
-        if phase is Phase.FINISHED and self.clock.deadline_ns() is not None:
-            return "running"  # past the deadline, the flag not standing yet (flag_guard)
-        if self.result is not None or phase is Phase.FINISHED:
-            return "finished"
-        if phase is Phase.RUNNING:
-            return "running"
-        if phase is Phase.PAUSED and self.clock.snapshot()["started"]:
-            return "paused"
-        return "ready"
+    def phase(self) -> BoardPhase:
+        return phase_of(self.game, self.clock, self.result)
 
     def side_on_move(self) -> Side | None:
-        if self.clock is None or self.phase not in ("running", "paused"):
+        if self.clock is None or self.phase not in IN_PROGRESS:
             return None
         return self.clock.side_on_move
 
@@ -131,7 +119,7 @@ class Board:
             ts=wall_ms(),
             game=game.get("game"),
             tc=game.get("tc"),
-            phase=self.phase,  # type: ignore[arg-type]
+            phase=self.phase.value,
             running=part.running,
             red_ms=part.red_ms,
             black_ms=part.black_ms,
@@ -185,7 +173,7 @@ class Board:
         self.arbiter_mode = bool(checkpoint["arbiter_mode"])
         self.round_start_ms = checkpoint["round_start_ms"]
         self.proposal_seq = {int(k): v for k, v in checkpoint["proposal_seq"].items()}
-        self.held_by = checkpoint.get("held_by")
+        self.held_by = HeldBy(checkpoint["held_by"]) if checkpoint.get("held_by") else None
         if self.game is not None and checkpoint["clock"] is not None:
             self.clock = GameClock.restore(checkpoint["clock"], now=self.now)
             if self.clock.running is not None:
@@ -313,7 +301,7 @@ class Board:
             return
         if self.result is not None:
             return
-        if self.phase == "ready" and side is Side.BLACK and self._start_timer is None:
+        if self.phase is BoardPhase.READY and side is Side.BLACK and self._start_timer is None:
             # The usual way to start a clock: black presses, red's time runs.
             self.emit_clock_events(clock.start())
             return
@@ -328,7 +316,7 @@ class Board:
             self.emit_clock_events(clock.pause())
             if not self.arbiter_mode and self.referee is not None:
                 self.emit_proposals(self.referee.board_paused(side_on_move))
-        elif self.phase == "paused" and self.power_off_ns is None:
+        elif self.phase is BoardPhase.PAUSED and self.power_off_ns is None:
             if self.held_by is not None and not self.arbiter_mode:
                 return  # held by the arbiter: the players cannot resume it themselves
             self.held_by = None
@@ -339,35 +327,34 @@ class Board:
             return
         self.power_off_ns = mono_ns
         clock = self.clock
-        if clock is None or self.phase not in ("running", "paused"):
+        if clock is None or self.phase not in IN_PROGRESS:
             return
         side_on_move = self.side_on_move()
-        self.held_by = "power_switch"
+        self.held_by = HeldBy.POWER_SWITCH
         if clock.running is not None:
             clock.pause()  # the shutdown event carries the stop; no separate pause foul
-        self.emit_shutdown("power_switch", 0, side_on_move, authorised=self.arbiter_mode)
+        self.emit_shutdown(HeldBy.POWER_SWITCH, 0, side_on_move, authorised=self.arbiter_mode)
         if self.referee is not None:
             proposals = self.referee.clock_switched_off(side_on_move, authorised=self.arbiter_mode)
             self.emit_proposals(proposals)
 
     def emit_shutdown(
-        self, cause: str, duration_ms: int, side_on_move: Side | None, *, authorised: bool
+        self, cause: HeldBy, duration_ms: int, side_on_move: Side | None, *, authorised: bool
     ) -> None:
         """The clock stopped without a player's press: the face lost power or the node died."""
-        data = wire.ShutdownData(
-            cause=cause,  # type: ignore[arg-type]
+        self.emit("shutdown", wire.ShutdownData(
+            cause=cause.value,  # type: ignore[arg-type]
             duration_ms=duration_ms,
             side_on_move=side_on_move.value if side_on_move else None,
             authorised=authorised,
-        )
-        self.emit("shutdown", data.model_dump())
+        ).model_dump())  # fmt: skip
 
     def power_on(self, mono_ns: int) -> None:
         if self.power_off_ns is None:
             return
         off_ms = max(0, mono_ns - self.power_off_ns) // 1_000_000
         self.power_off_ns = None
-        if self.phase in ("running", "paused"):
+        if self.phase in IN_PROGRESS:
             self.emit("warning", {"reason": "power_restored", "detail": f"off for {off_ms} ms"})
 
     # -- timers -----------------------------------------------------------------------------------
@@ -422,7 +409,7 @@ class Board:
             text = "OFF"
         elif self.arbiter_mode:
             text = "ARB"
-        elif self.phase == "paused":
+        elif self.phase is BoardPhase.PAUSED:
             text = "PAUSE"
         return FaceView(
             self.clock.remaining_ms(Side.RED),
@@ -445,7 +432,7 @@ class Board:
 
     def _start_due(self) -> None:
         self._start_timer = None
-        if self.clock is not None and self.phase == "ready":
+        if self.clock is not None and self.phase is BoardPhase.READY:
             self.emit_clock_events(self.clock.start())
         self.changed()
 
@@ -481,6 +468,17 @@ class Board:
         if self.clock is not None and self.clock.running is not None:
             return self.checkpoint_data()
         return None
+
+    def set_game(
+        self, game: dict[str, Any] | None, clock: GameClock | None, referee: Referee | None
+    ) -> None:
+        """A new game (``set_game``) or none (``reset``): all of the last one's state goes."""
+        self.cancel_timers()
+        self.flag.stood = None
+        self.game, self.clock, self.referee = game, clock, referee
+        self.result = self.round_start_ms = None
+        self.proposal_seq = {}
+        self.held_by = None
 
     def cancel_timers(self) -> None:
         self.flag.cancel_timer()

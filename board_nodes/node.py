@@ -16,6 +16,7 @@ from typing import Any
 
 from board_nodes import sdnotify
 from board_nodes.board import Board, NodeTime
+from board_nodes.board_phase import BoardPhase, HeldBy
 from board_nodes.config import NodeConfig
 from board_nodes.faces import make_face
 from board_nodes.journal import Journal
@@ -85,12 +86,12 @@ class Node:
         if record.checkpoint is None:
             return
         board.restore(record.checkpoint)
-        if board.phase != "paused":
+        if board.phase is not BoardPhase.PAUSED:
             return  # no game in progress: nothing was interrupted
-        board.held_by = "node_restart"
+        board.held_by = HeldBy.NODE_RESTART
         outage_ms = max(0, wall_ms() - (record.checkpoint_wall_ms or wall_ms()))
         side = board.clock.side_on_move if board.clock is not None else None
-        board.emit_shutdown("node_restart", outage_ms, side, authorised=False)
+        board.emit_shutdown(HeldBy.NODE_RESTART, outage_ms, side, authorised=False)
         log.warning("board %s: restored after %d ms without the node", board.id, outage_ms)
 
     async def run(self) -> None:
