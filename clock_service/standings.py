@@ -414,8 +414,17 @@ _CSV_FIELDS = (
 )
 
 
+def _csv_safe(value: object) -> object:
+    # A text cell a spreadsheet would run as a formula gets a leading ' (CSV injection); numbers
+    # (a negative progressive score among them) are written as they are.
+    if isinstance(value, str) and value.startswith(("=", "+", "-", "@", "\t", "\r")):
+        return "'" + value
+    return value
+
+
 def standings_csv(standings: Iterable[Standing]) -> str:
-    """CSV text with a header row; ``shared`` is 0/1, ``tags`` space-separated."""
+    """CSV text with a header row; ``shared`` is 0/1, ``tags`` space-separated; text cells
+    that start like a formula (``= + - @``, tab, CR) are prefixed with ``'``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
     writer.writerow(_CSV_FIELDS)
@@ -424,7 +433,7 @@ def standings_csv(standings: Iterable[Standing]) -> str:
         row["shared"] = int(s.shared)
         row["decided_by"] = row["decided_by"] or ""
         row["tags"] = " ".join(row["tags"])
-        writer.writerow([row[f] for f in _CSV_FIELDS])
+        writer.writerow([_csv_safe(row[f]) for f in _CSV_FIELDS])
     return buf.getvalue()
 
 

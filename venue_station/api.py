@@ -21,7 +21,8 @@ from starlette.routing import BaseRoute, Route
 
 from venue_station import exports
 from venue_station.alerts import ALERT_STATUSES
-from venue_station.hub import format_sse
+from venue_station.hub import HubFull, format_sse
+from venue_station.privacy import is_private_event, public_board, public_message
 from venue_station.results import derive_game
 
 if TYPE_CHECKING:
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
 __all__ = ["ApiError", "build_app", "json_response"]
 
 log = logging.getLogger(__name__)
+PUBLIC_BATCH_S = 0.25  # an anonymous stream's messages go out at most this often, batched
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -42,6 +44,7 @@ class ApiError(Exception):
         kind: str = "bad_request",
         where: str | None = None,
         extra: dict[str, Any] | None = None,
+        headers: dict[str, str] | None = None,
     ) -> None:
         super().__init__(message)
         self.status, self.message, self.kind, self.where, self.extra = (
@@ -51,6 +54,7 @@ class ApiError(Exception):
             where,
             extra or {},
         )
+        self.headers = headers or {}
 
 
 def json_response(data: Any, status: int = 200) -> JSONResponse:
@@ -69,6 +73,8 @@ def int_param(
     if text is None or text == "":
         return default
     try:
+        if not text.isascii() or len(text) > 20:
+            raise ValueError
         value = int(text)
     except ValueError:
         raise ApiError(
@@ -79,10 +85,11 @@ def int_param(
     return value
 
 
-def path_int(request: Request, name: str) -> int:
+def path_int(request: Request, name: str, *, high: int = 999) -> int:
+    """A whole number from the path, 0..``high`` (ASCII digits only: ``²`` is no number)."""
     text = request.path_params[name]
-    if not text.isdigit():
-        raise ApiError(400, f"{name} must be a whole number, not {text!r}", where=f"path.{name}")
+    if not (text.isascii() and text.isdigit() and len(text) <= 12) or int(text) > high:
+        raise ApiError(400, f"{name} must be a whole number from 0 to {high}", where=f"path.{name}")
     return int(text)
 
 
@@ -93,6 +100,9 @@ async def healthz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
+    from venue_station.access import require_reader
+
+    require_reader(request)
     return PlainTextResponse(
         station_of(request).metrics.render(), media_type="text/plain; version=0.0.4"
     )
@@ -108,20 +118,32 @@ async def info(request: Request) -> Response:
     return json_response(station_of(request).info())
 
 
+def _is_reader(request: Request) -> bool:
+    from venue_station.access import reader_of
+
+    return reader_of(request) is not None
+
+
+def _views(request: Request) -> list[dict[str, Any]]:
+    views = station_of(request).board_views()
+    return views if _is_reader(request) else [public_board(v) for v in views]
+
+
 async def boards(request: Request) -> Response:
-    return json_response({"boards": station_of(request).board_views()})
+    return json_response({"boards": _views(request)})
 
 
 async def board(request: Request) -> Response:
     station = station_of(request)
     board_id = request.path_params["board"]
-    view = next((b for b in station.board_views() if b["board"] == board_id), None)
+    view = next((b for b in _views(request) if b["board"] == board_id), None)
     if view is None:
         raise ApiError(404, f"no board {board_id!r}", kind="not_found", where="path.board")
     assert station.store is not None
-    view["events"] = _events_json(
-        await station.store.events(board=board_id, limit=50, newest_first=True)
-    )
+    rows = await station.store.events(board=board_id, limit=50, newest_first=True)
+    if not _is_reader(request):
+        rows = [r for r in rows if not is_private_event(r)]
+    view["events"] = _events_json(rows)
     return json_response(view)
 
 
@@ -164,6 +186,8 @@ async def events(request: Request) -> Response:
         newest_first=order == "desc",
     )
     nxt = rows[-1]["id"] if len(rows) == limit else None
+    if not _is_reader(request):  # pending fouls and forfeits are the arbiter's until ruled
+        rows = [r for r in rows if not is_private_event(r)]
     return json_response({"events": _events_json(rows), "next": nxt})
 
 
@@ -234,6 +258,9 @@ async def rounds(request: Request) -> Response:
 
 
 async def alerts(request: Request) -> Response:
+    from venue_station.access import require_reader
+
+    require_reader(request)
     station = station_of(request)
     assert station.store is not None
     status = request.query_params.get("status") or None
@@ -255,7 +282,11 @@ async def alerts(request: Request) -> Response:
 
 
 async def set_aside(request: Request) -> Response:
-    """What the writer could not store, newest first, with the reason (docs/security.md)."""
+    """What the writer could not store, newest first, with the reason (docs/security.md).
+    Arbiter-only data, like the alerts it raised."""
+    from venue_station.access import require_reader
+
+    require_reader(request)
     station = station_of(request)
     assert station.store is not None
     limit = int_param(request, "limit", default=200, low=1, high=1000) or 200
@@ -263,12 +294,21 @@ async def set_aside(request: Request) -> Response:
 
 
 async def stream(request: Request) -> Response:
+    from venue_station.access import client_address
+
     station = station_of(request)
-    queue = station.hub.subscribe()
+    private = _is_reader(request)
+    try:
+        queue = station.hub.subscribe(private=private, address=client_address(request))
+    except HubFull as exc:
+        raise ApiError(503, str(exc), kind="streams_full", headers={"Retry-After": "30"}) from None
+    hello = {"station": station.info(), "boards": station.board_views()}
 
     async def body() -> AsyncIterator[str]:
         try:
-            yield format_sse("hello", {"station": station.info(), "boards": station.board_views()})
+            yield format_sse(
+                "hello", hello if private else dict(public_message("hello", hello) or {})
+            )
             while True:
                 try:
                     item = await asyncio.wait_for(queue.get(), 15)
@@ -277,6 +317,19 @@ async def stream(request: Request) -> Response:
                     continue
                 if item is None:
                     return
+                if not private:
+                    # A phone gets what came in the next quarter second as one write: a
+                    # thousand public streams cost the loop a few wake-ups a second each, not one
+                    # per message, and the arbiters' streams keep the loop to themselves.
+                    await asyncio.sleep(PUBLIC_BATCH_S)
+                    batch = [item]
+                    while not queue.empty():
+                        more = queue.get_nowait()
+                        if more is None:
+                            yield "".join(batch)
+                            return
+                        batch.append(more)
+                    item = "".join(batch)
                 yield item
         finally:
             station.hub.unsubscribe(queue)
@@ -362,7 +415,9 @@ def read_routes() -> list[BaseRoute]:
 
 async def _api_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, ApiError)
-    return _error(request, exc.status, exc.message, exc.kind, exc.where, exc.extra)
+    response = _error(request, exc.status, exc.message, exc.kind, exc.where, exc.extra)
+    response.headers.update(exc.headers)
+    return response
 
 
 async def _http_error(request: Request, exc: Exception) -> Response:

@@ -1,8 +1,9 @@
 """The API's actions: login/logout, commands, imports, alert rulings.
 
 Every action needs the arbiter's session cookie (``qz_session``) and the session's CSRF token
-in the ``X-CSRF-Token`` header (401 without a valid session, 403 without the right token).
-Login itself needs neither; it answers with the token.
+in the ``X-CSRF-Token`` header (401 without a valid session, 403 without the right token), and
+an account whose role allows it (403 otherwise; see ``access.py``). Login itself needs neither;
+it answers with the token, and is rate-limited (``login_guard.py``: 429 with ``Retry-After``).
 """
 
 from __future__ import annotations
@@ -15,38 +16,30 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
+from venue_station.access import client_address, require_reader, require_session
 from venue_station.api import ApiError, json_response, path_int, station_of
-from venue_station.auth import COOKIE, CSRF_HEADER, Session
+from venue_station.auth import COOKIE
+from venue_station.bodies import read_body
 from venue_station.errors import PairingsError
+from venue_station.login_guard import HasherBusy
+from venue_station.text_bounds import check_command_args
 from wire_contract.messages import ID_PATTERN, WireError
 
 __all__ = ["action_routes", "require_session"]
 
-_MAX_BODY = 2 * 1024 * 1024
-
-
-def require_session(request: Request) -> Session:
-    station = station_of(request)
-    sid = request.cookies.get(COOKIE)
-    session = station.sessions.get(sid)
-    if session is None:
-        raise ApiError(401, "log in first (no valid session cookie)", kind="unauthenticated")
-    if station.sessions.check(sid, request.headers.get(CSRF_HEADER)) is None:
-        raise ApiError(403, f"missing or wrong {CSRF_HEADER} header", kind="csrf")
-    return session
+MAX_PASSWORD = 1024  # characters; scrypt of a longer one is refused, not computed
 
 
 async def _body(request: Request) -> bytes:
-    body = await request.body()
-    if len(body) > _MAX_BODY:
-        raise ApiError(413, "request body too large", kind="too_large")
-    return body
+    """A CSV import's body (``http.max_import_bytes``)."""
+    return await read_body(request, station_of(request).config.http.max_import_bytes)
 
 
 async def _json_object(request: Request) -> dict[str, Any]:
+    raw = await read_body(request, station_of(request).config.http.max_json_bytes)
     try:
-        data = json.loads(await _body(request) or b"{}")
-    except (ValueError, UnicodeDecodeError) as exc:
+        data = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
         raise ApiError(400, f"body is not JSON: {exc}", where="body") from None
     if not isinstance(data, dict):
         raise ApiError(400, "body must be a JSON object", where="body")
@@ -57,16 +50,37 @@ async def _json_object(request: Request) -> dict[str, Any]:
 async def login(request: Request) -> Response:
     station = station_of(request)
     if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
-        form = urllib.parse.parse_qs((await _body(request)).decode("utf-8", "replace"))
+        raw = await read_body(request, station.config.http.max_json_bytes)
+        form = urllib.parse.parse_qs(raw.decode("utf-8", "replace"))
         data: dict[str, Any] = {k: v[0] for k, v in form.items()}
     else:
         data = await _json_object(request)
     user, password = data.get("username"), data.get("password")
     if not isinstance(user, str) or not isinstance(password, str) or not user:
         raise ApiError(400, "username and password are required", where="body")
-    session = station.sessions.login(user, password)
-    if session is None:
+    if len(user) > 64 or len(password) > MAX_PASSWORD:
+        raise ApiError(
+            400, f"username at most 64, password at most {MAX_PASSWORD} characters", where="body"
+        )
+    guard = station.login_guard
+    retry = guard.admit(client_address(request), user)
+    if retry:
+        raise ApiError(
+            429,
+            f"too many login attempts; try again in {retry} s",
+            kind="rate_limited",
+            headers={"Retry-After": str(retry)},
+        )
+    try:
+        role = await guard.hash(lambda: station.sessions.verify(user, password))
+    except HasherBusy:
+        raise ApiError(
+            503, "too many logins at once; try again", kind="busy", headers={"Retry-After": "1"}
+        ) from None
+    if role is None:
+        guard.failed(user)
         raise ApiError(401, "wrong username or password", kind="bad_login")
+    session = station.sessions.open(user, role)
     response = json_response({"user": session.user, "role": session.role, "csrf": session.csrf})
     response.set_cookie(
         COOKIE,
@@ -74,16 +88,16 @@ async def login(request: Request) -> Response:
         httponly=True,
         samesite="strict",
         path="/",
-        secure=station.config.http.secure_cookies,
+        secure=station.config.http.cookies_secure,
     )
     return response
 
 
 async def logout(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "viewer")
     station_of(request).sessions.logout(session.sid)
     response = json_response({"ok": True})
-    response.delete_cookie(COOKIE, path="/")
+    response.delete_cookie(COOKIE, path="/", secure=station_of(request).config.http.cookies_secure)
     return response
 
 
@@ -105,9 +119,11 @@ def _command_of(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
 
 
 async def _run_command(request: Request, board: str | None) -> Response:
-    session = require_session(request)
+    # A board is an arbiter's; the whole venue (start the round, pause all) the chief's.
+    session = require_session(request, "arbiter" if board is not None else "chief")
     station = station_of(request)
     cmd, args = _command_of(await _json_object(request))
+    check_command_args(args)
     try:
         result = await station.send_command(board, cmd, args, user=session.user)
     except WireError as exc:
@@ -137,7 +153,7 @@ async def venue_cmd(request: Request) -> Response:
 
 # -- imports -----------------------------------------------------------------------------------
 async def import_pairings(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     send = request.query_params.get("send", "1") not in ("0", "false", "no")
     try:
@@ -150,7 +166,7 @@ async def import_pairings(request: Request) -> Response:
 
 
 async def import_players(request: Request) -> Response:
-    require_session(request)
+    require_session(request, "chief")
     try:
         count = await station_of(request).import_players(await _body(request))
     except PairingsError as exc:
@@ -159,9 +175,9 @@ async def import_players(request: Request) -> Response:
 
 
 async def send_round(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
-    round_no = path_int(request, "round")
+    round_no = path_int(request, "round", high=999)
     replies = await station.send_round(round_no, user=session.user)
     if not replies:
         raise ApiError(404, f"no games in round {round_no}", kind="not_found", where="path.round")
@@ -177,7 +193,7 @@ async def alert_action(request: Request) -> Response:
     session = require_session(request)
     station = station_of(request)
     assert station.store is not None
-    alert_id = path_int(request, "id")
+    alert_id = path_int(request, "id", high=2**31 - 1)
     action = (await _json_object(request)).get("action")
     if action not in _ACTIONS:
         raise ApiError(400, "action must be ack, confirm or dismiss", where="body.action")
@@ -214,8 +230,16 @@ async def alert_action(request: Request) -> Response:
     return json_response({**body, "alert": updated})
 
 
+# -- accounts ----------------------------------------------------------------------------------
+async def accounts(request: Request) -> Response:
+    """The station's accounts and their roles (no hashes); admin only."""
+    require_reader(request, "admin")
+    return json_response({"accounts": station_of(request).sessions.accounts()})
+
+
 def action_routes() -> list[BaseRoute]:
     return [
+        Route("/api/accounts", accounts),
         Route("/api/auth/login", login, methods=["POST"]),
         Route("/api/auth/logout", logout, methods=["POST"]),
         Route("/api/auth/session", whoami),

@@ -5,6 +5,11 @@ form) sets the ``qz_session`` cookie (HttpOnly, SameSite=Strict) and returns the
 CSRF token; every state-changing request then sends the cookie *and* the token in the
 ``X-CSRF-Token`` header. ``GET /api/auth/session`` returns the user and token again (after a
 page reload). Sessions live in memory: a station restart logs everyone out, by design.
+
+Roles, each allowed what the one before it is (``ROLES`` in rank order): ``viewer`` reads the
+arbiter-only data (alerts, pending fouls and forfeits, metrics) and changes nothing; ``arbiter``
+rules on alerts and commands a board; ``chief`` also imports pairings and players, sends rounds,
+commands the whole venue and runs the knockout; ``admin`` also sees the accounts.
 """
 
 from __future__ import annotations
@@ -20,17 +25,25 @@ from dataclasses import dataclass, field
 __all__ = [
     "COOKIE",
     "CSRF_HEADER",
+    "ROLES",
     "AuthError",
     "Session",
     "Sessions",
     "check_hash_format",
     "hash_password",
+    "role_allows",
     "verify_password",
 ]
 
 COOKIE = "qz_session"
 CSRF_HEADER = "X-CSRF-Token"
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
+ROLES = ("viewer", "arbiter", "chief", "admin")
+
+
+def role_allows(role: str, needed: str) -> bool:
+    """Whether an account of ``role`` may do what needs ``needed`` (roles are ranked)."""
+    return role in ROLES and ROLES.index(role) >= ROLES.index(needed)
 
 
 class AuthError(ValueError):
@@ -109,9 +122,22 @@ class Sessions:
         self._dummy = hash_password(secrets.token_hex(8))
 
     def login(self, user: str, password: str) -> Session | None:
+        role = self.verify(user, password)
+        return None if role is None else self.open(user, role)
+
+    def verify(self, user: str, password: str) -> str | None:
+        """The account's role if the password is right, else None. Costs one scrypt (tens of
+        ms of CPU): the API runs it on a worker thread, never on the event loop."""
         pw_hash, role = self._accounts.get(user, (self._dummy, ""))
         if not verify_password(password, pw_hash) or not role:
             return None
+        return role
+
+    def accounts(self) -> list[dict[str, str]]:
+        return [{"username": u, "role": r} for u, (_, r) in sorted(self._accounts.items())]
+
+    def open(self, user: str, role: str) -> Session:
+        """A new session for an account whose password was verified."""
         session = Session(
             secrets.token_urlsafe(32),
             user,

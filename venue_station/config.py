@@ -11,7 +11,7 @@ import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
@@ -49,13 +49,45 @@ class BrokerConfig(BrokerSettings):
 class HttpConfig(_Model):
     host: str = "127.0.0.1"
     port: int = Field(default=8080, ge=0, le=65535)  # 0: any free port (tests)
-    secure_cookies: bool = False  # set when served over HTTPS
+    secure_cookies: bool = False  # implied by tls_cert; set it behind a TLS-terminating proxy
+    # HTTPS: the station's certificate and key, e.g. broker-config's certs/server.crt + .key
+    # (signed by the venue CA the phones and laptops are given). Both or neither.
+    tls_cert: Path | None = None
+    tls_key: Path | None = None
+    # Login: attempts per client address and failures per account, per window (429 beyond);
+    # password checks on at most hash_concurrency threads, hash_queue more waiting (503 beyond).
+    login_per_address: int = Field(default=10, ge=1, le=100_000)
+    login_per_account: int = Field(default=10, ge=1, le=100_000)
+    login_window_s: float = Field(default=60.0, gt=0, le=86_400)
+    hash_concurrency: int = Field(default=2, ge=1, le=64)
+    hash_queue: int = Field(default=16, ge=0, le=10_000)
+    # Bodies: a JSON action, an imported CSV (413 beyond, refused while streaming).
+    max_json_bytes: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    max_import_bytes: int = Field(default=8 * 1024 * 1024, ge=1024, le=256 * 1024 * 1024)
+    # Live streams (SSE) in all and per client address (503 beyond). Each one is a socket:
+    # the unit's LimitNOFILE must stay well above sse_max (deploy/systemd).
+    sse_max: int = Field(default=4000, ge=1, le=1_000_000)
+    sse_per_address: int = Field(default=16, ge=1, le=1_000_000)
+
+    @model_validator(mode="after")
+    def _tls_pair(self) -> HttpConfig:
+        if (self.tls_cert is None) != (self.tls_key is None):
+            raise ValueError("tls_cert and tls_key go together: give both or neither")
+        return self
+
+    @property
+    def tls(self) -> bool:
+        return self.tls_cert is not None
+
+    @property
+    def cookies_secure(self) -> bool:
+        return self.secure_cookies or self.tls
 
 
 class AccountConfig(_Model):
     username: Annotated[str, Field(min_length=1, max_length=64)]
     password_hash: str
-    role: Literal["arbiter", "chief", "admin"] = "arbiter"
+    role: Literal["viewer", "arbiter", "chief", "admin"] = "arbiter"
 
     @field_validator("password_hash")
     @classmethod
@@ -137,8 +169,16 @@ class StationConfig(_Model):
                 "key_file": fix(self.broker.key_file),
             }
         )
+        http = self.http.model_copy(
+            update={"tls_cert": fix(self.http.tls_cert), "tls_key": fix(self.http.tls_key)}
+        )
         return self.model_copy(
-            update={"data_dir": fix(self.data_dir), "roster": fix(self.roster), "broker": broker}
+            update={
+                "data_dir": fix(self.data_dir),
+                "roster": fix(self.roster),
+                "broker": broker,
+                "http": http,
+            }
         )
 
 

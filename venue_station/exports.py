@@ -2,6 +2,12 @@
 
 Times in the clock log are whole seconds, truncated (what the clock showed after the move,
 never more): ``[%clk h:mm:ss]`` as in PGN clock annotations.
+
+Every CSV cell that a spreadsheet would read as a formula (one starting with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return) is written with a leading ``'`` (OWASP's advice on
+CSV injection): a player named ``=cmd|' /C calc'!A0`` stays a name when the file is opened.
+Numbers the station itself writes (points, milliseconds) are never negative, so no real value
+changes.
 """
 
 from __future__ import annotations
@@ -25,6 +31,7 @@ __all__ = [
     "round_results",
     "round_results_csv",
     "round_results_json",
+    "safe_cell",
 ]
 
 RESULT_FIELDS = [
@@ -38,6 +45,16 @@ RESULT_FIELDS = [
     "black_points",
     "reason",
 ]
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: Any) -> Any:
+    """``value`` with a ``'`` in front when, as text, it starts like a formula."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
 
 
 def hms(ms: int) -> str:
@@ -73,7 +90,7 @@ def round_results_csv(rows: Sequence[Mapping[str, Any]]) -> str:
     writer = csv.DictWriter(buf, RESULT_FIELDS, lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: "" if row[k] is None else row[k] for k in RESULT_FIELDS})
+        writer.writerow({k: "" if row[k] is None else safe_cell(row[k]) for k in RESULT_FIELDS})
     return buf.getvalue()
 
 
@@ -113,7 +130,7 @@ def clock_log_csv(rows: Iterable[ClockRow]) -> str:
         writer.writerow(
             [
                 r.move,
-                r.side,
+                safe_cell(r.side),
                 r.used_ms,
                 r.remaining_ms,
                 f"{r.used_ms / 1000:.1f}",

@@ -9,7 +9,7 @@ Results come from the stored events of the knockout's game ids (``ko-sf1`` …, 
 ``…-tb``) once the game is confirmed on a board; the arbiter can also enter one by hand. Each
 result read from the events is appended to the inputs, so the record says where it came from.
 
-Routes (actions need the arbiter's session + CSRF, like every other action):
+Routes (actions need a chief arbiter's session + CSRF; see access.py):
 ``GET /api/knockout``, ``POST /api/knockout/start {seed?, after_round?, top?}``,
 ``POST /api/knockout/games/{id}/confirm {board?}`` (sends ``set_game``),
 ``POST /api/knockout/games/{id}/result {result}``, ``POST /api/knockout/choices/{id} {side}``.
@@ -245,7 +245,7 @@ def _seed(data: dict[str, Any]) -> int:
 
 
 async def start(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     data = await _json_object(request)
     reg = regulation_of(station)
@@ -312,7 +312,7 @@ def _top(given: Any, rows: list[Any], after: int) -> list[str]:
 
 
 async def confirm(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
     data = await _json_object(request)
@@ -355,7 +355,7 @@ async def confirm(request: Request) -> Response:
 
 
 async def record(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
     result = (await _json_object(request)).get("result")
@@ -373,7 +373,7 @@ async def record(request: Request) -> Response:
 
 
 async def choose(request: Request) -> Response:
-    session = require_session(request)
+    session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
     side = (await _json_object(request)).get("side")

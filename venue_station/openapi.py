@@ -20,13 +20,13 @@ def _q(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
     }
 
 
-def _p(name: str, desc: str) -> dict[str, Any]:
+def _p(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
     return {
         "name": name,
         "in": "path",
         "required": True,
         "description": desc,
-        "schema": {"type": "string"},
+        "schema": {"type": kind},
     }
 
 
@@ -67,7 +67,7 @@ def _action(
 
 
 BOARD = _p("board", "board id")
-ROUND = _p("round", "round number")
+ROUND = _p("round", "round number, 1..999", "integer")
 
 SCHEMA: dict[str, Any] = {
     "openapi": "3.1.0",
@@ -75,7 +75,9 @@ SCHEMA: dict[str, Any] = {
         "title": "qizhong station API",
         "version": "1",
         "description": "Boards, events, games, results, alerts, commands and exports of a "
-        'venue. Errors are {"error": str, "where"?: str}.',
+        'venue. Errors are {"error": str, "where"?: str}. Roles: viewer reads alerts and '
+        "metrics; arbiter rules on alerts and commands a board; chief also imports, sends "
+        "rounds, commands the venue and runs the knockout; admin also lists the accounts.",
     },
     "components": {
         "securitySchemes": {
@@ -210,12 +212,14 @@ SCHEMA: dict[str, Any] = {
             _p("id", "the drawn slow game's id"),
         ),
         "/api/auth/login": _action(
-            "log in; sets the qz_session cookie, returns the csrf token",
+            "log in; sets the qz_session cookie, returns the csrf token; 429 with Retry-After "
+            "past the per-address or per-account limit",
             "{username, password} (JSON or form)",
             auth=False,
         ),
         "/api/auth/logout": _action("log out", "empty"),
         "/api/auth/session": _get("the logged-in user and csrf token (401 when not)"),
+        "/api/accounts": _get("the accounts and their roles, no hashes (admin only)"),
         "/api/boards/{board}/cmd": _action(
             "send a command to a board; returns its reply", "{cmd, args}", BOARD
         ),
@@ -239,7 +243,7 @@ SCHEMA: dict[str, Any] = {
         "/api/alerts/{id}": _action(
             "ack | confirm | dismiss an alert (a pending foul/forfeit is resolved on its board)",
             "{action}",
-            _p("id", "alert id"),
+            _p("id", "alert id", "integer"),
         ),
     },
 }

@@ -11,12 +11,13 @@ from __future__ import annotations
 import csv
 import io
 import re
+import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 
 from venue_station.errors import PairingsError
 
-__all__ = ["Pairing", "parse_pairings", "parse_players"]
+__all__ = ["Pairing", "control_at", "parse_pairings", "parse_players"]
 
 _BOARD_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
 PAIRING_HEADER = ["round", "board", "red", "black"]
@@ -42,12 +43,39 @@ def _text(data: str | bytes, source: str) -> str:
     return data.removeprefix("\ufeff")
 
 
-def _rows(text: str) -> list[tuple[int, list[str]]]:
+def control_at(text: str) -> int | None:
+    """The 1-based position of the first control or format character (C0/C1 controls, DEL,
+    bidi overrides, zero-width characters: Unicode categories Cc and Cf), else None."""
+    for i, ch in enumerate(text, 1):
+        if unicodedata.category(ch) in ("Cc", "Cf"):
+            return i
+    return None
+
+
+def _rows(text: str, source: str) -> list[tuple[int, list[str]]]:
+    """Non-blank rows with their line; a cell with a control character is refused naming the
+    line, the column (1-based, with its header name) and the character's position."""
     reader = csv.reader(io.StringIO(text))
-    out = []
-    for row in reader:
-        if row and any(cell.strip() for cell in row):
-            out.append((reader.line_num, [cell.strip() for cell in row]))
+    out: list[tuple[int, list[str]]] = []
+    try:
+        for row in reader:
+            if not row or not any(cell.strip() for cell in row):
+                continue
+            cells = [cell.strip() for cell in row]
+            names = out[0][1] if out else cells
+            for col, cell in enumerate(cells, 1):
+                at = control_at(cell)
+                if at is not None:
+                    name = names[col - 1] if col <= len(names) and out else f"column {col}"
+                    raise PairingsError(
+                        source,
+                        reader.line_num,
+                        f"column {col} ({name}): control character "
+                        f"U+{ord(cell[at - 1]):04X} at position {at}; names are plain text",
+                    )
+            out.append((reader.line_num, cells))
+    except csv.Error as exc:
+        raise PairingsError(source, reader.line_num, f"not valid CSV: {exc}") from None
     return out
 
 
@@ -55,10 +83,7 @@ def parse_pairings(
     data: str | bytes, *, source: str = "pairings.csv", players: Collection[str] | None = None
 ) -> list[Pairing]:
     """Parse and check a pairings file; ``players`` (when given) is the list names must be in."""
-    try:
-        rows = _rows(_text(data, source))
-    except csv.Error as exc:
-        raise PairingsError(source, 0, f"not valid CSV: {exc}") from None
+    rows = _rows(_text(data, source), source)
     if not rows:
         raise PairingsError(source, 1, "empty file; expected the header round,board,red,black")
     line, header = rows[0]
@@ -75,7 +100,7 @@ def parse_pairings(
                 source, line, f"expected 4 fields (round,board,red,black), got {len(row)}"
             )
         round_text, board, red, black = row
-        if not round_text.isdigit() or not 1 <= int(round_text) <= 99:
+        if not (round_text.isascii() and round_text.isdigit()) or not 1 <= int(round_text) <= 99:
             raise PairingsError(source, line, f"round {round_text!r} is not a number from 1 to 99")
         round_no = int(round_text)
         if not _BOARD_RE.match(board):
@@ -113,10 +138,7 @@ def parse_pairings(
 
 def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dict[str, object]]:
     """``name[,club][,rating][,tags]`` rows as dicts for the players table."""
-    try:
-        rows = _rows(_text(data, source))
-    except csv.Error as exc:
-        raise PairingsError(source, 0, f"not valid CSV: {exc}") from None
+    rows = _rows(_text(data, source), source)
     if not rows:
         raise PairingsError(source, 1, "empty file; expected a header with 'name'")
     line, header = rows[0]
@@ -146,7 +168,7 @@ def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dic
         seen[name] = line
         if "rating" in rec:
             rating = str(rec["rating"])
-            if rating and not rating.isdigit():
+            if rating and not (rating.isascii() and rating.isdigit() and len(rating) <= 9):
                 raise PairingsError(source, line, f"rating {rating!r} is not a whole number")
             rec["rating"] = int(rating) if rating else None
         if "club" in rec:

@@ -24,6 +24,7 @@ from venue_station.config import StationConfig
 from venue_station.errors import ConfigError, StationError
 from venue_station.hub import Hub
 from venue_station.ingest import Ingest
+from venue_station.login_guard import LoginGuard
 from venue_station.metrics import Metrics
 from venue_station.pairings import parse_pairings, parse_players
 from venue_station.results import (
@@ -52,8 +53,16 @@ class Station:
         self.serve_http = serve_http
         self.topics = Topics(config.venue)
         self.metrics = Metrics()
-        self.hub = Hub()
+        http = config.http
+        self.hub = Hub(max_total=http.sse_max, per_address=http.sse_per_address)
         self.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
+        self.login_guard = LoginGuard(
+            per_address=http.login_per_address,
+            per_account=http.login_per_account,
+            window_s=http.login_window_s,
+            concurrency=http.hash_concurrency,
+            queue=http.hash_queue,
+        )
         self.regulation = _regulation(config)
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
@@ -164,6 +173,7 @@ class Station:
                 await asyncio.wait_for(self.store.close(), 1.0)
             except TimeoutError:
                 log.warning("the database did not close within 1 s")
+        self.login_guard.close()
 
     def request_stop(self) -> None:
         self._stop.set()
@@ -211,14 +221,25 @@ class Station:
             def capture_signals(self) -> Iterator[None]:
                 yield  # the CLI owns the signals, not the library
 
+        http = self.config.http
+        tls: dict[str, Any] = {}
+        if http.tls_cert is not None and http.tls_key is not None:
+            for key, path in (("tls_cert", http.tls_cert), ("tls_key", http.tls_key)):
+                if not path.is_file():
+                    raise ConfigError("station config", f"http.{key}", f"{path}: no such file")
+            tls = {"ssl_certfile": str(http.tls_cert), "ssl_keyfile": str(http.tls_key)}
         cfg = uvicorn.Config(
             self.app,
-            host=self.config.http.host,
-            port=self.config.http.port,
+            host=http.host,
+            port=http.port,
             log_level="warning",
             lifespan="off",
             timeout_graceful_shutdown=1,
             access_log=False,
+            # Each SSE stream and keep-alive connection is a socket: the hub caps the streams;
+            # uvicorn's own cap keeps the total (streams + API) under the unit's LimitNOFILE.
+            limit_concurrency=http.sse_max + 1000,
+            **tls,
         )
         self._server = server = _Server(cfg)
         self._spawn(server.serve(), "http")
@@ -233,7 +254,8 @@ class Station:
 
     @property
     def http_url(self) -> str:
-        return f"http://{self.config.http.host}:{self.http_port}"
+        scheme = "https" if self.config.http.tls else "http"
+        return f"{scheme}://{self.config.http.host}:{self.http_port}"
 
     # -- gaps -------------------------------------------------------------------------------
     async def _watch_gaps(self) -> None:
@@ -299,7 +321,8 @@ class Station:
         return await self.bus.send(board, cmd, args, user=user, expect=expect)
 
     async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
-        rows = parse_players(data, source=source)
+        # Parsing a long file is CPU work: on a thread, so the loop keeps serving meanwhile.
+        rows = await asyncio.to_thread(parse_players, data, source=source)
         await self._store().add_players(rows)
         return len(rows)
 
@@ -313,7 +336,9 @@ class Station:
     ) -> dict[str, Any]:
         store = self._store()
         known = await store.player_names()
-        pairings = parse_pairings(data, source=source, players=known or None)
+        pairings = await asyncio.to_thread(
+            parse_pairings, data, source=source, players=known or None
+        )
         by_round: dict[int, list[dict[str, Any]]] = {}
         for p in pairings:
             by_round.setdefault(p.round, []).append(

@@ -7,6 +7,7 @@ Migrations run at open; a database whose schema is newer than this code is refus
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -25,6 +26,7 @@ from wire_contract.wallclock import wall_ms
 __all__ = ["Store", "normalise_url"]
 
 log = logging.getLogger(__name__)
+IMPORT_CHUNK = 500  # rows per transaction of an import: a few ms of write lock each
 
 
 def normalise_url(url: str) -> str:
@@ -261,15 +263,22 @@ class Store:
 
     # -- players, rounds, pairings, games -------------------------------------------------
     async def add_players(self, rows: Sequence[Mapping[str, Any]]) -> None:
-        async with self.engine.begin() as conn:
-            for row in rows:
-                stmt = self.insert(t.players).values(**row)
-                update = {k: v for k, v in row.items() if k != "name"}
-                if update:
-                    stmt = stmt.on_conflict_do_update(index_elements=["name"], set_=update)
-                else:
-                    stmt = stmt.on_conflict_do_nothing(index_elements=["name"])
-                await conn.execute(stmt)
+        """Upsert players in chunks of ``IMPORT_CHUNK``, one short transaction each (a long
+        import never holds SQLite's write lock for long; the event loop runs between)."""
+        by_keys: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+        for row in rows:  # one statement per column set: executemany needs the same columns
+            by_keys.setdefault(tuple(sorted(row)), []).append(row)
+        for keys, group in by_keys.items():
+            stmt = self.insert(t.players)
+            update = {k: stmt.excluded[k] for k in keys if k != "name"}
+            if update:
+                stmt = stmt.on_conflict_do_update(index_elements=["name"], set_=update)
+            else:
+                stmt = stmt.on_conflict_do_nothing(index_elements=["name"])
+            for start in range(0, len(group), IMPORT_CHUNK):
+                async with self.engine.begin() as conn:
+                    await conn.execute(stmt, [dict(r) for r in group[start : start + IMPORT_CHUNK]])
+                await asyncio.sleep(0)
 
     async def player_names(self) -> set[str]:
         async with self.engine.connect() as conn:
@@ -280,9 +289,17 @@ class Store:
     ) -> None:
         """Store a round's pairings and games, replacing an earlier import of that round.
 
-        A game that already has a result keeps it: a re-import fixes names, not facts.
+        A game that already has a result keeps it: a re-import fixes names, not facts. Rows go
+        in chunks of ``IMPORT_CHUNK``, one short transaction each, so a 60,000-row import never
+        holds the write lock for long (the ingest writer and the gap watcher get their turn
+        between chunks). A failure midway leaves part of the round; importing again fixes it.
         """
         stamp = wall_ms()
+        games = self.insert(t.games)
+        games = games.on_conflict_do_update(
+            index_elements=["game"],
+            set_={k: games.excluded[k] for k in ("red", "black", "tc", "board", "round")},
+        )
         async with self.engine.begin() as conn:
             await conn.execute(sa.delete(t.pairings).where(t.pairings.c.round == round_no))
             stmt = self.insert(t.rounds).values(round=round_no, tc=tc, imported_ms=stamp)
@@ -291,12 +308,26 @@ class Store:
                     index_elements=["round"], set_={"tc": tc, "imported_ms": stamp}
                 )
             )
-            for row in rows:
-                await conn.execute(sa.insert(t.pairings).values(round=round_no, **row))
-                game = {"game": game_id(round_no, row["board"]), "round": round_no, "tc": tc, **row}
-                stmt = self.insert(t.games).values(updated_ms=stamp, **game)
-                update = {k: game[k] for k in ("red", "black", "tc", "board", "round")}
-                await conn.execute(stmt.on_conflict_do_update(index_elements=["game"], set_=update))
+        for start in range(0, len(rows), IMPORT_CHUNK):
+            chunk = rows[start : start + IMPORT_CHUNK]
+            async with self.engine.begin() as conn:
+                await conn.execute(
+                    sa.insert(t.pairings), [{"round": round_no, **row} for row in chunk]
+                )
+                await conn.execute(
+                    games,
+                    [
+                        {
+                            "game": game_id(round_no, row["board"]),
+                            "round": round_no,
+                            "tc": tc,
+                            "updated_ms": stamp,
+                            **row,
+                        }
+                        for row in chunk
+                    ],
+                )
+            await asyncio.sleep(0)
 
     async def pairings(self, round_no: int | None = None) -> list[dict[str, Any]]:
         q = sa.select(t.pairings).order_by(t.pairings.c.round, t.pairings.c.board)

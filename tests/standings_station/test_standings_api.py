@@ -218,7 +218,9 @@ async def test_bad_requests_get_a_clear_error(offline: Station) -> None:
             r = await client.get(url)
             assert r.status_code == status, (url, r.text)
             assert r.json()["error"] and r.json().get("where") == where, (url, r.json())
-        metrics = (await client.get("/metrics")).text
+        login = {"username": ARBITER, "password": ARBITER_PASSWORD}
+        assert (await client.post("/api/auth/login", json=login)).status_code == 200
+        metrics = (await client.get("/metrics")).text  # behind login
     assert 'qz_bad_requests_total{kind="bad_request"} 5' in metrics
 
 

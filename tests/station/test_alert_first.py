@@ -55,6 +55,8 @@ async def test_the_alert_is_on_the_stream_while_the_store_is_locked(station: Sta
         await asyncio.sleep(0.3)
         assert await station.store.alerts() == [] and await station.store.count_events() == 0
         async with httpx.AsyncClient(base_url=station.http_url) as client:
+            login = {"username": ARBITER, "password": ARBITER_PASSWORD}
+            assert (await client.post("/api/auth/login", json=login)).status_code == 200
             listed = (await client.get("/api/alerts", params={"status": "active"})).json()
         assert [a["id"] for a in listed["alerts"]] == [shown[0]["id"]]
     finally:

@@ -120,6 +120,7 @@ async def test_read_routes(offline: Station) -> None:
         assert "1. -- {[%clk 0:29:57]} 1-0" in pgn and '[Red "王天一"]' in pgn
         clock_csv = (await client.get("/api/export/games/r1-b1/clock.csv")).text
         assert clock_csv.splitlines()[1] == "1,red,3000,1797000,3.0,0:29:57"
+        await login(client)  # alerts and metrics are arbiter-only data
         alerts = (await client.get("/api/alerts", params={"status": "open"})).json()["alerts"]
         assert [a["kind"] for a in alerts] == ["flag"]
         metrics = (await client.get("/metrics")).text
@@ -152,6 +153,7 @@ BAD_REQUESTS = [
 
 async def test_bad_requests_get_a_clear_json_error_and_are_counted(offline: Station) -> None:
     async with httpx.AsyncClient(base_url=offline.http_url) as client:
+        await login(client)  # /api/alerts and /metrics are behind login
         for method, url, status, where in BAD_REQUESTS:
             r = await client.request(method, url)
             assert r.status_code == status, (url, r.text)
@@ -185,7 +187,7 @@ async def test_login_and_csrf_guard_every_action(offline: Station) -> None:
         csrf = await login(client)
         assert (await client.get("/api/auth/session")).json() == {
             "user": ARBITER,
-            "role": "arbiter",
+            "role": "chief",
             "csrf": csrf,
         }
         for url in actions:
@@ -206,8 +208,10 @@ async def test_login_and_csrf_guard_every_action(offline: Station) -> None:
 
 
 async def test_sse_stream_carries_the_station_ts_and_events(offline: Station) -> None:
+    async with httpx.AsyncClient(base_url=offline.http_url, timeout=5) as client:
+        await login(client)  # alerts are on the arbiter's stream only
     async with (
-        httpx.AsyncClient(base_url=offline.http_url, timeout=5) as client,
+        httpx.AsyncClient(base_url=offline.http_url, timeout=5, cookies=client.cookies) as client,
         client.stream("GET", "/api/stream") as response,
     ):
         assert response.headers["content-type"].startswith("text/event-stream")

@@ -32,6 +32,13 @@ from wire_contract.wallclock import wall_ms
 STOP_WITHIN_S = 5.0
 
 
+async def _login(client: httpx.AsyncClient) -> None:
+    from support.station import ARBITER, ARBITER_PASSWORD
+
+    login = {"username": ARBITER, "password": ARBITER_PASSWORD}
+    assert (await client.post("/api/auth/login", json=login)).status_code == 200
+
+
 def poison(board: str, **over: Any) -> EventEnvelope:
     """An event that skipped the wire's bounds (as a bug or a future model might let through)."""
     fields: dict[str, Any] = {
@@ -67,6 +74,7 @@ async def test_a_row_the_database_refuses_is_set_aside_and_the_writer_goes_on(
     await wait_until(lambda: station.metrics.events_stored == 2, timeout=15)
     await station.ingest.flush()
     async with httpx.AsyncClient(base_url=station.http_url, timeout=5) as client:
+        await _login(client)  # alerts and metrics are arbiter-only data
         [row] = (await client.get("/api/set_aside")).json()["set_aside"]
         alerts = (await client.get("/api/alerts")).json()["alerts"]
         health = await client.get("/healthz")
@@ -128,6 +136,7 @@ async def test_a_locked_database_makes_healthz_503_and_stops_nothing(
                     break
                 await asyncio.sleep(0.1)
             assert r.status_code == 200, r.json()
+            await _login(client)
             metrics = (await client.get("/metrics")).text
     assert "qz_task_restarts" in metrics and "qz_writer_stuck 0" in metrics
 

@@ -84,8 +84,12 @@ def station_config(tmp_path: Path, broker: Any = None, **kw: Any) -> StationConf
     data: dict[str, Any] = {
         "venue": VENUE,
         "data_dir": str(tmp_path / "station"),
-        "http": {"host": "127.0.0.1", "port": 0},
-        "account": [{"username": ARBITER, "password_hash": _ARBITER_HASH, "role": "arbiter"}],
+        # Every test client is 127.0.0.1: a roomy login limit so that no test trips it by
+        # accident (tests/web/test_web_login_flood.py sets its own).
+        "http": {"host": "127.0.0.1", "port": 0, "login_per_address": 1000},
+        # The chief arbiter: may do every action but see the accounts (the role tests use
+        # an account of each role, tests/web/test_web_roles.py).
+        "account": [{"username": ARBITER, "password_hash": _ARBITER_HASH, "role": "chief"}],
         "rebirth_grace_ms": 100,
         "rebirth_retry_ms": 500,
     }
