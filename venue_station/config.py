@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from venue_station.auth import check_hash_format
 from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
 
@@ -92,8 +93,6 @@ class AccountConfig(_Model):
     @field_validator("password_hash")
     @classmethod
     def _hash(cls, value: str) -> str:
-        from venue_station.auth import check_hash_format
-
         check_hash_format(value)
         return value
 

@@ -32,8 +32,9 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.knockout import Knockout, KnockoutError, ProposedGame
 from clock_service.standings import StandingsError
-from venue_station.api import ApiError, json_response, station_of
-from venue_station.api_actions import _json_object, require_session
+from venue_station.access import require_session
+from venue_station.bodies import json_object
+from venue_station.http_base import ApiError, json_response, station_of
 from venue_station.standings_view import (
     confirmed_outcome,
     decisive_events,
@@ -247,7 +248,7 @@ def _seed(data: dict[str, Any]) -> int:
 async def start(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
-    data = await _json_object(request)
+    data = await json_object(request)
     reg = regulation_of(station)
     if reg.knockout is None:
         raise ApiError(409, f"{reg.name}: the regulation has no knockout", kind="knockout_state")
@@ -315,7 +316,7 @@ async def confirm(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    data = await _json_object(request)
+    data = await json_object(request)
     board = data.get("board")
     async with _lock(station):
         rec = await _current(station)
@@ -358,7 +359,7 @@ async def record(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    result = (await _json_object(request)).get("result")
+    result = (await json_object(request)).get("result")
     if result not in ("red", "black", "draw"):
         raise ApiError(400, f"result {result!r} must be red, black or draw", where="body.result")
     async with _lock(station):
@@ -376,7 +377,7 @@ async def choose(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    side = (await _json_object(request)).get("side")
+    side = (await json_object(request)).get("side")
     if side not in ("red", "black"):
         raise ApiError(400, f"side {side!r} must be red or black", where="body.side")
     async with _lock(station):

@@ -25,7 +25,7 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.regulation import Regulation, Tournament
 from venue_station import tables as t
-from venue_station.api import json_response, station_of
+from venue_station.http_base import json_response, station_of
 from venue_station.store import Store
 from wire_contract.wallclock import wall_ms
 

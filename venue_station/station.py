@@ -23,7 +23,7 @@ from venue_station.commands import CommandBus, CommandResult
 from venue_station.config import StationConfig
 from venue_station.errors import ConfigError, StationError
 from venue_station.hub import Hub
-from venue_station.ingest import Ingest
+from venue_station.ingest import BoardView, Ingest
 from venue_station.login_guard import LoginGuard
 from venue_station.metrics import Metrics
 from venue_station.pairings import parse_pairings, parse_players
@@ -33,6 +33,7 @@ from venue_station.results import (
     derive_game,
     tournament_fouls,
 )
+from venue_station.standings_view import player_tags
 from venue_station.store import Store, board_key, game_id
 from venue_station.supervisor import Supervisor
 from wire_contract.messages import Topics
@@ -359,8 +360,6 @@ class Station:
 
     async def send_round(self, round_no: int, *, user: str | None = None) -> dict[str, Any]:
         """``set_game`` to every board of the round, concurrently; board -> the reply."""
-        from venue_station.standings_view import player_tags
-
         games = await self._store().games(round_no)
         tags = await player_tags(self._store())
 
@@ -406,8 +405,6 @@ class Station:
         assert self.ingest is not None
         views = self.ingest.boards
         names = sorted(set(views) | set(self.ingest.seqs.boards), key=board_key)
-        from venue_station.ingest import BoardView
-
         return [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
 
     def health(self) -> dict[str, Any]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from venue_station.api import ApiError
+from venue_station.http_base import ApiError
 from venue_station.pairings import control_at
 
 __all__ = ["MAX_ARGS_DEPTH", "MAX_ARG_TEXT", "check_command_args", "control_at"]

@@ -93,16 +93,7 @@ def cycles(package: str, root: Path = ROOT) -> list[list[str]]:
     return out
 
 
-@pytest.mark.parametrize(
-    "package",
-    [
-        *PACKAGES[:-1],
-        pytest.param(
-            "venue_station",
-            marks=pytest.mark.xfail(strict=True, reason="the web layer's circle: issue 14 step 4"),
-        ),
-    ],
-)
+@pytest.mark.parametrize("package", PACKAGES)
 def test_no_import_cycle_within_a_package(package: str) -> None:
     assert cycles(package) == []
 
