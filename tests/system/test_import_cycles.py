@@ -20,6 +20,7 @@ PACKAGES = (
     "broker_config",
     "qizhong",
     "venue_station",
+    "federation_hub",
 )
 
 

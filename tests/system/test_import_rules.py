@@ -15,6 +15,7 @@ PARTS = (
     "board_nodes",
     "venue_station",
     "broker_config",
+    "federation_hub",
 )
 ALLOWED: dict[str, set[str]] = {
     "clock_service": set(),
@@ -23,6 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "board_nodes": {"clock_service", "firmware_bridge", "wire_contract"},
     "venue_station": {"clock_service", "wire_contract", "broker_config.roster"},
     "broker_config": {"clock_service"},
+    "federation_hub": {"wire_contract"},
 }
 
 
