@@ -8,13 +8,16 @@ arbiter's flag alert waited behind them for seconds (docs/benchmarks.md, attack 
 - ``offer`` files each public message under a key: a board's ``state`` and ``status``, a
   ``game``'s result, a ``knockout``: the latest replaces (drops) the one not yet sent — a
   spectator needs each board's latest state, not every intermediate one. A board's ``event``s
-  are kept in order up to ``events_per_board`` a tick (a real clock presses at most every
+  are kept in order up to ``events_per_board`` a quarter second (a real clock presses at most every
   ~100 ms: ~2.5 a tick, plus a few display-free events); past that they are left off the public
   streams (counted; the state that follows carries the clock, and the board's history is on
   ``/api/games``). What waits is bounded (``max_pending``).
-- One task (``run``) sends what was filed every ``tick_s``, encoded once (one ``bytes`` chunk
+- One task (``run``) sends what was filed every tick, encoded once (one ``bytes`` chunk
   shared by every phone), as one queue put per phone per tick, and yields the loop every
   ``group`` phones so an arbiter's stream, a login, the writer are never queued behind the hall.
+  The tick is ``tick_s`` (a quarter second), longer when there are more phones than
+  ``writes_per_s`` allows at that pace (1,500 phones: 1.5 s): each write to a phone costs the
+  loop 0.1–0.25 ms (a syscall each), and the hall must never take more than a fraction of it.
 - A phone whose queue holds ``max_behind`` unsent chunks (it is not reading) is dropped: its
   stream ends, and its browser reconnects to a fresh ``hello``.
 - An idle feed sends a ``ping`` every ``keepalive_s``, so a phone's stream needs no timer of its
@@ -36,9 +39,10 @@ __all__ = ["PublicFeed", "encode_sse"]
 log = logging.getLogger(__name__)
 
 TICK_S = 0.25  # a public stream gets at most one write this often
-EVENTS_PER_BOARD_PER_TICK = 8  # 32/s: above any real clock (~10 presses/s at most)
+EVENTS_PER_BOARD_PER_TICK = 8  # 32/s at the shortest tick: above any clock (~10 presses/s)
+WRITES_PER_S = 1000  # phone writes a second at most, in all: the tick grows past 250 phones
 MAX_PENDING = 5000  # messages waiting for the next tick, in all
-MAX_BEHIND = 40  # unsent chunks (10 s at the tick) before a phone is dropped
+MAX_BEHIND = 40  # unsent chunks (10 s at the shortest tick) before a phone is dropped
 GROUP = 50  # phones served per turn of the event loop
 KEEPALIVE_S = 15.0
 
@@ -61,6 +65,7 @@ class PublicFeed:
         *,
         on_drop: Callable[[PublicQueue], None],
         tick_s: float = TICK_S,
+        writes_per_s: int = WRITES_PER_S,
         events_per_board: int = EVENTS_PER_BOARD_PER_TICK,
         max_pending: int = MAX_PENDING,
         max_behind: int = MAX_BEHIND,
@@ -69,9 +74,9 @@ class PublicFeed:
     ) -> None:
         if tick_s <= 0 or keepalive_s <= 0:
             raise ValueError("tick_s and keepalive_s must be > 0")
-        if min(events_per_board, max_pending, max_behind, group) < 1:
-            raise ValueError("events_per_board, max_pending, max_behind and group must be >= 1")
-        self.tick_s, self.keepalive_s = tick_s, keepalive_s
+        if min(writes_per_s, events_per_board, max_pending, max_behind, group) < 1:
+            raise ValueError("writes_per_s, events_per_board, max_pending, max_behind and group must be >= 1")
+        self.tick_s, self.keepalive_s, self.writes_per_s = tick_s, keepalive_s, writes_per_s
         self.events_per_board, self.max_pending = events_per_board, max_pending
         self.max_behind, self.group = max_behind, group
         self._on_drop = on_drop
@@ -90,6 +95,11 @@ class PublicFeed:
 
     def __len__(self) -> int:
         return len(self._queues)
+
+    @property
+    def tick(self) -> float:
+        """Seconds between two writes to a phone: ``tick_s``, or more with many phones."""
+        return max(self.tick_s, len(self._queues) / self.writes_per_s)
 
     def add(self) -> PublicQueue:
         queue: PublicQueue = asyncio.Queue(self.max_behind)
@@ -112,7 +122,7 @@ class PublicFeed:
         elif kind == "event":
             board = str(data.get("board", ""))
             filed = self._events.get(board, 0)
-            if filed >= self.events_per_board:
+            if filed >= self.events_per_board * self.tick / self.tick_s:  # the same rate a second
                 self.left_off += 1
                 return
             self._events[board] = filed + 1
@@ -148,7 +158,7 @@ class PublicFeed:
             except TimeoutError:
                 if self._queues:
                     self._pending[("ping", "")] = ("ping", {})
-            await asyncio.sleep(self.tick_s)  # what comes meanwhile goes in the same write
+            await asyncio.sleep(self.tick)  # what comes meanwhile goes in the same write
             wake.clear()
             await self._send()
 

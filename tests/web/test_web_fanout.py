@@ -127,7 +127,7 @@ async def test_a_flooding_board_and_many_phones_cannot_hold_back_the_arbiters_al
         # The arbiter is private: it gets every event the gate let through (a burst, then the
         # flood alert) — and nothing the gate dropped.
         await wait_until(lambda: kinds.get("event", 0) >= 1500, timeout=20, what="the burst")
-        await asyncio.sleep(3 * station.hub.public.tick_s)  # the phones' last tick goes out
+        await asyncio.sleep(3 * station.hub.public.tick)  # the phones' last tick goes out
     finally:
         arbiter.cancel()
         await asyncio.gather(arbiter, return_exceptions=True)
