@@ -75,7 +75,9 @@ class PublicFeed:
         if tick_s <= 0 or keepalive_s <= 0:
             raise ValueError("tick_s and keepalive_s must be > 0")
         if min(writes_per_s, events_per_board, max_pending, max_behind, group) < 1:
-            raise ValueError("writes_per_s, events_per_board, max_pending, max_behind and group must be >= 1")
+            raise ValueError(
+                "writes_per_s, events_per_board, max_pending, max_behind and group must be >= 1"
+            )
         self.tick_s, self.keepalive_s, self.writes_per_s = tick_s, keepalive_s, writes_per_s
         self.events_per_board, self.max_pending = events_per_board, max_pending
         self.max_behind, self.group = max_behind, group
