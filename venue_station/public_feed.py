@@ -11,7 +11,7 @@ arbiter's flag alert waited behind them for seconds (docs/benchmarks.md, attack 
   are kept in order up to ``events_per_board`` a quarter second (a real clock presses at most every
   ~100 ms: ~2.5 a tick, plus a few display-free events); past that they are left off the public
   streams (counted; the state that follows carries the clock, and the board's history is on
-  ``/api/games``). What waits is bounded (``max_pending``).
+  ``/api/events``). What waits is bounded (``max_pending``).
 - One task (``run``) sends what was filed every tick, encoded once (one ``bytes`` chunk
   shared by every phone), as one queue put per phone per tick, and yields the loop every
   ``group`` phones so an arbiter's stream, a login, the writer are never queued behind the hall.
@@ -182,7 +182,8 @@ class PublicFeed:
             except asyncio.QueueFull:
                 log.warning("public SSE stream %d chunks behind; dropping it", queue.qsize())
                 self.slow_dropped += 1
-                self._on_drop(queue)
+                self._queues.discard(queue)
+                self._on_drop(queue)  # the hub frees its place (its address's count)
                 queue.get_nowait()
                 queue.put_nowait(None)
 
