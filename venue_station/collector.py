@@ -26,6 +26,14 @@ __all__ = ["Collector"]
 
 log = logging.getLogger(__name__)
 BACKLOG_MS = 5000  # after a (re)connect, messages may be the broker's queue for us, not live
+# Bounded intake (issue 18): past ~500 boards at 10x the receive side grew to 1.2 GB, because
+# paho acks each QoS 1 message on arrival and the broker sends the next at once. Now a message
+# is acked only once the writer's queue has room, and the broker keeps at most RECEIVE_WINDOW
+# unacked messages in flight to us (MQTT 5 Receive Maximum; Mosquitto's max_inflight_messages
+# caps it too): the rest waits at the broker (its queue is sized for an outage).
+RECEIVE_WINDOW = 1000
+WRITER_QUEUE_BOUND = 5000
+ROOM_POLL_S = 0.005  # only while the writer is full
 
 
 class Collector:
@@ -48,8 +56,9 @@ class Collector:
         user, password = self.config.credentials()
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = self.config.session_expiry_s
+        props.ReceiveMaximum = RECEIVE_WINDOW
         will = aiomqtt.Will(self.topics.station_status, self._status("lost"), qos=1, retain=True)
-        return aiomqtt.Client(
+        client = aiomqtt.Client(
             self.config.host,
             self.config.port,
             username=user,
@@ -63,6 +72,9 @@ class Collector:
             timeout=10,
             max_queued_outgoing_messages=100_000,
         )
+        # aiomqtt has no option for it: ack each message ourselves, after it found room.
+        client._client.manual_ack_set(True)
+        return client
 
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         client = self._client
@@ -104,7 +116,8 @@ class Collector:
             self.client_id,
             self.session,
         )
-        handle = self.ingest.handle
+        handle, ingest = self.ingest.handle, self.ingest
+        ack = client._client.ack
         try:
             async for message in client.messages:
                 payload: Any = message.payload
@@ -118,6 +131,12 @@ class Collector:
                     received_ms=now_ms(),
                     retained=bool(message.retain),
                 )
+                # A poll, not an Event: it keeps the change in the collector (the writer knows
+                # nothing of it) and only runs while the writer is full.
+                while ingest.pending() >= WRITER_QUEUE_BOUND:  # noqa: ASYNC110
+                    await asyncio.sleep(ROOM_POLL_S)
+                if message.qos:
+                    ack(message.mid, message.qos)
         finally:
             self._client = None
             self.connected.clear()

@@ -8,13 +8,21 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PARTS = ("clock_service", "firmware_bridge", "board_nodes", "venue_station", "broker_config")
+PARTS = (
+    "clock_service",
+    "firmware_bridge",
+    "board_nodes",
+    "venue_station",
+    "broker_config",
+    "federation_hub",
+)
 ALLOWED: dict[str, set[str]] = {
     "clock_service": set(),
     "firmware_bridge": {"clock_service"},
     "board_nodes": {"clock_service", "firmware_bridge"},
     "venue_station": {"clock_service", "board_nodes.wire", "broker_config.roster"},
     "broker_config": {"clock_service"},
+    "federation_hub": {"board_nodes.wire"},
 }
 
 
