@@ -170,7 +170,16 @@ class PublicFeed:
         if not pending or not self._queues:
             return
         ts = time.time_ns() // 1_000_000
-        chunk = "".join(encode_sse(kind, data, ts) for kind, data in pending.values()).encode()
+        parts = []
+        for kind, data in pending.values():
+            try:
+                parts.append(encode_sse(kind, data, ts))
+            except (TypeError, ValueError) as exc:  # a bug upstream: lose this one, not the feed
+                log.warning("public %s message not sent: %s", kind, exc)
+                self.left_off += 1
+        if not parts:
+            return
+        chunk = "".join(parts).encode()
         self.chunks_sent += 1
         for n, queue in enumerate(list(self._queues)):
             if n and n % self.group == 0:

@@ -132,3 +132,16 @@ async def test_the_arbiter_gets_each_message_at_once_while_a_thousand_phones_wai
     assert all(p.qsize() == 0 for p in phones)  # one write each for the whole burst
     hub.close()
     hub.close()  # idempotent
+
+
+async def test_a_message_that_cannot_be_encoded_is_left_off_and_the_feed_goes_on() -> None:
+    feed, _ = _feed(tick_s=0.02)
+    phone = feed.add()
+    feed.offer("state", {"board": "1", "state": {"bad": object()}})
+    feed.offer("state", {"board": "2", "state": {"seq": 1}})
+    got = _messages(await asyncio.wait_for(phone.get(), 5))
+    assert [d["board"] for _, d in got] == ["2"] and feed.left_off == 1
+    feed.offer("state", {"board": "3", "state": {"seq": 1}})
+    got = _messages(await asyncio.wait_for(phone.get(), 5))
+    assert [d["board"] for _, d in got] == ["3"]
+    feed.close()
