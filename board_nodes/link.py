@@ -26,18 +26,19 @@ import asyncio
 import json
 import logging
 import random
-import ssl
 from collections import Counter
 from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiomqtt
 
-from board_nodes import wire
-from board_nodes.board import Board, wall_ms
+from board_nodes.board import Board
 from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
 from board_nodes.journal import Journal, OutboxRow
+from wire_contract import messages as wire
+from wire_contract.broker import mqtt_client
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["BoardLink", "broker_keepalive", "reconnect_delays"]
 
@@ -147,11 +148,6 @@ class BoardLink:
 
     def _client(self) -> aiomqtt.Client:
         b = self.broker
-        tls = None
-        if b.tls:
-            tls = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
-            if b.cert_file:
-                tls.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
         # A new connection, a new will: both carry its epoch. Wall ms, so that a node on a fresh
         # journal (session 1 again) still outranks what its predecessor left retained.
         self.conn = max(wall_ms(), self.conn + 1)
@@ -161,23 +157,16 @@ class BoardLink:
         # One account per board connection (``{username}.{board}``, same password): the broker
         # makes each connection's client id its username, so no one can take a board's id.
         username = f"{b.username}.{self.board.id}" if b.username else None
-        client = aiomqtt.Client(
-            b.host,
-            b.port,
-            username=username,
-            password=b.read_password(),
+        client = mqtt_client(
+            b.model_copy(update={"username": username}),
             identifier=f"{self.board.node}.{self.board.id}",
-            protocol=aiomqtt.ProtocolVersion.V5,
+            keepalive_s=broker_keepalive(b.keepalive_s),
+            connect_timeout_s=b.connect_timeout_s,
             will=will,
-            keepalive=broker_keepalive(b.keepalive_s),
-            tls_context=tls,
             timeout=PUBLISH_TIMEOUT_S,
             logger=_paho_log,
             max_inflight_messages=MAX_INFLIGHT,
         )
-        # paho's TCP connect blocks for up to this (default 5 s); a SYN lost in a cut then
-        # holds the next attempt back long after the link returned. aiomqtt has no argument.
-        client._client.connect_timeout = b.connect_timeout_s
         return client
 
     # -- the connection loop ------------------------------------------------------------------
@@ -188,7 +177,6 @@ class BoardLink:
             self._inflight = asyncio.Semaphore(MAX_INFLIGHT)  # none left held by a dead one
             try:
                 async with self._client() as client:
-                    wire.set_nodelay(client)
                     self.client = client
                     delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
                     await self._connected(client)
@@ -249,7 +237,7 @@ class BoardLink:
         return backlog
 
     async def _send_state(self, client: aiomqtt.Client) -> None:
-        body = json.dumps(self.board.snapshot(), ensure_ascii=False).encode()
+        body = wire.encode(self.board.snapshot())
         await self._send(client, self.topics.state(self.board.id), body, retain=True)
 
     async def rebirth(self, client: aiomqtt.Client, from_seq: int | None = None) -> None:

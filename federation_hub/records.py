@@ -13,8 +13,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from board_nodes.wire import EventEnvelope, StateSnapshot, WireError, check_id
 from federation_hub.errors import RecordError
+from wire_contract.messages import EventEnvelope, StateSnapshot, WireError, check_id
 
 __all__ = ["MAX_PAYLOAD", "EventRecord", "StateRecord", "parse_event", "parse_state", "split"]
 

@@ -9,7 +9,6 @@ runs on PostgreSQL. The schema is created at open (``create_all``; no migrations
 
 from __future__ import annotations
 
-import time
 from collections.abc import Sequence
 from typing import Any
 
@@ -20,6 +19,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from federation_hub.errors import HubConfigError
 from federation_hub.records import EventRecord, StateRecord
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["HubStore", "normalise_url"]
 
@@ -60,10 +60,6 @@ def normalise_url(url: str) -> str:
     raise HubConfigError(f"database URL {url!r}: use postgresql://… (or sqlite:/// for tests)")
 
 
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
-
-
 class HubStore:
     def __init__(self, *, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -100,7 +96,7 @@ class HubStore:
         """Store a batch in one transaction; returns how many were new (the rest were known)."""
         if not records:
             return 0
-        stamp = now_ms()
+        stamp = wall_ms()
         rows = [
             {
                 "venue": r.venue,

@@ -15,8 +15,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
-from board_nodes.wire import WireError, check_id
 from federation_hub.store import HubStore
+from wire_contract.messages import WireError, check_id
 
 __all__ = ["build_app"]
 

@@ -17,10 +17,11 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from board_nodes.wire import StationStatus, Topics, encode
 from venue_station.config import BrokerConfig
 from venue_station.ingest import Ingest
-from venue_station.store import now_ms
+from wire_contract.broker import mqtt_client
+from wire_contract.messages import StationStatus, Topics, encode
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Collector"]
 
@@ -50,25 +51,19 @@ class Collector:
         self.connections = 0
 
     def _status(self, state: str) -> bytes:
-        return encode(StationStatus(state=state, session=self.session, ts=now_ms()))  # type: ignore[arg-type]
+        return encode(StationStatus(state=state, session=self.session, ts=wall_ms()))  # type: ignore[arg-type]
 
     def _make_client(self) -> aiomqtt.Client:
-        user, password = self.config.credentials()
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = self.config.session_expiry_s
         props.ReceiveMaximum = RECEIVE_WINDOW
         will = aiomqtt.Will(self.topics.station_status, self._status("lost"), qos=1, retain=True)
-        client = aiomqtt.Client(
-            self.config.host,
-            self.config.port,
-            username=user,
-            password=password,
+        client = mqtt_client(
+            self.config,
             identifier=self.client_id,
-            protocol=aiomqtt.ProtocolVersion.V5,
             clean_start=False,
             properties=props,
             will=will,
-            keepalive=self.config.keepalive_s,
             timeout=10,
             max_queued_outgoing_messages=100_000,
         )
@@ -107,7 +102,7 @@ class Collector:
         )
         await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
         self._client = client
-        self.ingest.live_after_ms = now_ms() + BACKLOG_MS
+        self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
         self.connected.set()
         log.info(
@@ -128,7 +123,7 @@ class Collector:
                 handle(
                     str(message.topic),
                     bytes(payload),
-                    received_ms=now_ms(),
+                    received_ms=wall_ms(),
                     retained=bool(message.retain),
                 )
                 # A poll, not an Event: it keeps the change in the collector (the writer knows

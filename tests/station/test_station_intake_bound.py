@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 from support.station import FakeNode, station_config
 
-from board_nodes.wire import Topics
 from venue_station.collector import RECEIVE_WINDOW, WRITER_QUEUE_BOUND, Collector
 from venue_station.hub import Hub
 from venue_station.ingest import Ingest
 from venue_station.metrics import Metrics
 from venue_station.store import Store
+from wire_contract.messages import Topics
 
 pytestmark = pytest.mark.broker
 BURST = WRITER_QUEUE_BOUND + 3 * RECEIVE_WINDOW + 1000
