@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 # The emulator's keyboard (firmware_bridge.emulator_cli.KEYS) for what the serial self-test
-# asks (firmware_bridge.selftest.KEY_STEPS, English): the power switch toggles, so "o" twice.
+# asks (firmware_bridge.selftest_steps.KEY_STEPS, English): the power switch toggles, so "o" twice.
 KEY_FOR_ASK = {
     "press RED's button": "a",
     "press BLACK's button": "l",
