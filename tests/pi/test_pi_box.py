@@ -1,22 +1,26 @@
 """A Pi in a box (issue 17): for each Pi CPU, the offline bundle installed by the node playbook
-into an emulated Debian bookworm root, then run there: the config check, the face self-test,
-and a node with a serial board (the clock emulator on the host, socket://) and a simulated
-board playing a short game against a private Mosquitto on the host, checked at a station."""
+into an emulated Debian bookworm root, then run there: the config check, the face self-test
+on mock pins, the serial self-test against ``qizhong emulate-clock`` on the host, and a node
+with a serial board (the clock emulator on the host, socket://) and a simulated board playing
+a short game against a private Mosquitto on the host, checked at a station."""
 
 from __future__ import annotations
 
 import asyncio
 import json
 import os
+import queue
 import shutil
 import signal
 import subprocess
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
+from host_clock import KEY_FOR_ASK, HostClock
 from pi_box import OFFLINE, NodeSetup, apply_node_playbook, clean_root, free_port
 from support.broker import new_broker_dir
 from support.station import station_config
@@ -126,6 +130,57 @@ def test_face_self_test_on_mock_pins_inside_the_root(installed: Installed) -> No
     )  # fmt: skip
     assert out.returncode == 0, out.stdout[-3000:] + out.stderr[-3000:]
     assert "FAIL" not in out.stdout and "PASS" in out.stdout, out.stdout
+
+
+def test_serial_self_test_inside_the_root_against_emulate_clock_on_the_host(
+    installed: Installed, tmp_path: Path
+) -> None:
+    """``qizhong self-test --url socket://`` from the installed bundle, against the host's
+    ``qizhong emulate-clock``; each key it asks for is typed on the emulator's keyboard."""
+    clock = HostClock(log=tmp_path / "emulate-clock.out")
+    asked: list[str] = []
+    lines: queue.Queue[str | None] = queue.Queue()
+    test: subprocess.Popen[str] | None = None
+    try:
+        test = subprocess.Popen(
+            installed.root.command(
+                [f"{VENV}/bin/qizhong", "self-test", "--url", clock.url, "--timeout",
+                 str(int(STEP_S)), "--lang", "en"],
+            ),
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            env=root_env({**OFFLINE, "PYTHONUNBUFFERED": "1"}),  # each ask seen when printed
+            start_new_session=True,
+        )  # fmt: skip
+        assert test.stdout is not None
+        reader = threading.Thread(target=_lines, args=(test.stdout, lines), daemon=True)
+        reader.start()
+        out: list[str] = []
+        while (line := lines.get(timeout=ONLINE_S)) is not None:
+            out.append(line)
+            if line.startswith("Please "):
+                what = line.removeprefix("Please ").split(", within ")[0]
+                asked.append(what)
+                clock.type(KEY_FOR_ASK[what])
+        code = test.wait(timeout=STEP_S)
+    finally:
+        if test is not None and test.poll() is None:
+            os.killpg(test.pid, signal.SIGKILL)
+            test.wait()
+        emulator_code = clock.close()
+    text = "".join(out)
+    assert code == 0, text[-3000:]
+    assert "clock 0x51a00001, firmware 1.0.0" in text, text
+    assert "acknowledged round trip PASS" in text and "acknowledged PASS" in text, text
+    assert asked == list(KEY_FOR_ASK), asked  # every key the emulated clock has, in order
+    assert text.count("  PASS ") == 6 and "FAIL" not in text, text
+    assert "Self-test PASSED: all 8 checks fine." in text, text
+    assert emulator_code == 0, clock.output()[-2000:]
+
+
+def _lines(stream: Any, into: queue.Queue[str | None]) -> None:
+    for line in stream:
+        into.put(line)
+    into.put(None)
 
 
 async def _wait(predicate: Any, timeout: float, what: str, node: subprocess.Popen[str]) -> None:
