@@ -49,7 +49,8 @@ async def test_a_deeply_nested_message_and_a_retained_poison_state_stop_nothing(
     station = await start_station(config)
     try:
         async with (
-            FakeNode(venue_broker, "node-c", ["5"]) as attacker,
+            # its poison must outlive it (a restart meets it); the finally clears it
+            FakeNode(venue_broker, "node-c", ["5"], keep_retained=True) as attacker,
             FakeNode(venue_broker, "node-a", ["1"]) as honest,
         ):
             await attacker.publish(f"{R}/board/5/event", DEEP)
