@@ -25,11 +25,12 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+import math
 import random
 import ssl
 from collections import Counter
-from collections.abc import Callable, Iterator
-from typing import Any
+from collections.abc import Awaitable, Callable, Iterator
+from typing import Any, TypeVar
 
 import aiomqtt
 
@@ -39,7 +40,9 @@ from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
 from board_nodes.journal import Journal, OutboxRow
 
-__all__ = ["BoardLink", "broker_keepalive", "reconnect_delays"]
+__all__ = ["BoardLink", "LinkClient", "broker_keepalive", "reconnect_delays"]
+
+T = TypeVar("T")
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +97,23 @@ class _OutageIsNotAnError(logging.Filter):
 
 _paho_log = logging.getLogger("board_nodes.link.paho")
 _paho_log.addFilter(_OutageIsNotAnError())
+
+
+class LinkClient(aiomqtt.Client):
+    """aiomqtt's client, with its waits (CONNACK, SUBACK, PUBACK, the disconnect) made with
+    ``asyncio.timeout`` instead of ``asyncio.wait_for``. On Python 3.11 ``wait_for`` swallows a
+    cancellation that arrives in the same loop pass as the awaited acknowledgement (CPython
+    gh-86296, fixed in 3.12): a node stopped just as a SUBACK came back went on into its
+    drain/receive TaskGroup and waited there forever."""
+
+    async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
+        if timeout is None:
+            timeout = self.timeout
+        try:
+            async with asyncio.timeout(None if timeout == math.inf else timeout):
+                return await fut
+        except TimeoutError:
+            raise aiomqtt.MqttError("Operation timed out") from None
 
 
 class BoardLink:
@@ -166,7 +186,7 @@ class BoardLink:
         # One account per board connection (``{username}.{board}``, same password): the broker
         # makes each connection's client id its username, so no one can take a board's id.
         username = f"{b.username}.{self.board.id}" if b.username else None
-        client = aiomqtt.Client(
+        client = LinkClient(
             b.host,
             b.port,
             username=username,
