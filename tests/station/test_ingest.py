@@ -159,7 +159,6 @@ async def test_a_game_result_follows_its_events(station: Station) -> None:
     assert (game["result"], game["winner"], game["reason"]) == ("0-1", "black", "flag")
 
 
-
 async def test_a_nodes_own_pending_result_is_stored_as_the_node_sent_it(station: Station) -> None:
     """A flag's proposed loss (``result`` with ``status: pending``) decides nothing, so it is
     no unverified decision: the store keeps it exactly as journaled (the chaos round compares
@@ -175,6 +174,7 @@ async def test_a_nodes_own_pending_result_is_stored_as_the_node_sent_it(station:
     assert station.metrics.bad_payloads["unverified_decision"] == 0
     game = await station.store.game("r1-b1")
     assert (game["result"], game["winner"]) == (None, None)
+
 
 BAD = [
     ("not_json", "1", "event", b"{not json"),
