@@ -166,8 +166,11 @@ async def test_a_spare_clock_given_the_game_by_set_game_may_report_it(
 
 
 async def test_a_dropped_duplicate_raises_no_alert(
-    venue_broker, tmp_path: Path, start_station
+    broker_factory, tmp_path: Path, start_station
 ) -> None:
+    # its own broker: the session broker holds other tests' retained statuses (a node that
+    # stopped cleanly leaves "offline"), each a board_offline alert for a new station
+    venue_broker = broker_factory()
     station = await start_station(station_config(tmp_path, venue_broker))
     async with FakeNode(venue_broker, "node-a", ["1"]) as node:
         move = node.next_event("1")
