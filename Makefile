@@ -6,7 +6,7 @@ STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
 DEMO_ARGS ?=
 
-.PHONY: demo test lint typecheck unit bench package-check clean
+.PHONY: demo test lint typecheck unit bench package-check clean pi-check pi-roots
 
 $(STAMP): pyproject.toml
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -36,6 +36,20 @@ package-check: $(STAMP)
 
 bench: $(STAMP)
 	@for b in benchmarks/[!_]*.py; do echo "== $$b"; $(BIN)/python $$b --quick || exit 1; done
+
+# The Pi in a box (docs/deploy.md): the bundle installed and run in emulated aarch64 and
+# armv7l bookworm roots (cached in var/pi-roots/). Needs root, debootstrap, proot,
+# qemu-user-static, and the Debian mirror and PyPI once. CPU heavy: niced.
+PI_ARGS ?=
+pi-roots: $(STAMP)
+	nice -n 10 $(BIN)/python -m qizhong.deploy_piroot
+
+pi-check: $(STAMP)
+	@start=$$(date +%s); \
+	nice -n 10 $(BIN)/python -m qizhong.deploy_piroot \
+	  && nice -n 10 $(BIN)/pytest -m pi tests/pi -p no:cacheprovider $(PI_ARGS); rc=$$?; \
+	echo "pi-check: exit $$rc in $$(( $$(date +%s) - start )) s (roots cached in var/pi-roots/)"; \
+	exit $$rc
 
 clean:
 	rm -rf $(VENV) .pytest_cache .mypy_cache .ruff_cache

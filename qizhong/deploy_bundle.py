@@ -12,10 +12,19 @@ of the ``pi`` extra are named explicitly. A package PyPI has no wheel for on a t
 wheels mostly live on piwheels.org, which is not reachable from here) is listed under
 ``missing`` in ``bundle.json``: the node's venv sees Raspberry Pi OS's own apt packages
 (``--system-site-packages``), which provide them (python3-pil, python3-lgpio, ...).
+
+Each machine's archive holds ``requirements.txt``: the exact pins that machine installs
+(``pip install --no-index --no-deps -r requirements.txt``), i.e. the host's resolution less
+what that machine lacks. Installed that way because pip resolving on the Pi itself sees
+dependencies the host could not (a marker on ``platform_machine``: luma.led_matrix wants
+``rpi_ws281x`` on armv7l only, for WS281x LED strips qizhong does not drive, with no wheel
+anywhere but piwheels): those are listed under ``missing`` too, never installed, and the
+pi-check (make pi-check) proves the node runs without them.
 """
 
 from __future__ import annotations
 
+import io
 import json
 import platform
 import re
@@ -25,6 +34,7 @@ import sys
 import tarfile
 import tempfile
 import tomllib
+import zipfile
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -57,6 +67,7 @@ PI_PACKAGES = ("lgpio", "spidev", "RPi.GPIO")
 PYTHON_VERSION = "3.11"  # Raspberry Pi OS Bookworm
 _MISSING = re.compile(r"No matching distribution found for ([^\s;]+)")
 _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-.+\.whl$")
+REQUIREMENTS = "requirements.txt"  # inside each wheels-<machine>.tar
 
 
 class BundleError(Exception):
@@ -71,6 +82,8 @@ class BundleReport:
     wheels: list[str] = field(default_factory=list)
     missing: dict[str, list[str]] = field(default_factory=dict)
     archives: dict[str, str] = field(default_factory=dict)  # machine -> wheels-<machine>.tar
+    # machine -> dependencies only that machine wants (platform_machine markers), fetched
+    extra: dict[str, list[str]] = field(default_factory=dict)
 
     def to_json(self) -> str:
         body = {
@@ -80,7 +93,8 @@ class BundleReport:
             "wheels": sorted(self.wheels),
             "missing": self.missing,
             "archives": self.archives,
-            "install": "pip install --no-index --find-links BUNDLE qizhong",
+            "install": "pip install --no-index --no-deps --find-links BUNDLE "
+            f"-r {REQUIREMENTS} (inside wheels-<machine>.tar)",
         }
         return json.dumps(body, indent=2) + "\n"
 
@@ -178,14 +192,70 @@ def wheels_for(out: Path, machine: str) -> list[Path]:
     )
 
 
-def write_archive(out: Path, machine: str) -> Path:
+def _norm(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", re.split(r"[=<>!~; \[]", name, maxsplit=1)[0]).lower()
+
+
+def requirements_for(pins: Sequence[str], project: str, missing: Sequence[str]) -> str:
+    """What one machine installs: every pin but the ones it lacks, and qizhong itself."""
+    lacking = {_norm(m) for m in missing}
+    lines = [p for p in pins if _norm(p) not in lacking]
+    return "\n".join([project, *lines]) + "\n"
+
+
+def _target_environment(machine: str) -> dict[str, str]:
+    return {
+        "platform_machine": machine, "sys_platform": "linux", "platform_system": "Linux",
+        "os_name": "posix", "python_version": PYTHON_VERSION, "python_full_version": "3.11.2",
+        "implementation_name": "cpython", "platform_python_implementation": "CPython",
+        "extra": "",
+    }  # fmt: skip
+
+
+def machine_only_dependencies(out: Path, machine: str, pins: Sequence[str]) -> list[str]:
+    """Dependencies of the bundled wheels that only ``machine`` wants (a marker on
+    ``platform_machine`` the host's resolution evaluated for itself) and that are not pinned."""
+    try:
+        from packaging.requirements import InvalidRequirement, Requirement
+    except ImportError:  # a control machine with pip only
+        from pip._vendor.packaging.requirements import (  # type: ignore[assignment]
+            InvalidRequirement,
+            Requirement,
+        )
+    pinned = {_norm(p) for p in pins} | {"qizhong"}
+    env = _target_environment(machine)
+    found: set[str] = set()
+    for wheel in wheels_for(out, machine):
+        with zipfile.ZipFile(wheel) as zf:
+            meta = next((n for n in zf.namelist() if n.endswith(".dist-info/METADATA")), None)
+            text = zf.read(meta).decode("utf-8", "replace") if meta else ""
+        for line in text.splitlines():
+            if not line.startswith("Requires-Dist:") or "platform_machine" not in line:
+                continue
+            try:
+                req = Requirement(line.split(":", 1)[1].strip())
+            except InvalidRequirement:
+                continue
+            wanted = req.marker is not None and req.marker.evaluate(env)
+            if wanted and _norm(req.name) not in pinned:
+                found.add(req.name)
+    return sorted(found)
+
+
+def write_archive(out: Path, machine: str, requirements: str | None = None) -> Path:
     """``wheels-<machine>.tar``: one file per Pi to copy (Ansible copies a folder file by file,
-    a second or more each), holding only the wheels that machine can use."""
+    a second or more each), holding only the wheels that machine can use and the
+    ``requirements.txt`` it installs."""
     archive = out / f"wheels-{machine}.tar"
     tmp = archive.with_name(archive.name + ".tmp")
     with tarfile.open(tmp, "w") as tar:
         for wheel in wheels_for(out, machine):
             tar.add(wheel, arcname=wheel.name)
+        if requirements is not None:
+            data = requirements.encode("utf-8")
+            info = tarfile.TarInfo(REQUIREMENTS)
+            info.size, info.mode = len(data), 0o644
+            tar.addfile(info, io.BytesIO(data))
     tmp.replace(archive)
     return archive
 
@@ -216,8 +286,20 @@ def build_bundle(
         pins = _pinned(where)
     for target in targets:
         report.missing[target] = _download_target(out, target, [*pins, *PI_PACKAGES])
+        extra = machine_only_dependencies(out, target, pins)
+        # Fetched if PyPI has them for the target; said missing (and left out) if not.
+        lacking = _download_target(out, target, extra) if extra else []
+        report.missing[target] += lacking
+        report.extra[target] = [e for e in extra if e not in lacking]
     report.wheels = [p.name for p in out.glob("*.whl")]
     machines = {*targets, platform.machine()} if host else set(targets)
-    report.archives = {m: write_archive(out, m).name for m in sorted(machines)}
+    project = "qizhong==" + wheel.name.split("-")[1]
+    report.archives = {
+        m: write_archive(
+            out, m,
+            requirements_for([*pins, *report.extra.get(m, [])], project, report.missing.get(m, [])),
+        ).name
+        for m in sorted(machines)
+    }  # fmt: skip
     (out / "bundle.json").write_text(report.to_json(), encoding="utf-8")
     return report
