@@ -25,6 +25,9 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+# The one module that knows the source tree (the recipe and the roots' cache live in it).
+from qizhong.deploy_bundle import project_root
+
 __all__ = ["MACHINES", "PiRoot", "PiRootError", "Recipe", "ensure_root", "load_recipe"]
 
 MACHINES = ("aarch64", "armv7l")
@@ -57,10 +60,6 @@ class Recipe:
             "arch": self.arch[machine],
         }  # fmt: skip
         return hashlib.sha256(json.dumps(what, sort_keys=True).encode()).hexdigest()
-
-
-def project_root() -> Path:
-    return Path(__file__).resolve().parent.parent
 
 
 def recipe_path() -> Path:
