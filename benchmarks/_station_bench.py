@@ -16,8 +16,8 @@ from typing import Any
 
 import aiomqtt
 
-from board_nodes.wire import set_nodelay
 from broker_config import MosquittoProcess, Roster
+from wire_contract.broker import BrokerSettings, mqtt_client
 
 VENUE = "bench"
 BOARDS_PER_NODE = 100
@@ -78,8 +78,6 @@ async def qos1_round_trips(
             if subscriber == publisher
             else await stack.enter_async_context(client(broker, subscriber))
         )
-        set_nodelay(pub)
-        set_nodelay(sub)
         await sub.subscribe(topic, qos=1)
         messages = sub.messages
         for i in range(count):
@@ -97,14 +95,13 @@ def client(broker: MosquittoProcess, username: str, **kw: Any) -> aiomqtt.Client
     clients of one account at once take each other's connection over."""
     password = broker.credentials(username.split(".")[0])[1]
     kw.setdefault("identifier", f"{username}-{uuid.uuid4().hex[:8]}")
-    return aiomqtt.Client(
-        broker.host,
-        broker.port,
-        username=username,
-        password=password,
-        protocol=aiomqtt.ProtocolVersion.V5,
-        timeout=30,
-        **kw,
+    return mqtt_client(settings(broker, username, password), timeout=30, **kw)
+
+
+def settings(broker: MosquittoProcess, username: str, password: str | None) -> BrokerSettings:
+    """The contract's broker settings for one account of a benchmark's broker."""
+    return BrokerSettings(
+        url=f"mqtt://{broker.host}:{broker.port}", username=username, password=password
     )
 
 

@@ -43,6 +43,7 @@ from _station_bench import client, private_broker
 
 from broker_config import MosquittoProcess, Roster
 from venue_station.auth import hash_password
+from wire_contract.broker import BrokerSettings, mqtt_client
 
 VENUE = "bench"
 PASSWORD = "bench-arbiter-pw"
@@ -170,7 +171,6 @@ async def _healthz_ms(base: str) -> float:
 
 # -- the attacker (a process of its own) ------------------------------------------------------
 async def _attack(args: argparse.Namespace) -> None:
-    import aiomqtt
     import httpx
 
     stop = asyncio.Event()
@@ -203,10 +203,11 @@ async def _attack(args: argparse.Namespace) -> None:
                 counts[f"login {r.status_code}"] = counts.get(f"login {r.status_code}", 0) + 1
 
     async def flood() -> None:
-        async with aiomqtt.Client(
-            "127.0.0.1", args.broker_port, username="node-f", password=args.flood_password,
-            protocol=aiomqtt.ProtocolVersion.V5, identifier=f"node-f-{uuid.uuid4().hex[:6]}",
-        ) as c:  # fmt: skip
+        flooder = BrokerSettings(
+            url=f"mqtt://127.0.0.1:{args.broker_port}", username="node-f",
+            password=args.flood_password,
+        )  # fmt: skip
+        async with mqtt_client(flooder, identifier=f"node-f-{uuid.uuid4().hex[:6]}") as c:
             seq, t0 = 0, time.perf_counter()
             while not stop.is_set():
                 seq += 1

@@ -36,7 +36,7 @@ from typing import Any
 from _common import emit, parse_args
 from _station_bench import VENUE, client, start_broker, station_config, stop_broker
 
-from board_nodes.wire import Topics
+from wire_contract.messages import Topics
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"

@@ -23,12 +23,13 @@ from pathlib import Path
 from _common import emit, parse_args, percentiles
 from _station_bench import private_broker, qos1_round_trips
 
-from board_nodes import wire
 from board_nodes.commands import apply_command
 from board_nodes.config import NodeConfig
 from board_nodes.node import Node
 from broker_config import MosquittoProcess, Roster
 from firmware_bridge.simulated import SimulatedFace
+from wire_contract import messages as wire
+from wire_contract.broker import BrokerSettings, mqtt_client
 
 BOARDS = [str(b) for b in range(1, 9)]
 TC_MS = 1000  # --quick: 200
@@ -57,7 +58,6 @@ async def bare_call_at(count: int, parallel: int) -> list[float]:
 
 
 async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) -> dict:
-    import aiomqtt
 
     user, password = broker.credentials("bench-node")
     config = NodeConfig.model_validate(
@@ -121,11 +121,10 @@ async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) ->
         board.on_event = on_event
 
     sub_user, sub_password = broker.credentials("station")
-    async with aiomqtt.Client(
-        broker.host, broker.port, username=sub_user, password=sub_password,
-        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-station",
-    ) as station:  # fmt: skip
-        wire.set_nodelay(station)
+    settings = BrokerSettings(
+        url=f"mqtt://{broker.host}:{broker.port}", username=sub_user, password=sub_password
+    )
+    async with mqtt_client(settings, identifier="bench-station") as station:
         await station.subscribe("qz/v1/bench/board/+/event", qos=1)
         node.setup()
         run = asyncio.create_task(node.run())

@@ -23,7 +23,6 @@ from pathlib import Path
 from _common import emit, parse_args, percentiles
 from _station_bench import private_broker
 
-from board_nodes import wire
 from board_nodes.commands import apply_command
 from board_nodes.config import NodeConfig
 from board_nodes.node import Node
@@ -33,12 +32,13 @@ from firmware_bridge.emulator import ClockEmulator
 from firmware_bridge.face import FaceEvent, FaceEventKind
 from firmware_bridge.serial_face import SerialClockFace
 from firmware_bridge.serial_faults import FaultyLine, LineFaults
+from wire_contract import messages as wire
+from wire_contract.broker import BrokerSettings, mqtt_client
 
 BOARD = "1"
 
 
 async def run(broker: MosquittoProcess, data_dir: Path, presses: int, silences: int) -> dict:
-    import aiomqtt
 
     user, password = broker.credentials("bench-node")
     config = NodeConfig.model_validate({
@@ -63,11 +63,11 @@ async def run(broker: MosquittoProcess, data_dir: Path, presses: int, silences: 
         board.handle_face = timed  # type: ignore[method-assign]
         arrived: list[int] = []
         sub_user, sub_password = broker.credentials("station")
-        async with aiomqtt.Client(
-            broker.host, broker.port, username=sub_user, password=sub_password,
-            protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-station",
-        ) as station:  # fmt: skip
-            wire.set_nodelay(station)
+        settings = BrokerSettings(
+            url=f"mqtt://{broker.host}:{broker.port}", username=sub_user, password=sub_password
+        )
+        async with mqtt_client(settings, identifier="bench-station") as station:
+
             await station.subscribe(f"qz/v1/bench/board/{BOARD}/event", qos=1)
 
             async def receive() -> None:

@@ -36,8 +36,8 @@ from pathlib import Path
 
 from _common import emit, parse_args
 
-from board_nodes import wire
 from broker_config import MosquittoProcess, Roster
+from wire_contract.broker import BrokerSettings, mqtt_client
 
 BOARDS = ["1", "2", "3", "4"]
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -134,14 +134,11 @@ async def start_games(broker: MosquittoProcess, online_s: float = 20) -> int:
 
     Each command is repeated until its reply comes: a slow (emulated) node may say it is
     online a moment before its command subscription holds."""
-    import aiomqtt
-
     user, password = broker.credentials("station")
-    async with aiomqtt.Client(
-        broker.host, broker.port, username=user, password=password,
-        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-station",
-    ) as client:  # fmt: skip
-        wire.set_nodelay(client)
+    settings = BrokerSettings(
+        url=f"mqtt://{broker.host}:{broker.port}", username=user, password=password
+    )
+    async with mqtt_client(settings, identifier="bench-station") as client:
         await client.subscribe("qz/v1/bench/board/+/status", qos=1)
         await client.subscribe("qz/v1/bench/board/+/reply", qos=1)
         online: set[str] = set()
@@ -174,14 +171,12 @@ async def start_games(broker: MosquittoProcess, online_s: float = 20) -> int:
 
 async def count_events(broker: MosquittoProcess, seconds: float) -> int:
     """Board events seen on the broker during ``seconds`` (the CPU-per-event denominator)."""
-    import aiomqtt
-
     user, password = broker.credentials("station")
     seen = 0
-    async with aiomqtt.Client(
-        broker.host, broker.port, username=user, password=password,
-        protocol=aiomqtt.ProtocolVersion.V5, identifier="bench-counter",
-    ) as client:  # fmt: skip
+    settings = BrokerSettings(
+        url=f"mqtt://{broker.host}:{broker.port}", username=user, password=password
+    )
+    async with mqtt_client(settings, identifier="bench-counter") as client:
         await client.subscribe("qz/v1/bench/board/+/event", qos=1)
         try:
             async with asyncio.timeout(seconds):

@@ -10,25 +10,23 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Callable
 from typing import Any
 
+from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy, phase_of
 from board_nodes.flag_guard import FlagGuard
 from board_nodes.journal import Journal
 from board_nodes.timesource import NodeTime
-from clock_service import GameClock, Phase, Proposal, ProposalStatus, Referee, Regulation, Side
+from clock_service import GameClock, Proposal, ProposalStatus, Referee, Regulation, Side
 from firmware_bridge.face import ClockFace, FaceEvent, FaceEventKind, FaceView
+from wire_contract import messages as wire
+from wire_contract.wallclock import wall_ms
 
-__all__ = ["Board", "NodeTime", "wall_ms"]
+__all__ = ["Board", "NodeTime"]
 
 log = logging.getLogger(__name__)
 
 CHECKPOINT_VERSION = 1
-
-
-def wall_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 class Board:
@@ -62,10 +60,8 @@ class Board:
         self.arbiter_mode = False
         self.round_start_ms: int | None = None
         self.power_off_ns: int | None = None
-        # Who holds a pause: None (a player's pause: the pause key resumes it), or "arbiter",
-        # "power_switch", "node_restart": then only the arbiter resumes (a command, or the
-        # pause key in arbiter mode) — a player cannot undo an arbiter's stop.
-        self.held_by: str | None = None
+        # Who holds a stop (board_phase.HeldBy); None: a player's pause, the pause key resumes.
+        self.held_by: HeldBy | None = None
         self.proposal_seq: dict[int, int] = {}  # referee proposal id -> seq of its first event
         # The station's command being applied: the events it causes carry its txn, which is
         # what lets the station tell an arbiter's decision from a board's proposal.
@@ -90,73 +86,60 @@ class Board:
 
     # -- derived ---------------------------------------------------------------------------------
     @property
-    def phase(self) -> str:
-        if self.game is None or self.clock is None:
-            return "idle"
-        phase = self.clock.phase
-        if phase is Phase.FINISHED and self.clock.deadline_ns() is not None:
-            return "running"  # past the deadline, the flag not standing yet (flag_guard)
-        if self.result is not None or phase is Phase.FINISHED:
-            return "finished"
-        if phase is Phase.RUNNING:
-            return "running"
-        if phase is Phase.PAUSED and self.clock.snapshot()["started"]:
-            return "paused"
-        return "ready"
+    def phase(self) -> BoardPhase:
+        return phase_of(self.game, self.clock, self.result)
 
     def side_on_move(self) -> Side | None:
-        if self.clock is None or self.phase not in ("running", "paused"):
+        if self.clock is None or self.phase not in IN_PROGRESS:
             return None
         return self.clock.side_on_move
 
-    def clock_part(self) -> dict[str, Any]:
+    def clock_part(self) -> wire.ClockPart:
         if self.clock is None:
-            return {"red_ms": 0, "black_ms": 0, "running": None}
+            return wire.ClockPart(red_ms=0, black_ms=0, running=None)
         running = self.clock.running
-        return {
-            "red_ms": self.clock.remaining_ms(Side.RED),
-            "black_ms": self.clock.remaining_ms(Side.BLACK),
-            "running": running.value if running else None,
-        }
+        return wire.ClockPart(
+            red_ms=self.clock.remaining_ms(Side.RED),
+            black_ms=self.clock.remaining_ms(Side.BLACK),
+            running=running.value if running else None,
+        )
 
-    def snapshot(self) -> dict[str, Any]:
-        """The retained ``state`` of DESIGN.md §4."""
+    def snapshot(self) -> wire.StateSnapshot:
+        """The retained ``state`` of DESIGN.md §4: the one place it is built."""
         clock = self.clock
         part = self.clock_part()
         referee = self.referee
         flag = FlagGuard.standing(clock)
-        state = {
-            "v": 1,
-            "board": self.id,
-            "node": self.node,
-            "session": self.session,
-            "seq": self.last_seq,
-            "ts": wall_ms(),
-            "game": self.game["game"] if self.game else None,
-            "tc": self.game["tc"] if self.game else None,
-            "phase": self.phase,
-            "running": part["running"],
-            "red_ms": part["red_ms"],
-            "black_ms": part["black_ms"],
-            "moves": {
-                "red": clock.moves(Side.RED) if clock else 0,
-                "black": clock.moves(Side.BLACK) if clock else 0,
-            },
-            "flag": flag.value if flag else None,
-            "fouls": {
-                "red": referee.fouls(Side.RED) if referee else 0,
-                "black": referee.fouls(Side.BLACK) if referee else 0,
-            },
-            "result": self.result,
-            "red": self.game.get("red") if self.game else None,
-            "black": self.game.get("black") if self.game else None,
-            "arbiter_mode": self.arbiter_mode,
-            "pending": [self._pending_item(p) for p in referee.pending()] if referee else [],
-            "clock_fault": self.clock_fault,
-        }
-        if self.game and self.game.get("handicap"):  # only then: older readers know no such key
-            state["handicap"] = self.game["handicap"]
-        return state
+        game = self.game or {}
+        return wire.StateSnapshot(
+            board=self.id,
+            node=self.node,
+            session=self.session,
+            seq=self.last_seq,
+            ts=wall_ms(),
+            game=game.get("game"),
+            tc=game.get("tc"),
+            phase=self.phase.value,
+            running=part.running,
+            red_ms=part.red_ms,
+            black_ms=part.black_ms,
+            moves=wire.SidePair(
+                red=clock.moves(Side.RED) if clock else 0,
+                black=clock.moves(Side.BLACK) if clock else 0,
+            ),
+            flag=flag.value if flag else None,
+            fouls=wire.SidePair(
+                red=referee.fouls(Side.RED) if referee else 0,
+                black=referee.fouls(Side.BLACK) if referee else 0,
+            ),
+            result=self.result,
+            red=game.get("red"),
+            black=game.get("black"),
+            arbiter_mode=self.arbiter_mode,
+            pending=[self._pending_item(p) for p in referee.pending()] if referee else [],
+            handicap=game.get("handicap") or None,
+            clock_fault=self.clock_fault,
+        )
 
     def _pending_item(self, p: Proposal) -> dict[str, Any]:
         return {
@@ -190,7 +173,7 @@ class Board:
         self.arbiter_mode = bool(checkpoint["arbiter_mode"])
         self.round_start_ms = checkpoint["round_start_ms"]
         self.proposal_seq = {int(k): v for k, v in checkpoint["proposal_seq"].items()}
-        self.held_by = checkpoint.get("held_by")
+        self.held_by = HeldBy(checkpoint["held_by"]) if checkpoint.get("held_by") else None
         if self.game is not None and checkpoint["clock"] is not None:
             self.clock = GameClock.restore(checkpoint["clock"], now=self.now)
             if self.clock.running is not None:
@@ -198,29 +181,30 @@ class Board:
             self.referee = Referee.restore(self.regulation, checkpoint["referee"])
 
     def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
-        """Journal one event (with the checkpoint it leads to), then tell the listeners."""
+        """Journal one event (with the checkpoint it leads to), then tell the listeners.
+
+        The envelope is built and checked by the contract's model: a field the contract does
+        not know fails here, on the node, not silently at the station."""
         if type_ != "warning":  # a warning changes nothing on the clock: no floor
             self.now.mark()  # the clock's state changed: a later act cannot go before this
         checkpoint = self.checkpoint_data()
         clock = self.clock_part()
         game = self.game["game"] if self.game else None
-        txn = {"txn": self.command_txn} if self.command_txn is not None else {}
 
         def build(seq: int) -> dict[str, Any]:
-            return {
-                "v": 1,
-                "board": self.id,
-                "node": self.node,
-                "game": game,
-                "session": self.session,
-                "seq": seq,
-                "ts": wall_ms(),
-                "type": type_,
-                "replay": False,
-                "clock": clock,
-                "data": data,
-                **txn,
-            }
+            envelope = wire.EventEnvelope(
+                board=self.id,
+                node=self.node,
+                game=game,
+                session=self.session,
+                seq=seq,
+                ts=wall_ms(),
+                type=type_,
+                clock=clock,
+                data=data,
+                txn=self.command_txn,
+            )
+            return wire.to_payload(envelope)
 
         payload = self.journal.record(self.id, build, checkpoint=checkpoint, wall_ms=wall_ms())
         self.last_seq = payload["seq"]
@@ -317,7 +301,7 @@ class Board:
             return
         if self.result is not None:
             return
-        if self.phase == "ready" and side is Side.BLACK and self._start_timer is None:
+        if self.phase is BoardPhase.READY and side is Side.BLACK and self._start_timer is None:
             # The usual way to start a clock: black presses, red's time runs.
             self.emit_clock_events(clock.start())
             return
@@ -332,7 +316,7 @@ class Board:
             self.emit_clock_events(clock.pause())
             if not self.arbiter_mode and self.referee is not None:
                 self.emit_proposals(self.referee.board_paused(side_on_move))
-        elif self.phase == "paused" and self.power_off_ns is None:
+        elif self.phase is BoardPhase.PAUSED and self.power_off_ns is None:
             if self.held_by is not None and not self.arbiter_mode:
                 return  # held by the arbiter: the players cannot resume it themselves
             self.held_by = None
@@ -343,31 +327,34 @@ class Board:
             return
         self.power_off_ns = mono_ns
         clock = self.clock
-        if clock is None or self.phase not in ("running", "paused"):
+        if clock is None or self.phase not in IN_PROGRESS:
             return
         side_on_move = self.side_on_move()
-        self.held_by = "power_switch"
+        self.held_by = HeldBy.POWER_SWITCH
         if clock.running is not None:
             clock.pause()  # the shutdown event carries the stop; no separate pause foul
-        self.emit(
-            "shutdown",
-            {
-                "cause": "power_switch",
-                "duration_ms": 0,
-                "side_on_move": side_on_move.value if side_on_move else None,
-                "authorised": self.arbiter_mode,
-            },
-        )
+        self.emit_shutdown(HeldBy.POWER_SWITCH, 0, side_on_move, authorised=self.arbiter_mode)
         if self.referee is not None:
             proposals = self.referee.clock_switched_off(side_on_move, authorised=self.arbiter_mode)
             self.emit_proposals(proposals)
+
+    def emit_shutdown(
+        self, cause: HeldBy, duration_ms: int, side_on_move: Side | None, *, authorised: bool
+    ) -> None:
+        """The clock stopped without a player's press: the face lost power or the node died."""
+        self.emit("shutdown", wire.ShutdownData(
+            cause=cause.value,  # type: ignore[arg-type]
+            duration_ms=duration_ms,
+            side_on_move=side_on_move.value if side_on_move else None,
+            authorised=authorised,
+        ).model_dump())  # fmt: skip
 
     def power_on(self, mono_ns: int) -> None:
         if self.power_off_ns is None:
             return
         off_ms = max(0, mono_ns - self.power_off_ns) // 1_000_000
         self.power_off_ns = None
-        if self.phase in ("running", "paused"):
+        if self.phase in IN_PROGRESS:
             self.emit("warning", {"reason": "power_restored", "detail": f"off for {off_ms} ms"})
 
     # -- timers -----------------------------------------------------------------------------------
@@ -422,7 +409,7 @@ class Board:
             text = "OFF"
         elif self.arbiter_mode:
             text = "ARB"
-        elif self.phase == "paused":
+        elif self.phase is BoardPhase.PAUSED:
             text = "PAUSE"
         return FaceView(
             self.clock.remaining_ms(Side.RED),
@@ -445,7 +432,7 @@ class Board:
 
     def _start_due(self) -> None:
         self._start_timer = None
-        if self.clock is not None and self.phase == "ready":
+        if self.clock is not None and self.phase is BoardPhase.READY:
             self.emit_clock_events(self.clock.start())
         self.changed()
 
@@ -481,6 +468,17 @@ class Board:
         if self.clock is not None and self.clock.running is not None:
             return self.checkpoint_data()
         return None
+
+    def set_game(
+        self, game: dict[str, Any] | None, clock: GameClock | None, referee: Referee | None
+    ) -> None:
+        """A new game (``set_game``) or none (``reset``): all of the last one's state goes."""
+        self.cancel_timers()
+        self.flag.stood = None
+        self.game, self.clock, self.referee = game, clock, referee
+        self.result = self.round_start_ms = None
+        self.proposal_seq = {}
+        self.held_by = None
 
     def cancel_timers(self) -> None:
         self.flag.cancel_timer()

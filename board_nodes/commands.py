@@ -8,10 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from board_nodes import wire
 from board_nodes.board import Board
+from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 from clock_service.handicap import Handicap
+from wire_contract import messages as wire
 
 __all__ = ["CommandError", "apply_command"]
 
@@ -39,7 +40,7 @@ def _in_game(board: Board) -> None:
 
 
 def _set_game(board: Board, args: wire.SetGameArgs) -> None:
-    if board.phase in ("running", "paused"):
+    if board.phase in IN_PROGRESS:
         raise CommandError(f"a game is in progress ({board.phase}); reset the board first")
     tc = TimeControl.parse(args.tc)
     black_tc = TimeControl.parse(args.black_tc) if args.black_tc else None
@@ -61,9 +62,7 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
         )  # fmt: skip
     else:
         clock = GameClock(tc, now=board.now, black=black_tc, handicap=handicap)
-    board.cancel_timers()
-    board.flag.stood = None
-    board.game = {
+    game = {
         "game": args.game,
         "tc": str(tc),
         "black_tc": str(black_tc) if black_tc else None,
@@ -72,12 +71,8 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
         "tiebreak": args.tiebreak,
         "handicap": handicap.as_dict() if handicap else None,
     }
-    board.clock = clock
-    board.referee = Referee(board.regulation, tiebreak_game=args.tiebreak, handicap=handicap)
-    board.result = None
-    board.round_start_ms = None
-    board.proposal_seq = {}
-    board.held_by = None
+    referee = Referee(board.regulation, tiebreak_game=args.tiebreak, handicap=handicap)
+    board.set_game(game, clock, referee)
     data: dict[str, Any] = {"game": args.game, "tc": str(tc), "red": args.red, "black": args.black}
     if black_tc:
         data["black_tc"] = str(black_tc)
@@ -88,7 +83,7 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
 
 def _start(board: Board, args: wire.StartArgs) -> None:
     _in_game(board)
-    if board.phase != "ready":
+    if board.phase is not BoardPhase.READY:
         raise CommandError(f"the clock cannot start: it is {board.phase}")
     board.schedule_start(args.at)
 
@@ -96,16 +91,16 @@ def _start(board: Board, args: wire.StartArgs) -> None:
 def _pause(board: Board, args: object) -> None:
     _in_game(board)
     assert board.clock is not None
-    if board.phase != "running":
+    if board.phase is not BoardPhase.RUNNING:
         raise CommandError(f"the clock is not running ({board.phase})")
-    board.held_by = "arbiter"
+    board.held_by = HeldBy.ARBITER
     board.emit_clock_events(board.clock.pause(), by="arbiter")
 
 
 def _resume(board: Board, args: object) -> None:
     _in_game(board)
     assert board.clock is not None
-    if board.phase != "paused":
+    if board.phase is not BoardPhase.PAUSED:
         raise CommandError(f"the clock is not paused ({board.phase})")
     if board.power_off_ns is not None:
         raise CommandError("the clock face is switched off")
@@ -116,7 +111,7 @@ def _resume(board: Board, args: object) -> None:
 def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     _in_game(board)
     assert board.clock is not None
-    if board.phase == "finished":
+    if board.phase is BoardPhase.FINISHED:
         raise CommandError("the game is finished")
     board.emit_clock_events(board.clock.adjust(Side.parse(args.side), args.delta_ms), by="arbiter")
 
@@ -163,17 +158,9 @@ def _move_count(board: Board, args: wire.MoveCountArgs) -> None:
 
 
 def _reset(board: Board, args: object) -> None:
-    if board.phase == "running":
+    if board.phase is BoardPhase.RUNNING:
         raise CommandError("pause the clock before resetting the board")
-    board.cancel_timers()
-    board.flag.stood = None
-    board.game = None
-    board.clock = None
-    board.referee = None
-    board.result = None
-    board.round_start_ms = None
-    board.proposal_seq = {}
-    board.held_by = None
+    board.set_game(None, None, None)
     board.journal.checkpoint(board.id, board.checkpoint_data(), 0)
 
 

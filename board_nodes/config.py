@@ -10,11 +10,11 @@ from __future__ import annotations
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
-from urllib.parse import urlsplit
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
-from board_nodes.wire import ID_PATTERN
+from wire_contract.broker import BrokerSettings
+from wire_contract.messages import ID_PATTERN
 
 __all__ = ["BoardConfig", "BrokerConfig", "ConfigError", "NodeConfig", "SimulatedConfig"]
 
@@ -29,54 +29,15 @@ class _Strict(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
 
-class BrokerConfig(_Strict):
-    url: str = "mqtt://127.0.0.1:1883"
-    username: str | None = None
-    password_file: Path | None = None
-    password: str | None = None  # for tests and the demo; production uses password_file
-    ca_file: Path | None = None
-    cert_file: Path | None = None
-    key_file: Path | None = None
+class BrokerConfig(BrokerSettings):
+    """The node's broker: the contract's settings and how the node keeps its link."""
+
     # A cut-off board is shown lost within 1.5 × keepalive_s (link.broker_keepalive).
     keepalive_s: Annotated[int, Field(ge=6, le=600)] = 10
     reconnect_min_s: Annotated[float, Field(gt=0, le=60)] = 0.2
     # A board is back within about connect_timeout_s + reconnect_max_s of its link (docs/node.md).
     reconnect_max_s: Annotated[float, Field(gt=0, le=600)] = 2.0
     connect_timeout_s: Annotated[float, Field(gt=0, le=60)] = 2.0
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        parts = urlsplit(value)
-        if parts.scheme not in ("mqtt", "mqtts"):
-            raise ValueError(f"must start with mqtt:// or mqtts://, not {value!r}")
-        if not parts.hostname:
-            raise ValueError(f"has no host: {value!r}")
-        try:
-            parts.port  # noqa: B018 - raises on a bad port
-        except ValueError:
-            raise ValueError(f"has a bad port: {value!r}") from None
-        return value
-
-    @property
-    def host(self) -> str:
-        return urlsplit(self.url).hostname or "127.0.0.1"
-
-    @property
-    def port(self) -> int:
-        parts = urlsplit(self.url)
-        return parts.port or (8883 if parts.scheme == "mqtts" else 1883)
-
-    @property
-    def tls(self) -> bool:
-        return urlsplit(self.url).scheme == "mqtts"
-
-    def read_password(self) -> str | None:
-        if self.password is not None:
-            return self.password
-        if self.password_file is None:
-            return None
-        return self.password_file.read_text(encoding="utf-8").strip()
 
 
 class SimulatedConfig(_Strict):

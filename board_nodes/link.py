@@ -25,24 +25,22 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
-import math
 import random
-import ssl
 from collections import Counter
-from collections.abc import Awaitable, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import aiomqtt
 
-from board_nodes import wire
-from board_nodes.board import Board, wall_ms
+from board_nodes.board import Board
 from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
 from board_nodes.journal import Journal, OutboxRow
+from wire_contract import messages as wire
+from wire_contract.broker import mqtt_client
+from wire_contract.wallclock import wall_ms
 
-__all__ = ["BoardLink", "LinkClient", "broker_keepalive", "reconnect_delays"]
-
-T = TypeVar("T")
+__all__ = ["BoardLink", "broker_keepalive", "reconnect_delays"]
 
 log = logging.getLogger(__name__)
 
@@ -99,23 +97,6 @@ _paho_log = logging.getLogger("board_nodes.link.paho")
 _paho_log.addFilter(_OutageIsNotAnError())
 
 
-class LinkClient(aiomqtt.Client):
-    """aiomqtt's client, with its waits (CONNACK, SUBACK, PUBACK, the disconnect) made with
-    ``asyncio.timeout`` instead of ``asyncio.wait_for``. On Python 3.11 ``wait_for`` swallows a
-    cancellation that arrives in the same loop pass as the awaited acknowledgement (CPython
-    gh-86296, fixed in 3.12): a node stopped just as a SUBACK came back went on into its
-    drain/receive TaskGroup and waited there forever."""
-
-    async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
-        if timeout is None:
-            timeout = self.timeout
-        try:
-            async with asyncio.timeout(None if timeout == math.inf else timeout):
-                return await fut
-        except TimeoutError:
-            raise aiomqtt.MqttError("Operation timed out") from None
-
-
 class BoardLink:
     def __init__(
         self,
@@ -167,11 +148,6 @@ class BoardLink:
 
     def _client(self) -> aiomqtt.Client:
         b = self.broker
-        tls = None
-        if b.tls:
-            tls = ssl.create_default_context(cafile=str(b.ca_file) if b.ca_file else None)
-            if b.cert_file:
-                tls.load_cert_chain(str(b.cert_file), str(b.key_file) if b.key_file else None)
         # A new connection, a new will: both carry its epoch. Wall ms, so that a node on a fresh
         # journal (session 1 again) still outranks what its predecessor left retained.
         self.conn = max(wall_ms(), self.conn + 1)
@@ -186,23 +162,16 @@ class BoardLink:
         # One account per board connection (``{username}.{board}``, same password): the broker
         # makes each connection's client id its username, so no one can take a board's id.
         username = f"{b.username}.{self.board.id}" if b.username else None
-        client = LinkClient(
-            b.host,
-            b.port,
-            username=username,
-            password=b.read_password(),
+        client = mqtt_client(
+            b.model_copy(update={"username": username}),
             identifier=f"{self.board.node}.{self.board.id}",
-            protocol=aiomqtt.ProtocolVersion.V5,
+            keepalive_s=broker_keepalive(b.keepalive_s),
+            connect_timeout_s=b.connect_timeout_s,
             will=will,
-            keepalive=broker_keepalive(b.keepalive_s),
-            tls_context=tls,
             timeout=PUBLISH_TIMEOUT_S,
             logger=_paho_log,
             max_inflight_messages=MAX_INFLIGHT,
         )
-        # paho's TCP connect blocks for up to this (default 5 s); a SYN lost in a cut then
-        # holds the next attempt back long after the link returned. aiomqtt has no argument.
-        client._client.connect_timeout = b.connect_timeout_s
         return client
 
     # -- the connection loop ------------------------------------------------------------------
@@ -213,7 +182,6 @@ class BoardLink:
             self._inflight = asyncio.Semaphore(MAX_INFLIGHT)  # none left held by a dead one
             try:
                 async with self._client() as client:
-                    wire.set_nodelay(client)
                     self.client = client
                     delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
                     await self._connected(client)
@@ -274,7 +242,7 @@ class BoardLink:
         return backlog
 
     async def _send_state(self, client: aiomqtt.Client) -> None:
-        body = json.dumps(self.board.snapshot(), ensure_ascii=False).encode()
+        body = wire.encode(self.board.snapshot())
         await self._send(client, self.topics.state(self.board.id), body, retain=True)
 
     async def rebirth(self, client: aiomqtt.Client, from_seq: int | None = None) -> None:

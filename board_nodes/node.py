@@ -15,13 +15,15 @@ from collections.abc import Callable
 from typing import Any
 
 from board_nodes import sdnotify
-from board_nodes.board import Board, NodeTime, wall_ms
+from board_nodes.board import Board, NodeTime
+from board_nodes.board_phase import BoardPhase, HeldBy
 from board_nodes.config import NodeConfig
 from board_nodes.faces import make_face
 from board_nodes.journal import Journal
 from board_nodes.link import BoardLink
 from clock_service import Regulation
 from firmware_bridge.face import ClockFace
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Node"]
 
@@ -84,20 +86,12 @@ class Node:
         if record.checkpoint is None:
             return
         board.restore(record.checkpoint)
-        if board.phase != "paused":
+        if board.phase is not BoardPhase.PAUSED:
             return  # no game in progress: nothing was interrupted
-        board.held_by = "node_restart"
+        board.held_by = HeldBy.NODE_RESTART
         outage_ms = max(0, wall_ms() - (record.checkpoint_wall_ms or wall_ms()))
         side = board.clock.side_on_move if board.clock is not None else None
-        board.emit(
-            "shutdown",
-            {
-                "cause": "node_restart",
-                "duration_ms": outage_ms,
-                "side_on_move": side.value if side else None,
-                "authorised": False,
-            },
-        )
+        board.emit_shutdown(HeldBy.NODE_RESTART, outage_ms, side, authorised=False)
         log.warning("board %s: restored after %d ms without the node", board.id, outage_ms)
 
     async def run(self) -> None:

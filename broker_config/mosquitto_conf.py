@@ -14,6 +14,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
+from broker_config.bridge import render_federation_bridge
 from broker_config.roster import Roster
 
 __all__ = ["MOSQUITTO_DEFAULT_QUEUE", "ConfPaths", "queue_size", "render_conf"]
@@ -153,6 +154,8 @@ def render_conf(roster: Roster, paths: ConfPaths) -> str:
         ]
     if roster.bridge is not None:
         out += ["", *_bridge(roster)]
+    if roster.federation is not None:
+        out += ["", *render_federation_bridge(roster.venue, roster.federation)]
     return "\n".join(out) + "\n"
 
 

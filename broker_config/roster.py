@@ -16,6 +16,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
+from broker_config.bridge import FederationSettings
 from broker_config.errors import RosterError, RosterProblem
 from broker_config.screens import Screen
 
@@ -133,6 +134,7 @@ class Roster(_Model):
     listeners: Listeners = Listeners()
     broker: BrokerSettings = BrokerSettings()
     bridge: BridgeSettings | None = None
+    federation: FederationSettings | None = None  # venue -> centre (broker_config/bridge.py)
 
     # -- construction ---------------------------------------------------------------------
     @classmethod
@@ -181,6 +183,7 @@ class Roster(_Model):
         tls: Mapping[str, Any] | None = None,
         broker: Mapping[str, Any] | None = None,
         bridge: Mapping[str, Any] | None = None,
+        federation: Mapping[str, Any] | None = None,
     ) -> Roster:
         """Build and validate a roster in code (tests, demo); same checks as a file."""
         listeners: dict[str, Any] = {"host": host, "port": port}
@@ -199,6 +202,8 @@ class Roster(_Model):
         }
         if bridge is not None:
             data["bridge"] = dict(bridge)
+        if federation is not None:
+            data["federation"] = dict(federation)
         return cls.from_dict(data, source="Roster.build")
 
     def with_ports(
@@ -314,6 +319,12 @@ class Roster(_Model):
         return screen.query({n.id: n.boards for n in self.node})
 
     def _resolve_paths(self, base: Path) -> Roster:
+        roster = self
+        if self.federation is not None:
+            roster = self.model_copy(update={"federation": self.federation.resolved(base)})
+        return roster._resolve_tls(base)
+
+    def _resolve_tls(self, base: Path) -> Roster:
         tls = self.listeners.tls
         if tls is None:
             return self

@@ -14,12 +14,12 @@ from __future__ import annotations
 
 import abc
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from firmware_bridge.face import FaceError
 
 if TYPE_CHECKING:
-    from firmware_bridge.gpio_config import DisplayConfig
+    pass
 
 __all__ = [
     "BLANK",
@@ -29,7 +29,6 @@ __all__ = [
     "NullDisplay",
     "SideMarks",
     "clock_cells",
-    "open_display",
     "side_cells",
     "text_cells",
 ]
@@ -183,16 +182,3 @@ class NullDisplay(ClockDisplay):
 
     def _write(self, cells: list[Cell]) -> None:
         pass
-
-
-def open_display(config: DisplayConfig, *, pin_factory: Any = None) -> ClockDisplay:
-    """Build the driver the config names. Imports each driver only when it is used."""
-    if config.driver == "max7219":
-        from firmware_bridge.displays_max7219 import Max7219Display
-
-        return Max7219Display.from_config(config)
-    if config.driver == "tm1637":
-        from firmware_bridge.displays_tm1637 import Tm1637Display
-
-        return Tm1637Display.from_config(config, pin_factory=pin_factory)
-    return NullDisplay()

@@ -23,7 +23,8 @@ from gpiozero import LED, Buzzer, CompositeDevice, Device, DigitalInputDevice
 
 from clock_service import Side
 from firmware_bridge.debounce import DebounceMode, Debouncer, Transition
-from firmware_bridge.displays import ClockDisplay, DisplayError, SideMarks, open_display
+from firmware_bridge.display_drivers import open_display
+from firmware_bridge.displays import ClockDisplay, DisplayError, SideMarks
 from firmware_bridge.face import (
     ClockFace,
     FaceError,

@@ -18,7 +18,6 @@ import sys
 import time
 import tomllib
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -26,9 +25,21 @@ from pydantic import ValidationError
 
 from clock_service import Side
 from firmware_bridge.displays import ClockDisplay
-from firmware_bridge.face import FaceError, FaceEvent, FaceEventKind
+from firmware_bridge.face import FaceError, FaceEventKind
 from firmware_bridge.gpio_config import GpioFaceConfig, normalize_pin
 from firmware_bridge.gpio_face import GpioClockFace
+from firmware_bridge.selftest_serial import run_serial
+from firmware_bridge.selftest_steps import (
+    _ARB,
+    _BLACK,
+    _OFF,
+    _ON,
+    _PAUSE,
+    _RED,
+    KEY_STEPS,
+    Step,
+    StepResult,
+)
 
 __all__ = [
     "DEMO_WIRING",
@@ -58,35 +69,6 @@ DEMO_WIRING: dict[str, Any] = {
     "display": {"driver": "max7219", "spi_port": 0, "spi_device": 0, "cascaded": 2},
 }
 
-
-@dataclass(frozen=True, slots=True)
-class Step:
-    key: str  # the config field whose input this step checks
-    kind: FaceEventKind
-    side: Side | None
-    zh: str
-    en: str
-    shown: str  # what the display says meanwhile (7-segment friendly)
-
-    def matches(self, event: FaceEvent) -> bool:
-        return event.kind is self.kind and event.side is self.side
-
-
-@dataclass(slots=True)
-class StepResult:
-    step: Step
-    ok: bool
-    after_s: float
-    others: list[FaceEvent] = field(default_factory=list)
-
-
-_RED = Step("red_button", K.PRESS, Side.RED, "按红方按钮", "press RED's button", "rEd")
-_BLACK = Step("black_button", K.PRESS, Side.BLACK, "按黑方按钮", "press BLACK's button", "bLAC")
-_PAUSE = Step("pause_key", K.PAUSE_KEY, None, "按暂停键", "press the PAUSE key", "PAUSE")
-_ARB = Step("arbiter_key", K.ARBITER_KEY, None, "按裁判键", "press the ARBITER key", "Arb")
-_OFF = Step("power_sense", K.POWER_OFF, None, "关闭棋钟电源开关", "switch the clock OFF", "OFF")
-_ON = Step("power_sense", K.POWER_ON, None, "打开棋钟电源开关", "switch the clock ON", "On")
-KEY_STEPS = (_RED, _BLACK, _PAUSE, _ARB, _OFF, _ON)  # a serial clock's order (selftest_serial)
 
 _TEXT = {
     "zh": {
@@ -310,8 +292,6 @@ class _SerialBoard(Exception):
 
 
 def run(args: argparse.Namespace) -> int:
-    from firmware_bridge.selftest_serial import run_serial
-
     if getattr(args, "url", None) or (args.mock and getattr(args, "serial", False)):
         return run_serial(args, getattr(args, "url", None))
     try:

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from firmware_bridge.face import FaceError, FaceView
-from firmware_bridge.selftest import KEY_STEPS, Step
+from firmware_bridge.selftest_steps import KEY_STEPS, Step
 from firmware_bridge.serial_face import SerialClockFace
 from firmware_bridge.serial_messages import Capability
 

@@ -39,6 +39,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "check a freshly wired clock face (GPIO or serial): the display, then each key",
     ),
     "station": ("venue_station.cli", "the venue station: collector, store, HTTP API, web pages"),
+    "hub": (
+        "federation_hub.cli",
+        "the federation hub: venues' reports from NATS JetStream to PostgreSQL, read-only page",
+    ),
     "trf": (
         "qizhong.trf_cli",
         "FIDE TRF files and pairs lists: check, export from and import into the station",

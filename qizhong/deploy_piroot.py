@@ -25,7 +25,6 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-# The one module that knows the source tree (the recipe and the roots' cache live in it).
 from qizhong.deploy_bundle import project_root
 
 __all__ = ["MACHINES", "PiRoot", "PiRootError", "Recipe", "ensure_root", "load_recipe"]
@@ -105,14 +104,20 @@ class PiRoot:
     qemu: str
 
     def command(
-        self, argv: Sequence[str], *, binds: Sequence[str | Path] = (), cwd: str = "/"
+        self,
+        argv: Sequence[str],
+        *,
+        binds: Sequence[str | Path] = (),
+        cwd: str = "/",
+        host_dev: bool = True,
     ) -> list[str]:
-        """``argv`` run inside the root as (fake) root, the host's /dev /proc /sys and
-        ``binds`` (host paths, seen at the same path) visible."""
+        """``argv`` run inside the root as (fake) root, the host's /proc /sys (and /dev unless
+        ``host_dev`` is false) and ``binds`` (host paths, seen at the same path) visible."""
         # statx answers ENOSYS (qizhong.deploy_nostatx): proot would resolve it on the host.
         nostatx = [sys.executable, "-m", "qizhong.deploy_nostatx"]
-        args = [*nostatx, "proot", "-q", self.qemu, "-0", "-r", str(self.path), "-w", cwd]
-        for bind in ("/dev", "/proc", "/sys", *binds):
+        args = [*private_mounts(), *nostatx, "proot", "-q", self.qemu, "-0", "-r", str(self.path)]
+        args += ["-w", cwd]
+        for bind in ("/dev", "/proc", "/sys", *binds) if host_dev else ("/proc", "/sys", *binds):
             args += ["-b", str(bind)]
         return [*args, *argv]
 
@@ -132,6 +137,15 @@ class PiRoot:
             timeout=timeout,
             check=False,
         )
+
+
+def private_mounts() -> list[str]:
+    """A prefix that runs a command in a mount namespace of its own, so nothing run inside a
+    root (debootstrap, a package's maintainer script) can mount or unmount the host's
+    filesystems: proot passes mount(2) and umount(2) through, and we run as real root."""
+    if os.geteuid() == 0 and shutil.which("unshare"):
+        return ["unshare", "--mount", "--propagation", "private"]
+    return []
 
 
 def root_env(extra: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -185,7 +199,10 @@ def _build(recipe: Recipe, machine: str, into: Path, log: Path) -> None:
     proc_dir.mkdir(exist_ok=True)
     root = PiRoot(machine, into, qemu)
     _run(
-        root.command(["/debootstrap/debootstrap", "--second-stage"]),
+        # Not the host's /dev: the second stage mknods its devices and mounts and unmounts
+        # /dev/pts, which through a bind were the host's own (it once left this machine with
+        # no pseudo-terminals at all).
+        root.command(["/debootstrap/debootstrap", "--second-stage"], host_dev=False),
         what=f"debootstrap --second-stage ({machine}, emulated)", timeout=3600,
         # Its own test -x /debootstrap/debootstrap fails under proot: say where it lives.
         env=root_env({"DEBOOTSTRAP_DIR": "/debootstrap"}), log=log,

@@ -21,10 +21,10 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from board_nodes import wire
 from board_nodes.config import NodeConfig
 from board_nodes.node import Node
 from broker_config import BrokerFiles, Roster
+from wire_contract import messages as wire
 
 __all__ = ["SimFleet", "add_arguments", "run"]
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from venue_station.api import ApiError, station_of
 from venue_station.auth import COOKIE, CSRF_HEADER, Session, role_allows
+from venue_station.http_base import ApiError, station_of
 
 __all__ = ["client_address", "reader_of", "require_reader", "require_session"]
 

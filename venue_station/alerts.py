@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from board_nodes.wire import BoardStatus, EventEnvelope
+from wire_contract.messages import BoardStatus, EventEnvelope
 
 __all__ = [
     "ALERT_KINDS",

@@ -8,7 +8,6 @@ The actions (commands, imports, alerts, login) are in ``api_actions.py``.
 from __future__ import annotations
 
 import asyncio
-import importlib
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import TYPE_CHECKING, Any
@@ -16,14 +15,27 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response, StreamingResponse
+from starlette.responses import PlainTextResponse, Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from venue_station import exports
+from venue_station import (
+    exports,
+    knockout_flow,
+    pages,
+    reasons_view,
+    round_clock,
+    standings_view,
+    trf_view,
+)
+from venue_station.access import client_address, reader_of, require_reader
 from venue_station.alerts import ALERT_STATUSES
+from venue_station.api_actions import action_routes
+from venue_station.http_base import ApiError, int_param, json_response, path_int, station_of
 from venue_station.hub import HubFull, format_sse
+from venue_station.openapi import SCHEMA
 from venue_station.privacy import is_private_event, public_board, public_message
-from venue_station.results import derive_game
+from venue_station.results import derive_game, points
+from wire_contract.messages import EVENT_DATA
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -35,64 +47,6 @@ PUBLIC_BATCH_S = 0.25  # an anonymous stream's messages go out at most this ofte
 Handler = Callable[[Request], Awaitable[Response]]
 
 
-class ApiError(Exception):
-    def __init__(
-        self,
-        status: int,
-        message: str,
-        *,
-        kind: str = "bad_request",
-        where: str | None = None,
-        extra: dict[str, Any] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.status, self.message, self.kind, self.where, self.extra = (
-            status,
-            message,
-            kind,
-            where,
-            extra or {},
-        )
-        self.headers = headers or {}
-
-
-def json_response(data: Any, status: int = 200) -> JSONResponse:
-    return JSONResponse(data, status_code=status)
-
-
-def station_of(request: Request) -> Station:
-    station: Station = request.app.state.station
-    return station
-
-
-def int_param(
-    request: Request, name: str, *, default: int | None = None, low: int = 0, high: int = 10**12
-) -> int | None:
-    text = request.query_params.get(name)
-    if text is None or text == "":
-        return default
-    try:
-        if not text.isascii() or len(text) > 20:
-            raise ValueError
-        value = int(text)
-    except ValueError:
-        raise ApiError(
-            400, f"{name} must be a whole number, not {text!r}", where=f"query.{name}"
-        ) from None
-    if not low <= value <= high:
-        raise ApiError(400, f"{name} must be from {low} to {high}", where=f"query.{name}")
-    return value
-
-
-def path_int(request: Request, name: str, *, high: int = 999) -> int:
-    """A whole number from the path, 0..``high`` (ASCII digits only: ``²`` is no number)."""
-    text = request.path_params[name]
-    if not (text.isascii() and text.isdigit() and len(text) <= 12) or int(text) > high:
-        raise ApiError(400, f"{name} must be a whole number from 0 to {high}", where=f"path.{name}")
-    return int(text)
-
-
 # -- read routes -------------------------------------------------------------------------------
 async def healthz(request: Request) -> Response:
     health = station_of(request).health()
@@ -100,8 +54,6 @@ async def healthz(request: Request) -> Response:
 
 
 async def metrics(request: Request) -> Response:
-    from venue_station.access import require_reader
-
     require_reader(request)
     return PlainTextResponse(
         station_of(request).metrics.render(), media_type="text/plain; version=0.0.4"
@@ -109,8 +61,6 @@ async def metrics(request: Request) -> Response:
 
 
 async def openapi(request: Request) -> Response:
-    from venue_station.openapi import SCHEMA
-
     return json_response(SCHEMA)
 
 
@@ -119,8 +69,6 @@ async def info(request: Request) -> Response:
 
 
 def _is_reader(request: Request) -> bool:
-    from venue_station.access import reader_of
-
     return reader_of(request) is not None
 
 
@@ -167,8 +115,6 @@ async def events(request: Request) -> Response:
     limit = int_param(request, "limit", default=100, low=1, high=1000) or 100
     types = request.query_params.get("type")
     type_list = [t for t in types.split(",") if t] if types else None
-    from board_nodes.wire import EVENT_DATA
-
     for t in type_list or []:
         if t not in EVENT_DATA:
             raise ApiError(400, f"unknown event type {t!r}", where="query.type")
@@ -192,8 +138,6 @@ async def events(request: Request) -> Response:
 
 
 def _game_json(game: dict[str, Any], outcome: Any, scoring: Any) -> dict[str, Any]:
-    from venue_station.results import points
-
     red_pts, black_pts = points(outcome.result, scoring)
     return {
         **game,
@@ -258,8 +202,6 @@ async def rounds(request: Request) -> Response:
 
 
 async def alerts(request: Request) -> Response:
-    from venue_station.access import require_reader
-
     require_reader(request)
     station = station_of(request)
     assert station.store is not None
@@ -284,8 +226,6 @@ async def alerts(request: Request) -> Response:
 async def set_aside(request: Request) -> Response:
     """What the writer could not store, newest first, with the reason (docs/security.md).
     Arbiter-only data, like the alerts it raised."""
-    from venue_station.access import require_reader
-
     require_reader(request)
     station = station_of(request)
     assert station.store is not None
@@ -294,8 +234,6 @@ async def set_aside(request: Request) -> Response:
 
 
 async def stream(request: Request) -> Response:
-    from venue_station.access import client_address
-
     station = station_of(request)
     private = _is_reader(request)
     try:
@@ -385,8 +323,6 @@ def _download(text: str, media: str, filename: str) -> Response:
 # -- the app -----------------------------------------------------------------------------------
 def read_routes() -> list[BaseRoute]:
     # Imported here: both modules build on this one (ApiError, station_of).
-    from venue_station import knockout_flow, reasons_view, round_clock, standings_view, trf_view
-
     return [
         Route("/healthz", healthz),
         Route("/metrics", metrics),
@@ -439,15 +375,7 @@ def _error(
 
 
 def build_app(station: Station) -> Starlette:
-    from venue_station.api_actions import action_routes
-
-    routes = read_routes() + action_routes()
-    try:  # the web pages (another module's job) plug in here when present
-        pages: Any = importlib.import_module("venue_station.pages")
-    except ImportError:
-        pages = None
-    if pages is not None and hasattr(pages, "routes"):
-        routes += list(pages.routes(station))
+    routes = read_routes() + action_routes() + list(pages.routes(station))
     app = Starlette(
         routes=routes, exception_handlers={ApiError: _api_error, HTTPException: _http_error}
     )

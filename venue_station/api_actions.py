@@ -8,7 +8,6 @@ it answers with the token, and is rate-limited (``login_guard.py``: 429 with ``R
 
 from __future__ import annotations
 
-import json
 import urllib.parse
 from typing import Any
 
@@ -16,14 +15,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from board_nodes.wire import ID_PATTERN, WireError
 from venue_station.access import client_address, require_reader, require_session
-from venue_station.api import ApiError, json_response, path_int, station_of
 from venue_station.auth import COOKIE
-from venue_station.bodies import read_body
+from venue_station.bodies import json_object, read_body
 from venue_station.errors import PairingsError
+from venue_station.http_base import ApiError, json_response, path_int, station_of
 from venue_station.login_guard import HasherBusy
 from venue_station.text_bounds import check_command_args
+from wire_contract.messages import ID_PATTERN, WireError
 
 __all__ = ["action_routes", "require_session"]
 
@@ -35,17 +34,6 @@ async def _body(request: Request) -> bytes:
     return await read_body(request, station_of(request).config.http.max_import_bytes)
 
 
-async def _json_object(request: Request) -> dict[str, Any]:
-    raw = await read_body(request, station_of(request).config.http.max_json_bytes)
-    try:
-        data = json.loads(raw or b"{}")
-    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
-        raise ApiError(400, f"body is not JSON: {exc}", where="body") from None
-    if not isinstance(data, dict):
-        raise ApiError(400, "body must be a JSON object", where="body")
-    return data
-
-
 # -- auth --------------------------------------------------------------------------------------
 async def login(request: Request) -> Response:
     station = station_of(request)
@@ -54,7 +42,7 @@ async def login(request: Request) -> Response:
         form = urllib.parse.parse_qs(raw.decode("utf-8", "replace"))
         data: dict[str, Any] = {k: v[0] for k, v in form.items()}
     else:
-        data = await _json_object(request)
+        data = await json_object(request)
     user, password = data.get("username"), data.get("password")
     if not isinstance(user, str) or not isinstance(password, str) or not user:
         raise ApiError(400, "username and password are required", where="body")
@@ -122,7 +110,7 @@ async def _run_command(request: Request, board: str | None) -> Response:
     # A board is an arbiter's; the whole venue (start the round, pause all) the chief's.
     session = require_session(request, "arbiter" if board is not None else "chief")
     station = station_of(request)
-    cmd, args = _command_of(await _json_object(request))
+    cmd, args = _command_of(await json_object(request))
     check_command_args(args)
     try:
         result = await station.send_command(board, cmd, args, user=session.user)
@@ -194,7 +182,7 @@ async def alert_action(request: Request) -> Response:
     station = station_of(request)
     assert station.store is not None
     alert_id = path_int(request, "id", high=2**31 - 1)
-    action = (await _json_object(request)).get("action")
+    action = (await json_object(request)).get("action")
     if action not in _ACTIONS:
         raise ApiError(400, "action must be ack, confirm or dismiss", where="body.action")
     alert = await station.store.alert(alert_id)

@@ -7,11 +7,14 @@ limit, so the station holds at most ``limit`` plus one chunk of it in memory, wh
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 from starlette.requests import ClientDisconnect, Request
 
-from venue_station.api import ApiError
+from venue_station.http_base import ApiError, station_of
 
-__all__ = ["read_body"]
+__all__ = ["json_object", "read_body"]
 
 
 def _too_large(limit: int) -> ApiError:
@@ -38,3 +41,15 @@ async def read_body(request: Request, limit: int) -> bytes:
     except ClientDisconnect:
         raise ApiError(400, "the client went away mid-body", where="body") from None
     return b"".join(chunks)
+
+
+async def json_object(request: Request) -> dict[str, Any]:
+    """A request's body as a JSON object, within the station's byte bound."""
+    raw = await read_body(request, station_of(request).config.http.max_json_bytes)
+    try:
+        data = json.loads(raw or b"{}")
+    except (ValueError, UnicodeDecodeError, RecursionError) as exc:
+        raise ApiError(400, f"body is not JSON: {exc}", where="body") from None
+    if not isinstance(data, dict):
+        raise ApiError(400, "body must be a JSON object", where="body")
+    return data

@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 
 import aiomqtt
 
-from board_nodes.wire import ClockProbeArgs, Command, Reply, Topics, WireError, decode, encode
-from venue_station.store import now_ms
+from wire_contract.messages import ClockProbeArgs, Command, Reply, Topics, WireError, decode, encode
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["REFUSED", "ClockProbes", "RoundTrip"]
 
@@ -139,7 +139,7 @@ class ClockProbes:
             if not connected():
                 continue
             for board in sorted(due):
-                probe = self.probe(board, now_ms())
+                probe = self.probe(board, wall_ms())
                 if probe is None:
                     continue
                 try:

@@ -17,15 +17,24 @@ from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from paho.mqtt.subscribeoptions import SubscribeOptions
 
-from board_nodes.wire import StationStatus, Topics, encode
 from venue_station.config import BrokerConfig
 from venue_station.ingest import Ingest
-from venue_station.store import now_ms
+from wire_contract.broker import mqtt_client
+from wire_contract.messages import StationStatus, Topics, encode
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Collector"]
 
 log = logging.getLogger(__name__)
 BACKLOG_MS = 5000  # after a (re)connect, messages may be the broker's queue for us, not live
+# Bounded intake (issue 18): past ~500 boards at 10x the receive side grew to 1.2 GB, because
+# paho acks each QoS 1 message on arrival and the broker sends the next at once. Now a message
+# is acked only once the writer's queue has room, and the broker keeps at most RECEIVE_WINDOW
+# unacked messages in flight to us (MQTT 5 Receive Maximum; Mosquitto's max_inflight_messages
+# caps it too): the rest waits at the broker (its queue is sized for an outage).
+RECEIVE_WINDOW = 1000
+WRITER_QUEUE_BOUND = 5000
+ROOM_POLL_S = 0.005  # only while the writer is full
 
 
 class Collector:
@@ -42,27 +51,25 @@ class Collector:
         self.connections = 0
 
     def _status(self, state: str) -> bytes:
-        return encode(StationStatus(state=state, session=self.session, ts=now_ms()))  # type: ignore[arg-type]
+        return encode(StationStatus(state=state, session=self.session, ts=wall_ms()))  # type: ignore[arg-type]
 
     def _make_client(self) -> aiomqtt.Client:
-        user, password = self.config.credentials()
         props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
         props.SessionExpiryInterval = self.config.session_expiry_s
+        props.ReceiveMaximum = RECEIVE_WINDOW
         will = aiomqtt.Will(self.topics.station_status, self._status("lost"), qos=1, retain=True)
-        return aiomqtt.Client(
-            self.config.host,
-            self.config.port,
-            username=user,
-            password=password,
+        client = mqtt_client(
+            self.config,
             identifier=self.client_id,
-            protocol=aiomqtt.ProtocolVersion.V5,
             clean_start=False,
             properties=props,
             will=will,
-            keepalive=self.config.keepalive_s,
             timeout=10,
             max_queued_outgoing_messages=100_000,
         )
+        # aiomqtt has no option for it: ack each message ourselves, after it found room.
+        client._client.manual_ack_set(True)
+        return client
 
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
         client = self._client
@@ -95,7 +102,7 @@ class Collector:
         )
         await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
         self._client = client
-        self.ingest.live_after_ms = now_ms() + BACKLOG_MS
+        self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
         self.connected.set()
         log.info(
@@ -104,7 +111,8 @@ class Collector:
             self.client_id,
             self.session,
         )
-        handle = self.ingest.handle
+        handle, ingest = self.ingest.handle, self.ingest
+        ack = client._client.ack
         try:
             async for message in client.messages:
                 payload: Any = message.payload
@@ -115,9 +123,15 @@ class Collector:
                 handle(
                     str(message.topic),
                     bytes(payload),
-                    received_ms=now_ms(),
+                    received_ms=wall_ms(),
                     retained=bool(message.retain),
                 )
+                # A poll, not an Event: it keeps the change in the collector (the writer knows
+                # nothing of it) and only runs while the writer is full.
+                while ingest.pending() >= WRITER_QUEUE_BOUND:  # noqa: ASYNC110
+                    await asyncio.sleep(ROOM_POLL_S)
+                if message.qos:
+                    ack(message.mid, message.qos)
         finally:
             self._client = None
             self.connected.clear()

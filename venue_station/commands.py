@@ -15,9 +15,10 @@ from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass, field
 from typing import Any
 
-from board_nodes.wire import Command, Reply, Topics, WireError, decode, encode, parse_command
 from venue_station.metrics import Metrics
-from venue_station.store import Store, now_ms
+from venue_station.store import Store
+from wire_contract.messages import Command, Reply, Topics, WireError, decode, encode, parse_command
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["CommandBus", "CommandResult"]
 
@@ -116,7 +117,7 @@ class CommandBus:
                 "cmd": cmd,
                 "args": args,
                 "user": user,
-                "sent_ms": now_ms(),
+                "sent_ms": wall_ms(),
                 "replies": None,
                 "outcome": "sent",
             }

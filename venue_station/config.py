@@ -13,7 +13,9 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from venue_station.auth import check_hash_format
 from venue_station.errors import ConfigError
+from wire_contract.broker import BrokerSettings
 
 __all__ = ["AccountConfig", "BrokerConfig", "HttpConfig", "StationConfig"]
 
@@ -24,40 +26,22 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
 
-class BrokerConfig(_Model):
-    url: str = "mqtt://127.0.0.1:1883"
+class BrokerConfig(BrokerSettings):
+    """The station's broker: the contract's settings (``mqtt://``/``mqtts://``, TLS files) and
+    the station's persistent session."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
     username: str = "station"
-    password: str | None = None  # prefer password_file / credentials_file
-    password_file: Path | None = None
     # A credentials file: broker-config's credentials/<user>.json, TOML, or "user:password" lines.
     credentials_file: Path | None = None
     client_id: str | None = None  # default: qz-station-{venue}, stable for the persistent session
     session_expiry_s: int = Field(default=7 * 24 * 3600, ge=60)
-    keepalive_s: int = Field(default=10, ge=2, le=600)
-
-    @field_validator("url")
-    @classmethod
-    def _url(cls, value: str) -> str:
-        if not value.startswith(("mqtt://", "tcp://")):
-            raise ValueError("must look like mqtt://host:port")
-        return value
-
-    @property
-    def host(self) -> str:
-        rest = self.url.split("://", 1)[1].rstrip("/")
-        return rest.rsplit(":", 1)[0] if ":" in rest else rest
-
-    @property
-    def port(self) -> int:
-        rest = self.url.split("://", 1)[1].rstrip("/")
-        return int(rest.rsplit(":", 1)[1]) if ":" in rest else 1883
 
     def credentials(self) -> tuple[str, str | None]:
         """(username, password) from password, password_file or credentials_file."""
-        if self.password is not None:
-            return self.username, self.password
-        if self.password_file is not None:
-            return self.username, self.password_file.read_text(encoding="utf-8").strip()
+        if self.password is not None or self.password_file is not None:
+            return self.username, self.read_password()
         if self.credentials_file is not None:
             return _read_credentials(self.credentials_file, self.username)
         return self.username, None
@@ -109,8 +93,6 @@ class AccountConfig(_Model):
     @field_validator("password_hash")
     @classmethod
     def _hash(cls, value: str) -> str:
-        from venue_station.auth import check_hash_format
-
         check_hash_format(value)
         return value
 
@@ -181,6 +163,9 @@ class StationConfig(_Model):
             update={
                 "password_file": fix(self.broker.password_file),
                 "credentials_file": fix(self.broker.credentials_file),
+                "ca_file": fix(self.broker.ca_file),
+                "cert_file": fix(self.broker.cert_file),
+                "key_file": fix(self.broker.key_file),
             }
         )
         http = self.http.model_copy(

@@ -19,7 +19,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from venue_station.results import Outcome, Scoring, points
+from clock_service.regulation import Scoring
+from venue_station.results import Outcome, points
 
 __all__ = [
     "ClockRow",

@@ -20,8 +20,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from board_nodes.wire import EventEnvelope
 from venue_station.metrics import Metrics
+from wire_contract.messages import EventEnvelope
 
 __all__ = ["DECISIONS", "Authority", "DropLog", "FloodGate", "is_decision"]
 

@@ -19,15 +19,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from board_nodes.wire import (
-    BoardStatus,
-    EventEnvelope,
-    StateSnapshot,
-    Topics,
-    WireError,
-    decode,
-    parse_topic,
-)
 from venue_station import alerts as alert_rules
 from venue_station.clock_probe import ClockProbes, RoundTrip
 from venue_station.clock_truth import ClockTruth
@@ -37,7 +28,17 @@ from venue_station.hub import Hub
 from venue_station.metrics import Metrics
 from venue_station.results import DECISIVE_TYPES, derive_game
 from venue_station.seqs import RangeSet, SeqTracker
-from venue_station.store import Store, now_ms
+from venue_station.store import Store
+from wire_contract.messages import (
+    BoardStatus,
+    EventEnvelope,
+    StateSnapshot,
+    Topics,
+    WireError,
+    decode,
+    parse_topic,
+)
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["BoardView", "Ingest"]
 
@@ -170,7 +171,7 @@ class Ingest:
     def _handle(
         self, topic: str, payload: bytes, *, received_ms: int | None, retained: bool
     ) -> None:
-        received_ms = now_ms() if received_ms is None else received_ms
+        received_ms = wall_ms() if received_ms is None else received_ms
         try:
             name = parse_topic(topic)
         except WireError as exc:
@@ -258,12 +259,12 @@ class Ingest:
         return None
 
     def _flooded(self, board: str) -> None:
-        minute = now_ms() // 60_000
+        minute = wall_ms() // 60_000
         spec = alert_rules.AlertSpec(
             f"flood:{board}:{minute}",
             "flood",
             board,
-            now_ms(),
+            wall_ms(),
             detail={"rate_per_s": self.flood.rate, "burst": self.flood.burst},
         )
         self.raise_alert(spec)
@@ -360,7 +361,7 @@ class Ingest:
 
         Returns its id, or None when the fact already raised it (a replay).
         """
-        row = self.alert_ledger.decide(spec, now_ms())
+        row = self.alert_ledger.decide(spec, wall_ms())
         if row is None:
             return None
         self.metrics.alerts_raised += 1
@@ -408,7 +409,7 @@ class Ingest:
                 f"aside:{row_id}",
                 "set_aside",
                 (board or "-")[:32],
-                now_ms(),
+                wall_ms(),
                 detail={"id": row_id, "kind": kind, "reason": reason},
             )
         )
@@ -470,7 +471,7 @@ class Ingest:
         # The batch's alerts in its events' transaction, before any ruling below settles one.
         inserted = await self.store.insert_events(rows, alerts=alerts)
         self.metrics.duplicates_dropped += len(rows) - len(inserted)
-        stored_ms = now_ms()
+        stored_ms = wall_ms()
         mono = time.monotonic()
         games: set[str] = set()
         for key, ev in unique.items():

@@ -30,18 +30,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from board_nodes.wire import ID_PATTERN
 from clock_service.knockout import Knockout, KnockoutError, ProposedGame
 from clock_service.standings import StandingsError
-from venue_station.api import ApiError, json_response, station_of
-from venue_station.api_actions import _json_object, require_session
+from venue_station.access import require_session
+from venue_station.bodies import json_object
+from venue_station.http_base import ApiError, json_response, station_of
 from venue_station.standings_view import (
     confirmed_outcome,
     decisive_events,
     regulation_of,
     standings_of,
 )
-from venue_station.store import now_ms
+from wire_contract.messages import ID_PATTERN
+from wire_contract.wallclock import wall_ms
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -137,7 +138,7 @@ async def _sync(station: Station, rec: KnockoutRecord) -> bool:
             result = outcome.outcome  # red | black | draw | double_forfeit (the profile decides)
             step = {"op": "record", "game": p.id, "result": result, "source": "events"}
             try:
-                rec.apply({**step, "ts": now_ms()})
+                rec.apply({**step, "ts": wall_ms()})
             except KnockoutError as exc:  # e.g. a drawn tie-break game in a "none" profile
                 log.warning("knockout %s: the board's result needs the arbiter: %s", p.id, exc)
                 continue
@@ -247,7 +248,7 @@ def _seed(data: dict[str, Any]) -> int:
 async def start(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
-    data = await _json_object(request)
+    data = await json_object(request)
     reg = regulation_of(station)
     if reg.knockout is None:
         raise ApiError(409, f"{reg.name}: the regulation has no knockout", kind="knockout_state")
@@ -274,7 +275,7 @@ async def start(request: Request) -> Response:
             "seed": seed,
             "top": top,
             "by": session.user,
-            "started_ms": now_ms(),
+            "started_ms": wall_ms(),
             "inputs": [],
         }
         try:
@@ -315,7 +316,7 @@ async def confirm(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    data = await _json_object(request)
+    data = await json_object(request)
     board = data.get("board")
     async with _lock(station):
         rec = await _current(station)
@@ -358,7 +359,7 @@ async def record(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    result = (await _json_object(request)).get("result")
+    result = (await json_object(request)).get("result")
     if result not in ("red", "black", "draw"):
         raise ApiError(400, f"result {result!r} must be red, black or draw", where="body.result")
     async with _lock(station):
@@ -376,7 +377,7 @@ async def choose(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    side = (await _json_object(request)).get("side")
+    side = (await json_object(request)).get("side")
     if side not in ("red", "black"):
         raise ApiError(400, f"side {side!r} must be red or black", where="body.side")
     async with _lock(station):

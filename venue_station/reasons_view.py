@@ -16,7 +16,7 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.reasons import KINDS
 from clock_service.regulation import Regulation
-from venue_station.api import json_response, station_of
+from venue_station.http_base import json_response, station_of
 
 __all__ = ["reasons_json", "routes"]
 

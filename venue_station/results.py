@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from clock_service.outcome import CONFIRMED, DOUBLE_FORFEIT, FACT_TYPES, UNDECIDED, game_outcome
+from clock_service.regulation import Scoring
 
 if TYPE_CHECKING:
     from clock_service.regulation import Regulation
@@ -26,7 +27,6 @@ if TYPE_CHECKING:
 __all__ = [
     "DECISIVE_TYPES",
     "Outcome",
-    "Scoring",
     "derive_game",
     "points",
     "result_text",
@@ -35,13 +35,6 @@ __all__ = [
 
 DECISIVE_TYPES = FACT_TYPES
 SIDES = ("red", "black")
-
-
-@dataclass(frozen=True)
-class Scoring:
-    win: int = 2
-    draw: int = 1
-    loss: int = 0
 
 
 @dataclass(frozen=True)

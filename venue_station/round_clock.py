@@ -25,8 +25,9 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.regulation import Regulation, Tournament
 from venue_station import tables as t
-from venue_station.api import json_response, station_of
-from venue_station.store import Store, now_ms
+from venue_station.http_base import json_response, station_of
+from venue_station.store import Store
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["current_round", "next_session", "routes"]
 
@@ -78,7 +79,7 @@ async def round_view(request: Request) -> Response:
         "started_ms": None,
         "late_ms": reg.late.ms,
         "late_deadline_ms": None,
-        "station_ts": now_ms(),
+        "station_ts": wall_ms(),
     }
     if current is not None:
         round_no, started = current

@@ -32,10 +32,11 @@ from clock_service.standings import (
     standings_json,
 )
 from venue_station import tables as t
-from venue_station.api import ApiError, int_param, json_response, station_of
+from venue_station.http_base import ApiError, int_param, json_response, station_of
+from venue_station.pages import SECURITY_HEADERS
 from venue_station.resources import static_dir
 from venue_station.results import DECISIVE_TYPES, Outcome, derive_game
-from venue_station.trf_io import load_state, station_byes
+from venue_station.trf_state import load_state, station_byes
 
 if TYPE_CHECKING:
     from venue_station.station import Station
@@ -195,12 +196,7 @@ async def export_standings(request: Request) -> Response:
 
 
 async def page(request: Request) -> Response:
-    try:
-        from venue_station.pages import SECURITY_HEADERS
-    except ImportError:  # the pages module is optional; the headers are only hardening
-        headers: dict[str, str] = {}
-    else:
-        headers = dict(SECURITY_HEADERS)
+    headers = dict(SECURITY_HEADERS)
     headers["Cache-Control"] = "no-cache"
     return FileResponse(
         static_dir() / "standings.html", media_type="text/html; charset=utf-8", headers=headers

@@ -15,7 +15,6 @@ import time
 from collections.abc import Iterator
 from typing import Any
 
-from board_nodes.wire import Topics
 from clock_service.regulation import Regulation, handicap_for
 from venue_station.alerts import AlertSpec
 from venue_station.auth import Sessions
@@ -24,19 +23,21 @@ from venue_station.commands import CommandBus, CommandResult
 from venue_station.config import StationConfig
 from venue_station.errors import ConfigError, StationError
 from venue_station.hub import Hub
-from venue_station.ingest import Ingest
+from venue_station.ingest import BoardView, Ingest
 from venue_station.login_guard import LoginGuard
 from venue_station.metrics import Metrics
 from venue_station.pairings import parse_pairings, parse_players
 from venue_station.results import (
     DECISIVE_TYPES,
     Outcome,
-    Scoring,
     derive_game,
     tournament_fouls,
 )
-from venue_station.store import Store, board_key, game_id, now_ms
+from venue_station.standings_view import player_tags
+from venue_station.store import Store, board_key, game_id
 from venue_station.supervisor import Supervisor
+from wire_contract.messages import Topics
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Station"]
 
@@ -65,8 +66,7 @@ class Station:
         )
         self.regulation = _regulation(config)
         self.tc = self.regulation.time_control_text
-        s = self.regulation.scoring
-        self.scoring = Scoring(s.win, s.draw, s.loss)
+        self.scoring = self.regulation.scoring
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
@@ -85,7 +85,7 @@ class Station:
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         self.store = store = await Store.open(self.config.db_url)
         self.session = await store.next_station_session()
-        self.started_ms = now_ms()
+        self.started_ms = wall_ms()
         self.bus = CommandBus(
             self.topics, store, self.metrics, timeout_s=self.config.command_timeout_s
         )
@@ -288,7 +288,7 @@ class Station:
                         f"gap:{board}:{seqs.watermark}",
                         "gap",
                         board,
-                        now_ms(),
+                        wall_ms(),
                         detail={"missing": [list(r) for r in seqs.missing()]},
                     )
                     self.ingest.raise_alert(spec)
@@ -360,8 +360,6 @@ class Station:
 
     async def send_round(self, round_no: int, *, user: str | None = None) -> dict[str, Any]:
         """``set_game`` to every board of the round, concurrently; board -> the reply."""
-        from venue_station.standings_view import player_tags
-
         games = await self._store().games(round_no)
         tags = await player_tags(self._store())
 
@@ -407,8 +405,6 @@ class Station:
         assert self.ingest is not None
         views = self.ingest.boards
         names = sorted(set(views) | set(self.ingest.seqs.boards), key=board_key)
-        from venue_station.ingest import BoardView
-
         return [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
 
     def health(self) -> dict[str, Any]:
@@ -438,7 +434,7 @@ class Station:
             "tc": self.tc,
             "session": self.session,
             "started_ms": self.started_ms,
-            "station_ts": now_ms(),
+            "station_ts": wall_ms(),
             "connected": bool(self.collector and self.collector.connected.is_set()),
         }
 

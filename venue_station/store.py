@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -22,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from venue_station import tables as t
 from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["Store", "normalise_url"]
 
@@ -36,10 +36,6 @@ def normalise_url(url: str) -> str:
     if url.startswith(("postgresql://", "postgres://")):
         return "postgresql+asyncpg://" + url.split("://", 1)[1]
     return url
-
-
-def now_ms() -> int:
-    return time.time_ns() // 1_000_000
 
 
 def _alembic_config(connection: Connection) -> Any:
@@ -244,7 +240,7 @@ class Store:
     # -- boards ---------------------------------------------------------------------------
     async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write each board's row; only the columns given are changed."""
-        stamp = now_ms()
+        stamp = wall_ms()
         groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for row in rows:
             values = {"updated_ms": stamp, **row}
@@ -298,7 +294,7 @@ class Store:
         holds the write lock for long (the ingest writer and the gap watcher get their turn
         between chunks). A failure midway leaves part of the round; importing again fixes it.
         """
-        stamp = now_ms()
+        stamp = wall_ms()
         games = self.insert(t.games)
         games = games.on_conflict_do_update(
             index_elements=["game"],
@@ -367,7 +363,7 @@ class Store:
             await conn.execute(
                 sa.update(t.games)
                 .where(t.games.c.game == game)
-                .values(winner=winner, result=result, reason=reason, updated_ms=now_ms())
+                .values(winner=winner, result=result, reason=reason, updated_ms=wall_ms())
             )
 
     # -- alerts ---------------------------------------------------------------------------
@@ -386,7 +382,7 @@ class Store:
             await conn.execute(
                 sa.update(t.alerts)
                 .where(t.alerts.c.id == alert_id)
-                .values(status=status, by=by, updated_ms=now_ms())
+                .values(status=status, by=by, updated_ms=wall_ms())
             )
             row = (await conn.execute(sa.select(t.alerts).where(t.alerts.c.id == alert_id))).first()
             return dict(row._mapping) if row else None
@@ -421,7 +417,7 @@ class Store:
             "board": board if board is None else board[:32],
             "reason": reason,
             "item": item,
-            "set_aside_ms": now_ms(),
+            "set_aside_ms": wall_ms(),
         }
         async with self.engine.begin() as conn:
             result = await conn.execute(

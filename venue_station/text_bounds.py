@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from venue_station.api import ApiError
+from venue_station.http_base import ApiError
 from venue_station.pairings import control_at
 
 __all__ = ["MAX_ARGS_DEPTH", "MAX_ARG_TEXT", "check_command_args", "control_at"]
@@ -20,7 +20,7 @@ MAX_ARGS_DEPTH = 4  # nesting of a command's args
 
 def check_command_args(args: Any, where: str = "body.args", depth: int = 0) -> None:
     """400 naming the key for a string too long or with a control character, or args nested
-    too deep; the wire contract's own checks (``board_nodes.wire``) come after."""
+    too deep; the wire contract's own checks (``wire_contract.messages``) come after."""
     if depth > MAX_ARGS_DEPTH:
         raise ApiError(400, f"args nested deeper than {MAX_ARGS_DEPTH}", where=where)
     if isinstance(args, str):

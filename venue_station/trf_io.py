@@ -17,51 +17,25 @@ results are the truth, and the export writes them.
 from __future__ import annotations
 
 import dataclasses
-import json
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 
-from clock_service.standings import Bye
 from clock_service.trf import Trf, TrfError
 from clock_service.trf_build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
 from clock_service.trf_pairs import parse_pairs
 from venue_station import tables as t
+from venue_station.standings_view import game_records, standings_of
+from venue_station.trf_state import TrfState, load_state, save_state
 
 if TYPE_CHECKING:
     from venue_station.station import Station
     from venue_station.store import Store
 
-__all__ = ["TrfState", "export_trf", "import_pairs", "import_trf", "load_state", "station_byes"]
+__all__ = ["export_trf", "import_pairs", "import_trf"]
 
-STATE_KEY = "trf.state"
 _WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
-
-
-@dataclasses.dataclass
-class TrfState:
-    """What the station keeps of the TRF side (JSON in ``meta``)."""
-
-    entrants: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # Entrant + "key"
-    byes: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # round, player, kind
-    header: dict[str, Any] = dataclasses.field(default_factory=dict)
-    prohibited: list[list[Any]] = dataclasses.field(default_factory=list)
-
-    def key_of(self) -> dict[int, str]:
-        return {int(e["start_rank"]): str(e["key"]) for e in self.entrants}
-
-    def rank_of(self) -> dict[str, int]:
-        return {str(e["key"]): int(e["start_rank"]) for e in self.entrants}
-
-
-async def load_state(store: Store) -> TrfState:
-    text = await store.get_meta(STATE_KEY)
-    return TrfState(**json.loads(text)) if text else TrfState()
-
-
-async def _save(store: Store, state: TrfState) -> None:
-    await store.set_meta(STATE_KEY, json.dumps(dataclasses.asdict(state), ensure_ascii=False))
 
 
 def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
@@ -135,7 +109,7 @@ async def _set_round(
             raise TrfError(f"round {round_no} bye: no player with start rank {who}")
     state.byes = [b for b in state.byes if b["round"] != round_no]
     state.byes += [{"round": round_no, "player": p, "kind": k} for p, k in sorted(byes.items())]
-    await _save(store, state)
+    await save_state(store, state)
     if rows:
         await store.replace_round(round_no, station.tc, rows)
         assert station.ingest is not None
@@ -183,7 +157,7 @@ async def import_trf(
     }
     state.prohibited = [[x.first_round, x.last_round, list(x.players)] for x in trf.prohibited]
     await store.add_players([{"name": keys[p.start_rank], "rating": p.rating} for p in trf.players])
-    await _save(store, state)
+    await save_state(store, state)
     out: dict[str, Any] = {"players": len(trf.players), "round": None}
     paired = trf.paired_round()
     if paired is None:
@@ -219,7 +193,7 @@ async def import_pairs(
     store = station._store()
     state = await load_state(store)
     if await _ensure_entrants(store, state, await store.player_names()):
-        await _save(store, state)
+        await save_state(store, state)
     if round_no is None:
         round_no = await _last_round(store) + 1
     games = [(w, b) for w, b in pairs if b]
@@ -233,17 +207,6 @@ async def import_pairs(
 
 
 # -- export ------------------------------------------------------------------------------------
-def station_byes(state: TrfState, win: int, draw: int) -> list[Bye]:
-    """The byes as the standings count them: U and F the win's points, H the draw's (Z none)."""
-    points = {"U": win, "F": win, "H": draw}
-    key = state.key_of()
-    return [
-        Bye(int(b["round"]), key[int(b["player"])], points[b["kind"]])
-        for b in state.byes
-        if b["kind"] in points and int(b["player"]) in key
-    ]
-
-
 async def export_trf(
     station: Station,
     *,
@@ -253,15 +216,13 @@ async def export_trf(
 ) -> str:
     """The TRF-2026 text after ``after_round`` (default: the last round with a result).
     ``absent_next``: start ranks known absent in the next round (written as ``240 Z``)."""
-    from venue_station.standings_view import game_records, standings_of
-
     store = station._store()
     reg = station.regulation
     records = await game_records(store, station.regulation)
     state = await load_state(store)
     names = set(await store.player_names()) | {n for g in records for n in (g.red, g.black)}
     if await _ensure_entrants(store, state, names):
-        await _save(store, state)
+        await save_state(store, state)
     rank_of = state.rank_of()
     if after_round is None:
         decided = [g.round for g in records if g.result is not None]

@@ -8,11 +8,13 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from clock_service.trf import TrfError
-from venue_station.api import ApiError, int_param, json_response, station_of
 from venue_station.api_actions import require_session
 from venue_station.bodies import read_body
+from venue_station.http_base import ApiError, int_param, json_response, station_of
+from venue_station.pages import SECURITY_HEADERS
 from venue_station.resources import static_dir
-from venue_station.trf_io import export_trf, import_pairs, import_trf, load_state
+from venue_station.trf_io import export_trf, import_pairs, import_trf
+from venue_station.trf_state import load_state
 
 __all__ = ["routes"]
 
@@ -104,12 +106,7 @@ async def entrants(request: Request) -> Response:
 
 
 async def page(request: Request) -> Response:
-    try:
-        from venue_station.pages import SECURITY_HEADERS
-    except ImportError:  # the pages module is optional; the headers are only hardening
-        headers: dict[str, str] = {}
-    else:
-        headers = dict(SECURITY_HEADERS)
+    headers = dict(SECURITY_HEADERS)
     headers["Cache-Control"] = "no-cache"
     return FileResponse(
         static_dir() / "pairing.html", media_type="text/html; charset=utf-8", headers=headers

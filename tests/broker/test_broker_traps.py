@@ -18,6 +18,7 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from support.broker import collect, mqtt_client, new_broker_dir, standard_roster
+from support.tls import make_test_certs
 
 from broker_config import MosquittoError, MosquittoProcess
 
@@ -259,56 +260,6 @@ async def test_control_a_client_id_pattern_is_spoofable(broker_factory: Factory)
 
 
 # -- TLS and the bridge --------------------------------------------------------------------------
-def _make_certs(folder: Path) -> dict[str, str]:
-    import shutil
-    import subprocess
-
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
-
-    run(
-        "req",
-        "-x509",
-        *ec,
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=qizhong test CA",
-    )
-    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    run(
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "san.ext",
-    )
-    return {
-        "cafile": str(folder / "ca.crt"),
-        "certfile": str(folder / "server.crt"),
-        "keyfile": str(folder / "server.key"),
-    }
-
-
 async def test_tls_listener_when_certificates_are_given(
     broker_factory: Factory, tmp_path: Path
 ) -> None:
@@ -316,7 +267,7 @@ async def test_tls_listener_when_certificates_are_given(
 
     from broker_config import Roster
 
-    certs = _make_certs(tmp_path)
+    certs = make_test_certs(tmp_path)
     os.chmod(certs["keyfile"], 0o600)  # like a real key: the broker gets a readable copy
     base = standard_roster()
     roster = Roster.build(

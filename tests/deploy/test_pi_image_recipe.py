@@ -5,13 +5,16 @@ what goes into it (so it is rebuilt exactly when that changes)."""
 from __future__ import annotations
 
 import itertools
+import os
 import re
+import shutil
 from pathlib import Path
 
 import pytest
 
 from qizhong.deploy_piroot import (
     MACHINES,
+    PiRoot,
     PiRootError,
     ensure_root,
     load_recipe,
@@ -89,8 +92,25 @@ def test_a_finished_root_is_used_as_it_is(tmp_path: Path) -> None:
     root = ensure_root("aarch64", recipe=recipe, where=tmp_path)
     assert root.path == done and root.qemu == "qemu-aarch64-static"
     cmd = root.command(["/usr/bin/python3", "-V"], binds=[tmp_path])
-    assert cmd[3:7] == ["proot", "-q", "qemu-aarch64-static", "-0"]
+    at = cmd.index("proot")
+    assert cmd[at : at + 4] == ["proot", "-q", "qemu-aarch64-static", "-0"]
     assert cmd[-2:] == ["/usr/bin/python3", "-V"] and str(tmp_path) in cmd
+
+
+def _binds(cmd: list[str]) -> list[str]:
+    return [cmd[i + 1] for i, arg in enumerate(cmd) if arg == "-b"]
+
+
+def test_nothing_inside_a_root_can_touch_the_hosts_mounts_or_dev(tmp_path: Path) -> None:
+    """debootstrap's second stage mounts and unmounts /dev/pts and mknods devices: through a
+    bind of the host's /dev, as real root, it once unmounted this machine's /dev/pts."""
+    root = PiRoot("aarch64", tmp_path, "qemu-aarch64-static")
+    cmd = root.command(["true"])
+    if os.geteuid() == 0 and shutil.which("unshare"):
+        assert cmd[:4] == ["unshare", "--mount", "--propagation", "private"]
+    assert "/dev" in _binds(cmd)
+    second_stage = root.command(["/debootstrap/debootstrap", "--second-stage"], host_dev=False)
+    assert "/dev" not in _binds(second_stage) and "/proc" in _binds(second_stage)
 
 
 def test_an_unknown_machine_is_refused(tmp_path: Path) -> None:

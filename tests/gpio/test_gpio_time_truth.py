@@ -18,13 +18,13 @@ from gpiozero.pins.mock import MockFactory
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from board_nodes import wire
 from board_nodes.board import Board
 from board_nodes.commands import apply_command
 from board_nodes.journal import Journal
 from clock_service import Regulation
 from firmware_bridge.displays import NullDisplay
 from firmware_bridge.gpio_face import GpioClockFace, GpioFaceConfig
+from wire_contract import messages as wire
 
 WIRING = {
     "red_button": 17, "black_button": 27, "pause_key": 22, "arbiter_key": 23,

@@ -1,4 +1,4 @@
-"""``docs/asyncapi.yaml`` against the code (board_nodes.wire) and DESIGN.md §4.
+"""``docs/asyncapi.yaml`` against the code (wire_contract.messages) and DESIGN.md §4.
 
 Three kinds of check: the committed YAML is what ``tools/gen_asyncapi.py`` makes of today's
 models; each schema matches its model field by field (names, types, required-ness) and event
@@ -26,7 +26,7 @@ import referencing.jsonschema
 import yaml
 from pydantic import BaseModel
 
-from board_nodes import wire
+from wire_contract import messages as wire
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = ROOT / "docs" / "asyncapi.yaml"

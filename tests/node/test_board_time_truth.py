@@ -19,7 +19,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from support.serial_fakes import reboot_emulator
 
-from board_nodes import wire
 from board_nodes.board import Board
 from board_nodes.commands import apply_command
 from board_nodes.journal import Journal
@@ -28,6 +27,7 @@ from firmware_bridge.emulator import ClockEmulator
 from firmware_bridge.serial_face import SerialClockFace
 from firmware_bridge.serial_faults import FaultyLine, LineFaults
 from firmware_bridge.serial_frames import SHOW_FLAG_RED
+from wire_contract import messages as wire
 
 
 class Rig:

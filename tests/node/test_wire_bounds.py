@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
-from board_nodes import bounds
-from board_nodes.wire import (
+from wire_contract import bounds
+from wire_contract.messages import (
     BoardStatus,
     Command,
     EventEnvelope,

@@ -19,8 +19,8 @@ from venue_station import resources
 from venue_station.errors import StationError
 
 ROOT = Path(__file__).resolve().parents[2]
-SHIPPED = ("qizhong", "clock_service", "firmware_bridge", "board_nodes", "venue_station",
-           "broker_config")  # fmt: skip
+SHIPPED = ("qizhong", "clock_service", "firmware_bridge", "wire_contract", "board_nodes",
+           "venue_station", "broker_config")  # fmt: skip
 # Builds the wheel from a source checkout (``qizhong deploy bundle``): the tree is its input.
 MAY_USE_FILE = {"qizhong/deploy_bundle.py"}
 

@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from board_nodes.wire import EVENT_DATA
 from clock_service.referee import Proposal, ProposalKind, ProposalStatus, Referee
 from clock_service.regulation import Regulation
 from clock_service.side import Side
+from wire_contract.messages import EVENT_DATA
 
 RED, BLACK = Side.RED, Side.BLACK
 PENDING, CONFIRMED, DISMISSED = (

@@ -25,9 +25,9 @@ import httpx
 import pytest
 from support.station import FakeNode, envelope, station_config, wait_until
 
-from board_nodes.wire import ClockPart, EventEnvelope
 from venue_station.station import Station
-from venue_station.store import now_ms
+from wire_contract.messages import ClockPart, EventEnvelope
+from wire_contract.wallclock import wall_ms
 
 STOP_WITHIN_S = 5.0
 
@@ -43,7 +43,7 @@ def poison(board: str, **over: Any) -> EventEnvelope:
     """An event that skipped the wire's bounds (as a bug or a future model might let through)."""
     fields: dict[str, Any] = {
         "v": 1, "board": board, "node": "node-a", "game": "r1-b1", "session": 1, "seq": 1,
-        "ts": now_ms(), "type": "move", "replay": False, "txn": None,
+        "ts": wall_ms(), "type": "move", "replay": False, "txn": None,
         "clock": ClockPart(red_ms=1000, black_ms=1000, running=None),
         "data": {"side": "red", "used_ms": 1, "move": 1},
     }  # fmt: skip
@@ -68,7 +68,7 @@ async def test_a_row_the_database_refuses_is_set_aside_and_the_writer_goes_on(
     assert station.ingest is not None and station.store is not None
     if station.store.dialect != dialect and "game" in over:
         pytest.skip("SQLite does not enforce VARCHAR lengths: nothing to refuse")
-    station.ingest._queue.put_nowait(("event", (poison("1", **{"seq": 1, **over}), now_ms())))
+    station.ingest._queue.put_nowait(("event", (poison("1", **{"seq": 1, **over}), wall_ms())))
     for seq in (2, 3):
         feed(station, envelope("1", seq))
     await wait_until(lambda: station.metrics.events_stored == 2, timeout=15)

@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import json
 
+from clock_service.regulation import Scoring
 from venue_station import exports
-from venue_station.results import Scoring, derive_game
+from venue_station.results import derive_game
+
+SCORING = Scoring(win=2, draw=1, loss=0)  # the usual 2/1/0
 
 GAME = {
     "game": "r7-b12",
@@ -70,7 +73,7 @@ def test_a_black_move_without_red_before_it_is_numbered() -> None:
 
 def test_round_results_csv_and_json() -> None:
     other = {**GAME, "game": "r7-b2", "board": "2", "red": "许银川", "black": "吕钦"}
-    rows = exports.round_results([(other, derive_game([])), (GAME, derive_game(EVENTS))], Scoring())
+    rows = exports.round_results([(other, derive_game([])), (GAME, derive_game(EVENTS))], SCORING)
     assert exports.round_results_csv(rows) == (
         "round,board,game,red,black,result,red_points,black_points,reason\n"
         "7,2,r7-b2,许银川,吕钦,,,,\n"
@@ -102,7 +105,7 @@ def test_hms_truncates() -> None:
 
 
 def test_a_pending_result_is_not_exported_as_the_result() -> None:
-    rows = exports.round_results([(GAME, derive_game(PENDING))], Scoring())
+    rows = exports.round_results([(GAME, derive_game(PENDING))], SCORING)
     assert exports.round_results_csv(rows).splitlines()[1] == "7,12,r7-b12,王天一,郑惟桐,,,,"
 
 
@@ -110,7 +113,7 @@ def test_a_double_forfeit_is_exported_0_0() -> None:
     events = [
         {"seq": 1, "type": "result", "data": {"winner": None, "reason": "double_forfeit"}},
     ]
-    rows = exports.round_results([(GAME, derive_game(events))], Scoring())
+    rows = exports.round_results([(GAME, derive_game(events))], SCORING)
     assert exports.round_results_csv(rows).splitlines()[1] == (
         "7,12,r7-b12,王天一,郑惟桐,0-0,0,0,double_forfeit"
     )

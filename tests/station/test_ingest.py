@@ -12,6 +12,7 @@ import pytest
 from support.station import arbiter_txn, envelope, station_config
 
 from venue_station.station import Station
+from wire_contract.messages import SidePair, StateSnapshot, to_payload
 
 T = "qz/v1/test/board"
 
@@ -21,25 +22,25 @@ def now() -> int:
 
 
 def state(board: str, seq: int, **kw: object) -> dict:
-    base = {
-        "v": 1,
-        "board": board,
-        "node": "node-a",
-        "session": 1,
-        "seq": seq,
-        "ts": time.time_ns() // 1_000_000,
-        "game": "r1-b1",
-        "tc": "30m+5s",
-        "phase": "running",
-        "running": "red",
-        "red_ms": 1_000_000,
-        "black_ms": 900_000,
-        "moves": {"red": 3, "black": 2},
-        "flag": None,
-        "fouls": {"red": 0, "black": 0},
-        "result": None,
-    }
-    return {**base, **kw}
+    """A node's retained state, built with the contract's model as the node builds it."""
+    snapshot = StateSnapshot(
+        board=board,
+        node="node-a",
+        session=1,
+        seq=seq,
+        ts=time.time_ns() // 1_000_000,
+        game="r1-b1",
+        tc="30m+5s",
+        phase="running",
+        running="red",
+        red_ms=1_000_000,
+        black_ms=900_000,
+        moves=SidePair(red=3, black=2),
+        flag=None,
+        fouls=SidePair(red=0, black=0),
+        result=None,
+    )
+    return {**to_payload(snapshot), **kw}
 
 
 @pytest.fixture

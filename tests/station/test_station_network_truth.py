@@ -192,7 +192,7 @@ async def test_a_node_that_refuses_probes_is_not_probed_again_until_it_restarts(
 
 
 def test_probes_are_one_at_a_time_per_board_and_answers_are_checked() -> None:
-    from board_nodes.wire import Topics
+    from wire_contract.messages import Topics
 
     probes = ClockProbes(Topics("test"), timeout_ms=1_000)
     first = probes.probe("1", now=10_000)

@@ -7,4 +7,5 @@ pytest_plugins: list[str] = [
     "support.web",
     "support.chaos",
     "support.netns",
+    "support.nats",
 ]

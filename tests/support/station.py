@@ -25,12 +25,12 @@ from typing import Any
 import aiomqtt
 import pytest
 
-from board_nodes.wire import Command, Reply, Topics, encode
 from support.broker import mqtt_client
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
 from venue_station.station import Station
 from venue_station.store import Store
+from wire_contract.messages import Command, Reply, Topics, encode
 
 __all__ = [
     "ARBITER",

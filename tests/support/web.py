@@ -31,6 +31,7 @@ import pytest_asyncio
 
 from support.station import FakeNode, station_config
 from venue_station.station import Station
+from wire_contract.messages import SidePair, StateSnapshot, to_payload
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "WebStation", "login", "screenshot", "wall_ms"]
 
@@ -107,25 +108,24 @@ class WebStation:
         self, fake: FakeNode, board: str, *, ts: int | None = None, **state: Any
     ) -> dict[str, Any]:
         """A retained snapshot of DESIGN.md §4 from ``fake`` (defaults: a fresh running game)."""
-        body: dict[str, Any] = {
-            "v": 1,
-            "board": board,
-            "node": fake.node,
-            "session": fake.session,
-            "seq": fake.seq[board],
-            "ts": wall_ms() if ts is None else ts,
-            "game": f"r1-b{board}",
-            "tc": "30m+5s",
-            "phase": "running",
-            "running": "red",
-            "red_ms": 1_800_000,
-            "black_ms": 1_800_000,
-            "moves": {"red": 0, "black": 0},
-            "flag": None,
-            "fouls": {"red": 0, "black": 0},
-            "result": None,
-            **state,
-        }
+        snapshot = StateSnapshot(
+            board=board,
+            node=fake.node,
+            session=fake.session,
+            seq=fake.seq[board],
+            ts=wall_ms() if ts is None else ts,
+            game=f"r1-b{board}",
+            tc="30m+5s",
+            phase="running",
+            running="red",
+            red_ms=1_800_000,
+            black_ms=1_800_000,
+            moves=SidePair(red=0, black=0),
+            flag=None,
+            fouls=SidePair(red=0, black=0),
+            result=None,
+        )
+        body = {**to_payload(snapshot), **state}
         await fake.publish(fake.topics.state(board), body, retain=True)
         return body
 

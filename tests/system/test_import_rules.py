@@ -8,13 +8,23 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-PARTS = ("clock_service", "firmware_bridge", "board_nodes", "venue_station", "broker_config")
+PARTS = (
+    "clock_service",
+    "firmware_bridge",
+    "wire_contract",
+    "board_nodes",
+    "venue_station",
+    "broker_config",
+    "federation_hub",
+)
 ALLOWED: dict[str, set[str]] = {
     "clock_service": set(),
     "firmware_bridge": {"clock_service"},
-    "board_nodes": {"clock_service", "firmware_bridge"},
-    "venue_station": {"clock_service", "board_nodes.wire", "broker_config.roster"},
+    "wire_contract": set(),  # the contract belongs to neither side
+    "board_nodes": {"clock_service", "firmware_bridge", "wire_contract"},
+    "venue_station": {"clock_service", "wire_contract", "broker_config.roster"},
     "broker_config": {"clock_service"},
+    "federation_hub": {"wire_contract"},
 }
 
 
@@ -26,7 +36,7 @@ def imports_of(path: Path) -> set[str]:
         elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
             if "." in node.module:
                 found.add(node.module)
-            else:  # `from board_nodes import wire` imports board_nodes.wire
+            else:  # `from wire_contract import messages` imports wire_contract.messages
                 found.update(f"{node.module}.{alias.name}" for alias in node.names)
     return found
 

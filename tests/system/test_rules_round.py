@@ -20,6 +20,7 @@ from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
 from venue_station import exports
 from venue_station.standings_view import standings_of
+from wire_contract.messages import to_payload
 
 pytestmark = pytest.mark.broker
 
@@ -57,8 +58,11 @@ async def test_a_round_with_a_handicap_a_double_no_show_and_a_second_violation(
         assert all(r["ok"] for r in replies.values()), replies
 
         # 成年男子 vs 少儿: the junior (black) receives two moves; 钱女 is a master: none.
-        assert node.boards["5"].snapshot()["handicap"] == {"receiver": "black", "moves": 2}
-        assert "handicap" not in node.boards["7"].snapshot()
+        assert to_payload(node.boards["5"].snapshot())["handicap"] == {
+            "receiver": "black",
+            "moves": 2,
+        }
+        assert "handicap" not in to_payload(node.boards["7"].snapshot())
         await _wait(lambda: store.game_events("r1-b5", ("ready",)), "the ready event stored")
         ready = await store.game_events("r1-b5", ("ready",))
         assert ready[0]["data"]["handicap"] == {"receiver": "black", "moves": 2}

@@ -8,14 +8,20 @@ against these models by a test.
 from __future__ import annotations
 
 import json
-import re
-from dataclasses import dataclass
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from board_nodes import bounds
-from board_nodes.bounds import PayloadBoundError, check_payload
+from wire_contract import bounds
+from wire_contract.bounds import PayloadBoundError, check_payload
+from wire_contract.topics import (
+    ID_PATTERN,
+    TopicName,
+    Topics,
+    WireError,
+    check_id,
+    parse_topic,
+)
 
 __all__ = [
     "COMMAND_ARGS",
@@ -35,22 +41,21 @@ __all__ = [
     "TopicName",
     "Topics",
     "WireError",
+    "check_id",
     "decode",
     "encode",
     "parse_command",
     "parse_topic",
-    "set_nodelay",
+    "to_payload",
     "txn_of",
 ]
 
 PROTOCOL_VERSION = 1
 MAX_WALL_MS = 2**53  # a wall ms beyond any real clock, within JSON's exact integers
-ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
-_ID_RE = re.compile(ID_PATTERN)
 
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
 SideName = Literal["red", "black"]
-# Every integer and string of the contract is bounded (board_nodes/bounds.py, docs/wire.md).
+# Every integer and string of the contract is bounded (wire_contract/bounds.py, docs/wire.md).
 Ms = Annotated[int, Field(ge=0, le=bounds.MAX_SAFE_INT)]  # wall ms, durations
 ClockMs = Annotated[int, Field(ge=0, le=bounds.MAX_CLOCK_MS)]  # what a clock shows
 Count = Annotated[int, Field(ge=0, le=bounds.MAX_SAFE_INT)]  # session, seq >= 0
@@ -68,90 +73,8 @@ Detail = Annotated[str, Field(max_length=bounds.MAX_DETAIL_LEN, pattern=_PRINTAB
 Txn = Annotated[str, Field(min_length=1, max_length=bounds.MAX_TXN_LEN, pattern=_PRINTABLE)]
 
 
-class WireError(ValueError):
-    """A payload, topic or command that does not match the contract; the message says what."""
-
-
 class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
-
-
-# -- topics ----------------------------------------------------------------------------------
-@dataclass(frozen=True, slots=True)
-class TopicName:
-    venue: str
-    kind: Literal["board", "venue", "station"]
-    leaf: str
-    board: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class Topics:
-    """Topic names under ``qz/v1/{venue}``."""
-
-    venue: str
-
-    def __post_init__(self) -> None:
-        check_id("venue", self.venue)
-
-    @property
-    def root(self) -> str:
-        return f"qz/v1/{self.venue}"
-
-    def board(self, board: str, leaf: str) -> str:
-        return f"{self.root}/board/{board}/{leaf}"
-
-    def status(self, board: str) -> str:
-        return self.board(board, "status")
-
-    def state(self, board: str) -> str:
-        return self.board(board, "state")
-
-    def event(self, board: str) -> str:
-        return self.board(board, "event")
-
-    def cmd(self, board: str) -> str:
-        return self.board(board, "cmd")
-
-    def reply(self, board: str) -> str:
-        return self.board(board, "reply")
-
-    @property
-    def venue_cmd(self) -> str:
-        return f"{self.root}/venue/cmd"
-
-    @property
-    def station_status(self) -> str:
-        return f"{self.root}/station/status"
-
-
-_BOARD_LEAVES = {"status", "state", "event", "cmd", "reply"}
-
-
-def check_id(what: str, value: str) -> str:
-    if not isinstance(value, str) or not _ID_RE.match(value):
-        raise WireError(f"{what} {value!r} must match {ID_PATTERN}")
-    return value
-
-
-def parse_topic(topic: str) -> TopicName:
-    """Split a topic of the contract; raises ``WireError`` for anything else."""
-    parts = topic.split("/")
-    if len(parts) < 4 or parts[0] != "qz" or parts[1] != "v1":
-        raise WireError(f"topic {topic!r} is not under qz/v1/{{venue}}")
-    venue = parts[2]
-    if not _ID_RE.match(venue):
-        raise WireError(f"topic {topic!r}: bad venue id")
-    rest = parts[3:]
-    if len(rest) == 3 and rest[0] == "board" and rest[2] in _BOARD_LEAVES:
-        if not _ID_RE.match(rest[1]):
-            raise WireError(f"topic {topic!r}: bad board id")
-        return TopicName(venue, "board", rest[2], rest[1])
-    if rest == ["venue", "cmd"]:
-        return TopicName(venue, "venue", "cmd")
-    if rest == ["station", "status"]:
-        return TopicName(venue, "station", "status")
-    raise WireError(f"topic {topic!r} is not a topic of the contract")
 
 
 # -- status and state ------------------------------------------------------------------------
@@ -215,10 +138,11 @@ class StateSnapshot(_Model):
     pending: Annotated[list[dict[str, Any]], Field(max_length=bounds.MAX_LIST_ITEMS)] = Field(
         default_factory=list
     )
-    handicap: HandicapArgs | None = None
+    handicap: HandicapArgs | None = None  # only in a handicap game: older readers know no key
     # why the board's clock face cannot serve (failed to open, refused, link lost); null when
     # it serves. A ``warning`` (clock_fault, link_lost) says the same as an event.
     clock_fault: Annotated[str, Field(max_length=300)] | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("handicap",)
 
 
 # -- events ----------------------------------------------------------------------------------
@@ -346,6 +270,7 @@ class EventEnvelope(_Model):
     # The station's command this event answers (a result, a ruling, an arbiter's foul): only
     # those decide; without it a decision is a proposal (docs/security.md).
     txn: Txn | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("txn",)
 
     @field_validator("type")
     @classmethod
@@ -481,6 +406,13 @@ def encode(model: BaseModel) -> bytes:
     return model.model_dump_json(exclude=omit or None).encode()
 
 
+def to_payload(model: BaseModel) -> dict[str, Any]:
+    """The JSON object of a model as ``encode`` writes it, for those who keep it as a dict
+    (the node's journal keeps each event's payload)."""
+    omit = {name for name in getattr(model, "OMIT_IF_NONE", ()) if getattr(model, name) is None}
+    return model.model_dump(mode="json", exclude=omit or None)
+
+
 def _first_error(exc: ValidationError) -> str:
     err = exc.errors()[0]
     where = ".".join(str(p) for p in err["loc"]) or "payload"
@@ -539,20 +471,3 @@ def parse_command(payload: bytes | str, *, venue_wide: bool = False) -> tuple[Co
         return command, model.model_validate(command.args)
     except ValidationError as exc:
         raise WireError(f"{command.cmd} args: {_first_error(exc)}") from None
-
-
-def set_nodelay(client: Any) -> bool:
-    """Turn Nagle off on a connected aiomqtt client's socket; True when it could.
-
-    The broker's ``set_tcp_nodelay`` covers one direction only: paho leaves Nagle on, and a
-    QoS 1 exchange of small packets then waits ~40 ms for delayed ACKs (measured here). Every
-    client of the contract calls this right after connecting.
-    """
-    import socket
-
-    paho = getattr(client, "_client", None)
-    sock = paho.socket() if paho is not None else None
-    if not isinstance(sock, socket.socket) or sock.family not in (socket.AF_INET, socket.AF_INET6):
-        return False
-    sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-    return True

@@ -1,0 +1,115 @@
+"""From a JetStream message to a validated record: which venue, board and kind, and the report.
+
+The subject names the venue and board (``fed.qz.v1.{venue}.board.{board}.{kind}``); the payload
+must be the wire contract's event or state and must speak for the same board — a venue cannot
+file a report under another board's subject. Everything bad raises :class:`RecordError`.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from federation_hub.errors import RecordError
+from wire_contract.messages import EventEnvelope, StateSnapshot, WireError, check_id
+
+__all__ = ["MAX_PAYLOAD", "EventRecord", "StateRecord", "parse_event", "parse_state", "split"]
+
+MAX_PAYLOAD = 64 * 1024  # the centre's max_payload; a snapshot is < 1 KiB
+MAX_INT = 2**53  # session, seq and ts: JSON's exact integers, and within PostgreSQL's BIGINT
+
+
+@dataclass(frozen=True, slots=True)
+class EventRecord:
+    venue: str
+    board: str
+    session: int
+    seq: int
+    type: str
+    game: str | None
+    ts: int
+    body: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class StateRecord:
+    venue: str
+    board: str
+    session: int
+    seq: int
+    ts: int
+    body: dict[str, Any]
+
+
+def split(subject: str, prefix: str) -> tuple[str, str, str]:
+    """``(venue, board, kind)`` of a federation subject."""
+    head = prefix.replace("/", ".") + ".qz.v1."
+    if not subject.startswith(head):
+        raise RecordError(f"{subject}: not under {head}")
+    parts = subject[len(head) :].split(".")
+    if len(parts) != 4 or parts[1] != "board":
+        raise RecordError(f"{subject}: expected {head}<venue>.board.<board>.<kind>")
+    venue, _, board, kind = parts
+    try:
+        check_id("venue", venue)
+        check_id("board", board)
+    except WireError as exc:
+        raise RecordError(f"{subject}: {exc}") from None
+    return venue, board, kind
+
+
+def _payload(subject: str, data: bytes) -> None:
+    if len(data) > MAX_PAYLOAD:
+        raise RecordError(f"{subject}: payload of {len(data)} bytes is over {MAX_PAYLOAD}")
+
+
+def _decode(subject: str, model: type[BaseModel], data: bytes) -> tuple[Any, dict[str, Any]]:
+    """The validated model and the JSON object, parsed once (the hub's hot path)."""
+    try:
+        obj = json.loads(data)
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise RecordError(f"{subject}: not JSON: {exc}") from None
+    if not isinstance(obj, dict):
+        raise RecordError(f"{subject}: expected a JSON object, got {type(obj).__name__}")
+    try:
+        return model.model_validate(obj), obj
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        where = ".".join(str(p) for p in err["loc"]) or "payload"
+        raise RecordError(f"{subject}: {model.__name__}: {where}: {err['msg']}") from None
+
+
+def _bounded(subject: str, **values: int) -> None:
+    for name, value in values.items():
+        if value > MAX_INT:
+            raise RecordError(f"{subject}: {name} {value} is over {MAX_INT}")
+
+
+def parse_event(subject: str, data: bytes, prefix: str) -> EventRecord:
+    venue, board, kind = split(subject, prefix)
+    if kind != "event":
+        raise RecordError(f"{subject}: not an event subject")
+    _payload(subject, data)
+    ev, body = _decode(subject, EventEnvelope, data)
+    if ev.board != board:
+        raise RecordError(f"{subject}: payload speaks for board {ev.board!r}")
+    _bounded(subject, session=ev.session, seq=ev.seq, ts=ev.ts)
+    return EventRecord(venue, board, ev.session, ev.seq, ev.type, ev.game, ev.ts, body)
+
+
+def parse_state(subject: str, data: bytes, prefix: str) -> StateRecord | None:
+    """A state snapshot; ``None`` for a status message (kept in the stream, not stored)."""
+    venue, board, kind = split(subject, prefix)
+    if kind == "status":
+        return None
+    if kind != "state":
+        raise RecordError(f"{subject}: not a state subject")
+    _payload(subject, data)
+    st, body = _decode(subject, StateSnapshot, data)
+    if st.board != board:
+        raise RecordError(f"{subject}: payload speaks for board {st.board!r}")
+    _bounded(subject, session=st.session, seq=st.seq, ts=st.ts)
+    return StateRecord(venue, board, st.session, st.seq, st.ts, body)

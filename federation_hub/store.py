@@ -1,0 +1,204 @@
+"""The hub's archive: every venue's events once, and each board's newest state (PostgreSQL).
+
+An event's key is ``(venue, board, session, seq)``: the insert ignores a conflict on it, so a
+redelivery from JetStream, a message the venue's bridge re-sent, or two hubs racing on the same
+message all store it once. A state replaces the stored one only if it is newer
+(``(session, seq)`` greater or equal). SQLite works too (tests of the pure parts); the federation
+runs on PostgreSQL. The schema is created at open (``create_all``; no migrations yet).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as pg
+from sqlalchemy.dialects import sqlite as lite
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from federation_hub.errors import HubConfigError
+from federation_hub.records import EventRecord, StateRecord
+from wire_contract.wallclock import wall_ms
+
+__all__ = ["HubStore", "normalise_url"]
+
+SCHEMA_LOCK = 0x717A_6875_6200  # "qzhub": the advisory lock of the schema's creation
+meta = sa.MetaData()
+events = sa.Table(
+    "fed_events",
+    meta,
+    sa.Column("venue", sa.String(32), primary_key=True),
+    sa.Column("board", sa.String(32), primary_key=True),
+    sa.Column("session", sa.BigInteger, primary_key=True),
+    sa.Column("seq", sa.BigInteger, primary_key=True),
+    sa.Column("type", sa.String(32), nullable=False),
+    sa.Column("game", sa.String(128)),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Column("stored_ms", sa.BigInteger, nullable=False),
+    sa.Column("body", sa.JSON, nullable=False),
+)
+boards = sa.Table(
+    "fed_boards",
+    meta,
+    sa.Column("venue", sa.String(32), primary_key=True),
+    sa.Column("board", sa.String(32), primary_key=True),
+    sa.Column("session", sa.BigInteger, nullable=False),
+    sa.Column("seq", sa.BigInteger, nullable=False),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Column("body", sa.JSON, nullable=False),
+)
+
+
+def normalise_url(url: str) -> str:
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+asyncpg://" + url.split("://", 1)[1]
+    if url.startswith("sqlite:///"):
+        return "sqlite+aiosqlite:///" + url[len("sqlite:///") :]
+    if url.startswith(("postgresql+asyncpg://", "sqlite+aiosqlite:///")):
+        return url
+    raise HubConfigError(f"database URL {url!r}: use postgresql://… (or sqlite:/// for tests)")
+
+
+class HubStore:
+    def __init__(self, *, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self._dialect = lite if engine.dialect.name == "sqlite" else pg
+        self._closed = False
+
+    @classmethod
+    async def open(cls, url: str) -> HubStore:
+        engine = (
+            create_async_engine(normalise_url(url), pool_size=4, max_overflow=0)
+            if not url.startswith("sqlite")
+            else create_async_engine(normalise_url(url))
+        )
+        try:
+            async with engine.begin() as conn:
+                if engine.dialect.name == "postgresql":
+                    # Hubs started together would race in CREATE TABLE (a duplicate pg_type
+                    # row): one creates, the others wait for its commit and find the tables.
+                    await conn.execute(
+                        sa.text("SELECT pg_advisory_xact_lock(:k)"), {"k": SCHEMA_LOCK}
+                    )
+                await conn.run_sync(meta.create_all)
+        except BaseException:
+            await engine.dispose()
+            raise
+        return cls(engine=engine)
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self.engine.dispose()
+
+    async def add_events(self, records: Sequence[EventRecord]) -> int:
+        """Store a batch in one transaction; returns how many were new (the rest were known)."""
+        if not records:
+            return 0
+        stamp = wall_ms()
+        rows = [
+            {
+                "venue": r.venue,
+                "board": r.board,
+                "session": r.session,
+                "seq": r.seq,
+                "type": r.type,
+                "game": r.game,
+                "ts": r.ts,
+                "stored_ms": stamp,
+                "body": r.body,
+            }
+            for r in records
+        ]
+        # RETURNING names the rows actually inserted (rowcount is unreliable for a batch).
+        stmt = (
+            self._dialect.insert(events)
+            .on_conflict_do_nothing(index_elements=["venue", "board", "session", "seq"])
+            .returning(events.c.seq)
+        )
+        async with self.engine.begin() as conn:
+            result = await conn.execute(stmt, rows)
+            return len(result.all())
+
+    async def put_states(self, records: Sequence[StateRecord]) -> None:
+        if not records:
+            return
+        async with self.engine.begin() as conn:
+            for r in records:
+                ins = self._dialect.insert(boards).values(
+                    venue=r.venue,
+                    board=r.board,
+                    session=r.session,
+                    seq=r.seq,
+                    ts=r.ts,
+                    body=r.body,
+                )
+                newer = sa.or_(
+                    boards.c.session < ins.excluded.session,
+                    sa.and_(
+                        boards.c.session == ins.excluded.session, boards.c.seq <= ins.excluded.seq
+                    ),
+                )
+                await conn.execute(
+                    ins.on_conflict_do_update(
+                        index_elements=["venue", "board"],
+                        set_={k: ins.excluded[k] for k in ("session", "seq", "ts", "body")},
+                        where=newer,
+                    )
+                )
+
+    # -- reading (the API) ----------------------------------------------------------------
+    async def venues(self) -> list[dict[str, Any]]:
+        q = (
+            sa.select(
+                events.c.venue,
+                sa.func.count().label("events"),
+                sa.func.count(sa.distinct(events.c.board)).label("boards"),
+            )
+            .group_by(events.c.venue)
+            .order_by(events.c.venue)
+        )
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def boards_of(self, venue: str) -> list[dict[str, Any]]:
+        q = sa.select(boards).where(boards.c.venue == venue).order_by(boards.c.board)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def event_keys(self) -> list[tuple[str, str, int, int]]:
+        q = sa.select(events.c.venue, events.c.board, events.c.session, events.c.seq)
+        async with self.engine.connect() as conn:
+            return [(r[0], r[1], int(r[2]), int(r[3])) for r in await conn.execute(q)]
+
+    async def results(self, venue: str) -> list[dict[str, Any]]:
+        """Each game's latest ``result`` event (by board seq), as the venue's station keeps it."""
+        q = (
+            sa.select(events.c.board, events.c.game, events.c.seq, events.c.body)
+            .where(events.c.venue == venue, events.c.type == "result")
+            .order_by(events.c.board, events.c.seq)
+        )
+        latest: dict[tuple[str, str | None], dict[str, Any]] = {}
+        async with self.engine.connect() as conn:
+            for r in await conn.execute(q):
+                latest[(r.board, r.game)] = {
+                    "board": r.board,
+                    "game": r.game,
+                    "seq": r.seq,
+                    **r.body["data"],
+                }
+        return list(latest.values())
+
+    async def gaps(self) -> list[dict[str, Any]]:
+        """Missing seqs per board: a board's seq rises by one per event across its life."""
+        nxt = sa.func.lead(events.c.seq).over(
+            partition_by=(events.c.venue, events.c.board), order_by=events.c.seq
+        )
+        inner = sa.select(events.c.venue, events.c.board, events.c.seq, nxt.label("nxt")).subquery()
+        q = sa.select(inner).where(inner.c.nxt > inner.c.seq + 1)
+        async with self.engine.connect() as conn:
+            return [
+                {"venue": r.venue, "board": r.board, "after": r.seq, "before": r.nxt}
+                for r in await conn.execute(q)
+            ]

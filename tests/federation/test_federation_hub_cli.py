@@ -1,0 +1,38 @@
+"""`qizhong hub` refuses what it cannot run with: a clear message and exit status 2."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+QIZHONG = str(Path(sys.executable).parent / "qizhong")
+
+
+def hub(*args: str) -> subprocess.CompletedProcess[str]:
+    cmd = [QIZHONG, "hub", "--nats", "nats://127.0.0.1:1", *args]
+    return subprocess.run(cmd, capture_output=True, text=True, timeout=60)
+
+
+def test_a_missing_password_file_is_named(tmp_path: Path) -> None:
+    run = hub("--db", "postgresql://postgres@127.0.0.1/x", "--password-file", str(tmp_path / "no"))
+    assert run.returncode == 2
+    assert "--password-file" in run.stderr and "Traceback" not in run.stderr
+
+
+def test_a_bad_database_url_is_named(tmp_path: Path) -> None:
+    pw = tmp_path / "pw"
+    pw.write_text("secret")
+    run = hub("--db", "mysql://x/y", "--password-file", str(pw))
+    assert run.returncode == 2 and "database URL" in run.stderr and "Traceback" not in run.stderr
+
+
+@pytest.mark.postgres
+def test_an_unreachable_database_is_named(tmp_path: Path) -> None:
+    pw = tmp_path / "pw"
+    pw.write_text("secret")
+    run = hub("--db", "postgresql://no_such_role@127.0.0.1:5432/test", "--password-file", str(pw))
+    assert run.returncode == 2 and "--db: cannot open the store" in run.stderr
+    assert "Traceback" not in run.stderr

@@ -1,0 +1,62 @@
+"""The station's receive side is bounded under overload (issue 18): when the writer cannot keep
+up, messages wait at the broker — not in the station's memory — and nothing is lost.
+
+Real Mosquitto, real SQLite store; the writer is simply not started until the burst is in, the
+most overloaded a station can be."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import pytest
+from support.station import FakeNode, station_config
+
+from venue_station.collector import RECEIVE_WINDOW, WRITER_QUEUE_BOUND, Collector
+from venue_station.hub import Hub
+from venue_station.ingest import Ingest
+from venue_station.metrics import Metrics
+from venue_station.store import Store
+from wire_contract.messages import Topics
+
+pytestmark = pytest.mark.broker
+BURST = WRITER_QUEUE_BOUND + 3 * RECEIVE_WINDOW + 1000
+
+
+async def test_a_stalled_writer_leaves_the_backlog_at_the_broker(venue_broker, tmp_path: Path):
+    config = station_config(tmp_path, venue_broker)
+    store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
+    ingest = Ingest(store, venue=config.venue, metrics=Metrics(), hub=Hub())
+    await ingest.load()
+    collector = Collector(config.broker, Topics(config.venue), ingest, session=1)
+    reading = asyncio.create_task(collector.run())
+    writer: asyncio.Task[None] | None = None
+    try:
+        await asyncio.wait_for(collector.connected.wait(), 10)
+        boards = [str(b) for b in range(5, 13)]
+        async with FakeNode(venue_broker, "node-c", boards) as node:
+            for i in range(BURST):
+                await node.emit(boards[i % len(boards)])
+            # The burst is at the broker; the station takes only what its writer has room for.
+            async with asyncio.timeout(20):
+                while ingest.pending() < WRITER_QUEUE_BOUND:
+                    await asyncio.sleep(0.05)
+            await asyncio.sleep(1.0)  # give an unbounded intake every chance to show itself
+            client = collector._client
+            assert client is not None
+            in_memory = ingest.pending() + client._queue.qsize()
+            assert ingest.pending() <= WRITER_QUEUE_BOUND + 1
+            assert client._queue.qsize() <= RECEIVE_WINDOW
+            assert in_memory < BURST - RECEIVE_WINDOW  # the rest waits at the broker
+            # The writer starts: everything arrives, once.
+            writer = asyncio.create_task(ingest.run_writer())
+            async with asyncio.timeout(60):
+                while await store.count_events() < BURST:
+                    await asyncio.sleep(0.2)
+        assert await store.count_events() == BURST
+    finally:
+        reading.cancel()
+        if writer is not None:
+            writer.cancel()
+        await asyncio.gather(reading, *(t for t in [writer] if t), return_exceptions=True)
+        await store.close()
