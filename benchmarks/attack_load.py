@@ -285,7 +285,8 @@ async def main() -> None:
                 sys.executable, __file__, "--attacker", "--port", str(port),
                 "--broker-port", str(broker.port), "--streams", str(streams),
                 "--flood-rate", str(args.flood_rate), "--parts", args.parts,
-                "--flood-password", broker.credentials("node-f")[1] or "",
+                # "=": a generated password may begin with "-" (argparse took it for an option)
+                f"--flood-password={broker.credentials('node-f')[1] or ''}",
                 stdout=asyncio.subprocess.PIPE,
             )  # fmt: skip
             assert attacker.stdout is not None

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
 __all__ = ["ApiError", "build_app", "json_response"]
 
 log = logging.getLogger(__name__)
-PUBLIC_BATCH_S = 0.25  # an anonymous stream's messages go out at most this often, batched
 Handler = Callable[[Request], Awaitable[Response]]
 
 
@@ -242,11 +241,16 @@ async def stream(request: Request) -> Response:
         raise ApiError(503, str(exc), kind="streams_full", headers={"Retry-After": "30"}) from None
     hello = {"station": station.info(), "boards": station.board_views()}
 
-    async def body() -> AsyncIterator[str]:
+    async def body() -> AsyncIterator[str | bytes]:
         try:
             yield format_sse(
                 "hello", hello if private else dict(public_message("hello", hello) or {})
             )
+            if not private:
+                # The public feed writes at most once a tick, pings when idle, ends with None.
+                while (chunk := await queue.get()) is not None:
+                    yield chunk
+                return
             while True:
                 try:
                     item = await asyncio.wait_for(queue.get(), 15)
@@ -255,20 +259,15 @@ async def stream(request: Request) -> Response:
                     continue
                 if item is None:
                     return
-                if not private:
-                    # A phone gets what came in the next quarter second as one write: a
-                    # thousand public streams cost the loop a few wake-ups a second each, not one
-                    # per message, and the arbiters' streams keep the loop to themselves.
-                    await asyncio.sleep(PUBLIC_BATCH_S)
-                    batch = [item]
-                    while not queue.empty():
-                        more = queue.get_nowait()
-                        if more is None:
-                            yield "".join(batch)
-                            return
-                        batch.append(more)
-                    item = "".join(batch)
-                yield item
+                # What queued up while this stream waited for the loop goes as one write.
+                batch = [item]
+                while not queue.empty():
+                    more = queue.get_nowait()
+                    if more is None:
+                        yield "".join(batch)
+                        return
+                    batch.append(more)
+                yield "".join(batch)
         finally:
             station.hub.unsubscribe(queue)
 

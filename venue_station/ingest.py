@@ -45,6 +45,7 @@ __all__ = ["BoardView", "Ingest"]
 log = logging.getLogger(__name__)
 _ROUND_RE = re.compile(r"^r(\d{1,3})-b")
 OFFSET_LIMIT_MS = 100
+_YIELD_EVERY = 64  # stored events handled between two turns of the event loop
 _BATCH = 1000
 
 
@@ -474,7 +475,11 @@ class Ingest:
         stored_ms = wall_ms()
         mono = time.monotonic()
         games: set[str] = set()
-        for key, ev in unique.items():
+        for n, (key, ev) in enumerate(unique.items()):
+            if n % _YIELD_EVERY == _YIELD_EVERY - 1:
+                # A board's burst is hundreds of events in one batch: let a flag's ingest and the
+                # arbiters' streams in between, rather than after all of them.
+                await asyncio.sleep(0)
             if key not in inserted:
                 continue
             self._stored.setdefault((ev.board, ev.session), RangeSet()).add(ev.seq)

@@ -108,6 +108,10 @@ class Station:
                 "qz_writer_stuck": lambda: int(ingest.writer_health.stuck()),
                 "qz_set_aside": lambda: ingest.writer_health.set_aside,
                 "qz_boards_flooding": lambda: len(ingest.flood.throttled()),
+                # What the anonymous streams were spared (docs/station.md, SSE).
+                "qz_public_superseded": lambda: self.hub.public.superseded,
+                "qz_public_left_off": lambda: self.hub.public.left_off,
+                "qz_public_streams_dropped": lambda: self.hub.public.slow_dropped,
             }
         )
         self.supervisor.start("writer", self.ingest.run_writer)
