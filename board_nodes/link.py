@@ -136,12 +136,12 @@ class BoardLink:
         self._wake.set()
 
     # -- payloads ------------------------------------------------------------------------------
-    def _status(self, state: str) -> bytes:
+    def _status(self, state: str, *, ts: int | None = None) -> bytes:
         status = wire.BoardStatus(
             state=state,  # type: ignore[arg-type]
             node=self.board.node,
             session=self.board.session,
-            ts=wall_ms(),
+            ts=wall_ms() if ts is None else ts,
             conn=self.conn,
         )
         return wire.encode(status)
@@ -151,8 +151,13 @@ class BoardLink:
         # A new connection, a new will: both carry its epoch. Wall ms, so that a node on a fresh
         # journal (session 1 again) still outranks what its predecessor left retained.
         self.conn = max(wall_ms(), self.conn + 1)
+        # The will's ts is its connection's epoch itself (docs/wire.md "Status order"), not a
+        # second clock reading that may already be a millisecond later.
         will = aiomqtt.Will(
-            self.topics.status(self.board.id), self._status("lost"), qos=1, retain=True
+            self.topics.status(self.board.id),
+            self._status("lost", ts=self.conn),
+            qos=1,
+            retain=True,
         )
         # One account per board connection (``{username}.{board}``, same password): the broker
         # makes each connection's client id its username, so no one can take a board's id.

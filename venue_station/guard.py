@@ -89,9 +89,11 @@ class FloodGate:
 
 
 def is_decision(ev: EventEnvelope) -> bool:
-    """A fact that decides a game or rules on a proposal (only the arbiter's commands may)."""
+    """A fact that decides a game or rules on a proposal (only the arbiter's commands may).
+    A ``result`` still ``pending`` (a flag's proposed loss) is a proposal, not a decision: it
+    is stored as the node journaled it."""
     if ev.type == "result":
-        return True
+        return ev.data.get("status") != "pending"
     return ev.type in ("foul", "forfeit") and ev.data.get("status") in ("confirmed", "dismissed")
 
 

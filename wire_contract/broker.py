@@ -6,16 +6,21 @@ TLS files, the credentials and ``TCP_NODELAY`` behave the same on every side of 
 
 from __future__ import annotations
 
+import asyncio
+import math
 import socket
 import ssl
+from collections.abc import Awaitable
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 from urllib.parse import urlsplit
 
 import aiomqtt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["NODELAY", "BrokerSettings", "mqtt_client"]
+__all__ = ["NODELAY", "BrokerSettings", "CancellableClient", "mqtt_client"]
+
+T = TypeVar("T")
 
 # The broker's ``set_tcp_nodelay`` covers one direction only: paho leaves Nagle on, and a QoS 1
 # exchange of small packets then waits ~40 ms for delayed ACKs (docs/benchmarks.md). aiomqtt
@@ -89,6 +94,23 @@ class BrokerSettings(BaseModel):
         return context
 
 
+class CancellableClient(aiomqtt.Client):
+    """aiomqtt's client, with its waits (CONNACK, SUBACK, PUBACK, the disconnect) made with
+    ``asyncio.timeout`` instead of ``asyncio.wait_for``. On Python 3.11 ``wait_for`` swallows a
+    cancellation that arrives in the same loop pass as the awaited acknowledgement (CPython
+    gh-86296, fixed in 3.12): a node stopped just as a SUBACK came back went on into its
+    drain/receive TaskGroup and waited there forever."""
+
+    async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
+        if timeout is None:
+            timeout = self.timeout
+        try:
+            async with asyncio.timeout(None if timeout == math.inf else timeout):
+                return await fut
+        except TimeoutError:
+            raise aiomqtt.MqttError("Operation timed out") from None
+
+
 def mqtt_client(
     broker: BrokerSettings,
     *,
@@ -102,7 +124,7 @@ def mqtt_client(
     ``options`` go to :class:`aiomqtt.Client` as they are (will, clean_start, properties, …).
     """
     username, password = broker.credentials()
-    client = aiomqtt.Client(
+    client = CancellableClient(
         broker.host,
         broker.port,
         username=username,

@@ -14,7 +14,7 @@ import aiomqtt
 import httpx
 import pytest
 from support.broker import collect, mqtt_client
-from support.station import FakeNode, station_config, wait_until
+from support.station import ARBITER, ARBITER_PASSWORD, FakeNode, station_config, wait_until
 
 from broker_config import MosquittoProcess
 
@@ -56,6 +56,9 @@ async def test_the_display_with_the_stations_client_id_cannot_take_the_station_o
         async with FakeNode(venue_broker, "node-a", ["1"]) as node:
             await node.emit("1", type="flag", data={"side": "red"})
             await wait_until(lambda: station.metrics.alerts_raised >= 1, timeout=5)
+        # alerts are arbiter-only data (issue 12, web): read them as the arbiter does
+        login = {"username": ARBITER, "password": ARBITER_PASSWORD}
+        assert (await client.post("/api/auth/login", json=login)).status_code == 200
         alerts = (await client.get("/api/alerts")).json()["alerts"]
     assert [(a["kind"], a["board"]) for a in alerts] == [("flag", "1")]
 

@@ -49,7 +49,8 @@ async def test_a_deeply_nested_message_and_a_retained_poison_state_stop_nothing(
     station = await start_station(config)
     try:
         async with (
-            FakeNode(venue_broker, "node-c", ["5"]) as attacker,
+            # its poison must outlive it (a restart meets it); the finally clears it
+            FakeNode(venue_broker, "node-c", ["5"], keep_retained=True) as attacker,
             FakeNode(venue_broker, "node-a", ["1"]) as honest,
         ):
             await attacker.publish(f"{R}/board/5/event", DEEP)
@@ -165,8 +166,11 @@ async def test_a_spare_clock_given_the_game_by_set_game_may_report_it(
 
 
 async def test_a_dropped_duplicate_raises_no_alert(
-    venue_broker, tmp_path: Path, start_station
+    broker_factory, tmp_path: Path, start_station
 ) -> None:
+    # its own broker: the session broker holds other tests' retained statuses (a node that
+    # stopped cleanly leaves "offline"), each a board_offline alert for a new station
+    venue_broker = broker_factory()
     station = await start_station(station_config(tmp_path, venue_broker))
     async with FakeNode(venue_broker, "node-a", ["1"]) as node:
         move = node.next_event("1")

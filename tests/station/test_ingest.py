@@ -160,6 +160,23 @@ async def test_a_game_result_follows_its_events(station: Station) -> None:
     assert (game["result"], game["winner"], game["reason"]) == ("0-1", "black", "flag")
 
 
+async def test_a_nodes_own_pending_result_is_stored_as_the_node_sent_it(station: Station) -> None:
+    """A flag's proposed loss (``result`` with ``status: pending``) decides nothing, so it is
+    no unverified decision: the store keeps it exactly as journaled (the chaos round compares
+    them), counts no ``unverified_decision``, and the game stays undecided."""
+    assert station.ingest is not None and station.store is not None
+    await station.import_pairings("round,board,red,black\n1,1,王天一,郑惟桐\n", send=False)
+    proposal = {"winner": "black", "reason": "flag", "status": "pending"}
+    feed(station, "1", "event", envelope("1", 1, game="r1-b1", type="flag", data={"side": "red"}))
+    feed(station, "1", "event", envelope("1", 2, game="r1-b1", type="result", data=proposal))
+    await station.ingest.flush()
+    stored = await station.store.events(board="1", types=["result"])
+    assert [e["data"] for e in stored] == [proposal]
+    assert station.metrics.bad_payloads["unverified_decision"] == 0
+    game = await station.store.game("r1-b1")
+    assert (game["result"], game["winner"]) == (None, None)
+
+
 BAD = [
     ("not_json", "1", "event", b"{not json"),
     ("not_json", "1", "state", b"[1, 2]"),

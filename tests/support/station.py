@@ -182,7 +182,14 @@ class FakeNode:
     """A node's MQTT side with its own broker account (no clock): enough to test the station."""
 
     def __init__(
-        self, broker: Any, node: str, boards: list[str], *, session: int = 1, answer: bool = True
+        self,
+        broker: Any,
+        node: str,
+        boards: list[str],
+        *,
+        session: int = 1,
+        answer: bool = True,
+        keep_retained: bool = False,
     ) -> None:
         self.broker, self.node, self.boards, self.session = broker, node, boards, session
         self.topics = Topics(VENUE)
@@ -193,6 +200,8 @@ class FakeNode:
         self.reply_ok = True
         self._stack = contextlib.AsyncExitStack()
         self.client: aiomqtt.Client | None = None
+        self.retained: set[str] = set()  # cleared on exit: the session broker is shared
+        self.keep_retained = keep_retained  # a test that means its retained message to outlive us
 
     async def __aenter__(self) -> FakeNode:
         self.client = await self._stack.enter_async_context(mqtt_client(self.broker, self.node))
@@ -204,7 +213,21 @@ class FakeNode:
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        await self._stack.aclose()
+        try:
+            await self._clear_retained()
+        finally:
+            await self._stack.aclose()
+
+    async def _clear_retained(self) -> None:
+        """Leave the broker as we found it: a status or state we retained on the session's
+        ``venue_broker`` would otherwise greet the next test's station (a board 3 'online' from
+        an earlier test made a later one wait forever for exactly two boards online)."""
+        if self.client is None or self.keep_retained:
+            return
+        for topic in sorted(self.retained):
+            with contextlib.suppress(aiomqtt.MqttError):
+                await self.client.publish(topic, b"", qos=1, retain=True)
+        self.retained.clear()
 
     def next_event(self, board: str, **kw: Any) -> dict[str, Any]:
         self.seq[board] += 1
@@ -227,6 +250,8 @@ class FakeNode:
     async def publish(self, topic: str, payload: Any, *, retain: bool = False) -> None:
         assert self.client is not None
         body = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
+        if retain:
+            self.retained.add(topic)
         await self.client.publish(topic, body, qos=1, retain=retain)
 
     async def _serve(self) -> None:

@@ -15,7 +15,7 @@ from typing import Any
 
 import httpx
 import pytest
-from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config
+from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
 
 from clock_service.trf import Trf
 from clock_service.trf_pairs import pairs_text
@@ -96,7 +96,10 @@ def engine(trf: Trf, round_no: int) -> list[tuple[int, int]]:
 
 
 class Boards:
-    """Simulated boards: each board's events with its own running seq, through the ingest."""
+    """Simulated boards: each board's events with its own running seq, through the ingest. A
+    result or a confirmed forfeit reaches the station as a real one does: the board applies the
+    arbiter's command and its event carries that command's txn (issue 12); a flag stays a
+    proposal."""
 
     def __init__(self, station: Station) -> None:
         self.station = station
@@ -104,7 +107,9 @@ class Boards:
 
     def send(self, board: str, game: str, type: str, data: dict[str, Any]) -> None:
         seq = self.seq[board] = self.seq.get(board, 0) + 1
-        ev = envelope(board, seq, game=game, type=type, data=data)
+        decides = type == "result" or data.get("status") == "confirmed"
+        txn = arbiter_txn(self.station, board) if decides else None
+        ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
         assert self.station.ingest is not None
         self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
 

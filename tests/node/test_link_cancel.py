@@ -1,0 +1,43 @@
+"""A node must stop within a bound in every state: a stop (a cancellation) that arrives in the
+same loop pass as the broker's acknowledgement is not lost (Python 3.11's ``asyncio.wait_for``
+lost it, and a node stopped just as its SUBACK came back waited forever). Node, station and
+benchmarks all connect through ``wire_contract.broker.mqtt_client``, which builds this client."""
+
+from __future__ import annotations
+
+import asyncio
+
+import aiomqtt
+import pytest
+
+from wire_contract.broker import BrokerSettings, CancellableClient, mqtt_client
+
+
+async def _cancelled_as_it_completes(client: aiomqtt.Client) -> asyncio.Task[int]:
+    loop = asyncio.get_running_loop()
+    ack: asyncio.Future[int] = loop.create_future()
+    task = asyncio.create_task(client._wait_for(ack, timeout=5))
+    await asyncio.sleep(0)  # the task now waits for the acknowledgement
+    ack.set_result(1)  # the acknowledgement is in ...
+    task.cancel()  # ... and the stop arrives in the same loop pass
+    return task
+
+
+async def test_a_stop_that_meets_an_acknowledgement_is_not_lost() -> None:
+    client = CancellableClient("127.0.0.1", 1)  # never connected: only its wait is exercised
+    task = await _cancelled_as_it_completes(client)
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_every_side_connects_with_it() -> None:
+    client = mqtt_client(BrokerSettings(), identifier="node-a.1")  # built, not connected
+    assert isinstance(client, CancellableClient)
+
+
+async def test_a_wait_past_its_timeout_is_an_mqtt_error() -> None:
+    client = CancellableClient("127.0.0.1", 1)
+    never: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    with pytest.raises(aiomqtt.MqttError, match="timed out"):
+        await client._wait_for(never, timeout=0.01)
+    assert never.cancelled()  # nothing is left waiting
