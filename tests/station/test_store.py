@@ -8,7 +8,7 @@ from support.station import envelope
 
 from venue_station import tables
 from venue_station.errors import StoreError
-from venue_station.ingest import round_of
+from venue_station.ingest_writer import round_of
 from venue_station.store import Store
 
 
