@@ -5,15 +5,14 @@ client that trusts the venue CA logs in over it, and the session cookie is ``Sec
 
 from __future__ import annotations
 
-import shutil
 import ssl
-import subprocess
 from pathlib import Path
 
 import httpx
 import pytest
 from support.broker import standard_roster
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
+from support.tls import make_test_certs
 
 from broker_config import Roster
 from broker_config.files import write_broker_config
@@ -23,50 +22,8 @@ from venue_station.station import Station
 
 def _venue_ca(folder: Path) -> dict[str, str]:
     """A venue CA and a server certificate for 127.0.0.1 signed by it (what a venue makes)."""
-    if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
     folder.mkdir(parents=True, exist_ok=True)
-    ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
-
-    def run(*args: str) -> None:
-        subprocess.run(["openssl", *args], cwd=folder, check=True, capture_output=True)
-
-    run(
-        "req",
-        "-x509",
-        *ec,
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.crt",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=qizhong venue CA",
-    )
-    run("req", *ec, "-keyout", "server.key", "-out", "server.csr", "-subj", "/CN=127.0.0.1")
-    (folder / "san.ext").write_text("subjectAltName=IP:127.0.0.1\n")
-    run(
-        "x509",
-        "-req",
-        "-in",
-        "server.csr",
-        "-CA",
-        "ca.crt",
-        "-CAkey",
-        "ca.key",
-        "-CAcreateserial",
-        "-out",
-        "server.crt",
-        "-days",
-        "2",
-        "-extfile",
-        "san.ext",
-    )
-    return {
-        k: str(folder / n)
-        for k, n in (("cafile", "ca.crt"), ("certfile", "server.crt"), ("keyfile", "server.key"))
-    }
+    return make_test_certs(folder)
 
 
 async def test_the_station_serves_https_with_the_venue_ca(
