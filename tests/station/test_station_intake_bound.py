@@ -14,9 +14,6 @@ import pytest
 from support.station import FakeNode, station_config
 
 from venue_station.collector import RECEIVE_WINDOW, WRITER_QUEUE_BOUND, Collector
-# One read callback may decode a few packets more after the gate closes (paho reads up to
-# its in-flight count per call): a handful, never the backlog.
-READ_OVERSHOOT = 16
 from venue_station.hub import Hub
 from venue_station.ingest import Ingest
 from venue_station.metrics import Metrics
@@ -24,6 +21,9 @@ from venue_station.store import Store
 from wire_contract.messages import Topics
 
 pytestmark = pytest.mark.broker
+# One read callback may decode a few packets more after the gate closes (paho reads up to
+# its in-flight count per call): a handful, never the backlog.
+READ_OVERSHOOT = 16
 BURST = WRITER_QUEUE_BOUND + 3 * RECEIVE_WINDOW + 1000
 
 
