@@ -66,7 +66,6 @@ async def test_a_stalled_writer_leaves_the_backlog_at_the_broker(venue_broker, t
         await store.close()
 
 
-
 async def test_a_resumed_session_sends_its_backlog_no_faster_than_the_station_reads(
     venue_broker, tmp_path: Path
 ):
