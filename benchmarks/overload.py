@@ -63,6 +63,7 @@ async def main_async(args: argparse.Namespace) -> dict[str, Any]:
 
 def main() -> None:
     logging.basicConfig(level=logging.ERROR)
+    logging.getLogger("mqtt").setLevel(logging.ERROR)  # aiomqtt's "pending publish calls" at 2x
     args = parse_args((__doc__ or "").splitlines()[0], _options)
     emit(asyncio.run(main_async(args)))
 
