@@ -199,7 +199,7 @@ def run_size(
         rss, peak = memory_mb(venue.station_proc.pid)
         try:
             api.request("POST", "/api/venue/cmd", {"cmd": "pause", "args": {}})
-        except OSError as exc:  # a busy station answers late; the command is out already
+        except (OSError, ValueError) as exc:  # a busy station answers late (or not in JSON)
             print(f"  {boards} boards: pause-all answered late ({exc})", flush=True)
         db_file = work / "station" / "station.db"
 

@@ -69,7 +69,9 @@ class Collector:
             will=will,
             timeout=10,
             max_queued_outgoing_messages=100_000,
-            queue_type=gated_queue(RECEIVE_WINDOW, RECEIVE_WINDOW // 2),
+            # Paused only past the window, i.e. only when the broker broke its Receive Maximum:
+            # a paused socket also holds back the PUBACKs of the station's own commands.
+            queue_type=gated_queue(RECEIVE_WINDOW + 1, RECEIVE_WINDOW // 2),
         )
         # aiomqtt has no option for it: ack each message ourselves, after it found room.
         client._client.manual_ack_set(True)
