@@ -9,9 +9,7 @@ twice its capacity. Not reading is flow control the broker cannot skip: TCP's wi
 and the backlog waits in the broker's queue, where it belongs.
 
 The collector pauses only past its Receive Maximum (a broker keeping to it never meets the
-gate): a paused socket also holds back the PUBACKs of the station's own commands. (A scale
-run at 1,000 boards, with the gate closing at the window itself, had its pause-all answered
-with an error; that this was the cause is likely, not proven.)
+gate): a paused socket also holds back the PUBACKs of the station's own commands.
 
 Given to aiomqtt as its ``queue_type``; ``attach`` names the connection's socket once it is
 open. aiomqtt reads the socket through an asyncio reader callback; pausing removes that
