@@ -10,7 +10,8 @@ talks to the parent over a ``multiprocessing`` pipe:
 
     child → ("ready", connected, failed)       every viewer subscribed (or refused)
     parent → "stop"                            the measurement window is over
-    child → ("done", latencies, stats)         array('l') of ms as bytes, counters, CPU seconds
+    child → ("done", lat, sent, stats)         array('l') latency ms and array('q') publish ms,
+                                               as bytes; counters, CPU and run-queue seconds
 """
 
 from __future__ import annotations
@@ -21,9 +22,10 @@ import os
 import resource
 import time
 from array import array
+from pathlib import Path
 from typing import Any
 
-__all__ = ["viewer_process"]
+__all__ = ["sched_s", "viewer_process"]
 
 CONNECT = (
     b'CONNECT {"verbose":false,"pedantic":false,"protocol":1,"echo":false,'
@@ -31,6 +33,22 @@ CONNECT = (
 )
 HANDSHAKES_AT_ONCE = 200  # connections being opened together per process
 CONNECT_TIMEOUT_S = 30.0
+
+
+def sched_s(pid: int | str = "self") -> tuple[float, float]:
+    """(seconds on a CPU, seconds runnable but waiting for one) of all a process's threads.
+
+    The second is how long the machine's other work kept this process from running: on a
+    shared machine it tells a saturated process from a starved one (/proc/<pid>/schedstat).
+    """
+    run = wait = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            fields = (task / "schedstat").read_text().split()
+        except OSError:
+            continue  # a thread that ended meanwhile
+        run, wait = run + int(fields[0]), wait + int(fields[1])
+    return run / 1e9, wait / 1e9
 
 
 def _frame(payload: bytes) -> bytes:
@@ -144,10 +162,12 @@ class Sink:
 
     def __init__(self) -> None:
         self.lat = array("l")
+        self.sent = array("q")  # each update's publish ms, to split the window afterwards
         self.lost = 0
         self.errors = 0
         self.bad = 0
         self.recording = False
+        self.last_ms = 0  # wall ms of the last update received
 
     def got(self, payload: bytes) -> None:
         # The publisher's payload ends with ``"ts": <ms>}`` (benchmarks/federation.py): found
@@ -161,6 +181,8 @@ class Sink:
             return
         if self.recording and at >= 0:
             self.lat.append(now - ts)
+            self.sent.append(ts)
+            self.last_ms = now
 
 
 async def _open(host: str, port: int, subject: str, count: int, sink: Sink) -> list[Viewer]:
@@ -192,22 +214,23 @@ async def _serve(conn: Any, host: str, port: int, subject: str, count: int) -> N
     conn.send(("ready", len(viewers), count - len(viewers)))
     loop = asyncio.get_running_loop()
     sink.recording = True
-    cpu0 = resource.getrusage(resource.RUSAGE_SELF)
+    run0, wait0 = sched_s()
     await loop.run_in_executor(None, conn.recv)  # "stop"
     sink.recording = False
-    cpu1 = resource.getrusage(resource.RUSAGE_SELF)
-    cpu = (cpu1.ru_utime - cpu0.ru_utime) + (cpu1.ru_stime - cpu0.ru_stime)
+    run1, wait1 = sched_s()
     stats = {
         "lost_during": sink.lost - lost_at_ready,
         "errors": sink.errors,
         "bad": sink.bad,
-        "cpu_s": round(cpu, 2),
+        "cpu_s": round(run1 - run0, 2),
+        "wait_s": round(wait1 - wait0, 2),
+        "last_ms": sink.last_ms,
         "peak_rss_mb": round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1),
     }
     for v in viewers:
         if v.transport is not None:
             v.transport.close()
-    conn.send(("done", sink.lat.tobytes(), stats))
+    conn.send(("done", sink.lat.tobytes(), sink.sent.tobytes(), stats))
 
 
 def viewer_process(conn: Any, host: str, port: int, subject: str, count: int) -> None:

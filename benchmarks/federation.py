@@ -29,6 +29,7 @@ import shutil
 import statistics
 import tempfile
 import time
+import urllib.request
 import uuid
 from array import array
 from pathlib import Path
@@ -38,7 +39,7 @@ import asyncpg
 import nats
 import sqlalchemy as sa
 from _common import emit, parse_args, percentiles
-from _ws_viewers import viewer_process
+from _ws_viewers import sched_s, viewer_process
 
 from broker_config import MosquittoProcess, Roster
 from federation_hub.centre_runner import HUB_USER, NatsCentre
@@ -209,11 +210,6 @@ async def e2e(centre: NatsCentre, store: HubStore, hub: Hub, n: int) -> dict[str
     return {"bridge": percentiles(bridge_lat), "hub": percentiles(hub_lat), "n": len(hub_lat)}
 
 
-def _server_cpu_s(pid: int) -> float:
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")  # utime + stime
-
-
 def _server_rss_mb(pid: int) -> float:
     for line in Path(f"/proc/{pid}/status").read_text().splitlines():
         if line.startswith("VmRSS:"):
@@ -245,12 +241,15 @@ async def viewers(
     ready = await asyncio.gather(*(loop.run_in_executor(None, p.recv) for p in pipes))
     connect_s = time.perf_counter() - t_connect
     held = sum(r[1] for r in ready)
+    settle_s = 1 + count / 2_000
     pid = centre.procs[0].pid  # type: ignore[union-attr]
     venue = await nats.connect(centre.urls, user="venue-va", password="pw-va")
     try:
-        await asyncio.sleep(1)  # the connection storm settles before the clock starts
-        cpu0, w0 = _server_cpu_s(pid), time.perf_counter()
+        await asyncio.sleep(settle_s)  # the connection storm settles before the clock starts
+        slow0 = _slow_consumers(centre)
+        (run0, wait0), w0 = sched_s(pid), time.perf_counter()
         t_end = time.monotonic() + seconds
+        half_ms = now_ms() + int(seconds * 500)
         seq = 0
         while time.monotonic() < t_end:
             seq += 1
@@ -259,9 +258,13 @@ async def viewers(
             await venue.publish(f"fed.qz.v1.va.board.{board}.state", json.dumps(body).encode())
             await asyncio.sleep(1 / rate)
         await venue.flush()
+        last_sent = now_ms()
         await asyncio.sleep(2)
-        server_cpu = (_server_cpu_s(pid) - cpu0) / (time.perf_counter() - w0)
+        run1, wait1 = sched_s(pid)
+        window = time.perf_counter() - w0
+        server_cpu, server_wait = (run1 - run0) / window, (wait1 - wait0) / window
         rss = _server_rss_mb(pid)
+        slow = _slow_consumers(centre) - slow0
     finally:
         await venue.close()
         for p in pipes:
@@ -270,23 +273,42 @@ async def viewers(
     for child in children:
         child.join(10)
     lat: array[int] = array("l")
-    for _, raw, _stats in done:
-        lat.frombytes(raw)
+    sent: array[int] = array("q")
+    for _, raw_lat, raw_sent, _stats in done:
+        lat.frombytes(raw_lat)
+        sent.frombytes(raw_sent)
+    if os.environ.get("QZ_BENCH_DUMP"):
+        Path(os.environ["QZ_BENCH_DUMP"]).write_text(json.dumps([list(lat), list(sent)]))
+    # The second half of the window alone: past the connection storm's after-effects.
+    steady = [d for d, t in zip(lat, sent, strict=True) if t >= half_ms]
     p = percentiles(lat) if lat else {"p50": float("nan"), "p99": float("nan")}
+    ps = percentiles(steady) if steady else {"p50": float("nan"), "p99": float("nan")}
     return {
         "viewers": count,
         "held": held,
         "processes": procs,
         "connect_s": round(connect_s, 1),
         "updates": seq,
+        "last_received_after_ms": max(d[3]["last_ms"] for d in done) - last_sent,
         "p50": p["p50"],
         "p99": p["p99"],
+        "steady_p50": ps["p50"],
+        "steady_p99": ps["p99"],
         "delivered": len(lat) / max(1, seq * count),
-        "dropped_during": sum(d[2]["lost_during"] for d in done),
+        "dropped_during": sum(d[3]["lost_during"] for d in done),
+        "slow_consumers": slow,
         "server_cpu": round(server_cpu, 2),
+        "server_wait": round(server_wait, 2),
+        "client_wait": round(sum(d[3]["wait_s"] for d in done) / window, 2),
         "server_rss_mb": round(rss, 1),
-        "client_cpu_s": sum(d[2]["cpu_s"] for d in done),
+        "client_cpu": round(sum(d[3]["cpu_s"] for d in done) / window, 2),
     }
+
+
+def _slow_consumers(centre: NatsCentre) -> int:
+    url = f"http://127.0.0.1:{centre.nodes[0].http_port}/varz"
+    with urllib.request.urlopen(url, timeout=5) as r:
+        return int(json.loads(r.read()).get("slow_consumers", 0))
 
 
 def _raise_nofile(viewers: int) -> None:
@@ -353,12 +375,20 @@ async def main_async(args: Any) -> dict[str, Any]:
         "viewers_connect_s": many["connect_s"],
         "viewers_p50_ms": many["p50"],
         "viewers_p99_ms": many["p99"],
+        "viewers_2nd_half_p50_ms": many["steady_p50"],
+        "viewers_2nd_half_p99_ms": many["steady_p99"],
+        "viewers_slow_consumers": many["slow_consumers"],
+        "viewers_updates": many["updates"],
+        "viewers_last_received_after_ms": many["last_received_after_ms"],
         "viewers_delivered": round(many["delivered"], 4),
         "viewers_dropped_during": many["dropped_during"],
         "viewers_p99_ratio": round(many["p99"] / max(1.0, one["p99"]), 2),
+        # CPU used and run-queue wait, in cores over the window (1.0 = one core all along)
         "nats_server_cpu": many["server_cpu"],
+        "nats_server_runqueue_wait": many["server_wait"],
         "nats_server_rss_mb": many["server_rss_mb"],
-        "viewer_clients_cpu_s": round(many["client_cpu_s"], 1),
+        "viewer_clients_cpu": many["client_cpu"],
+        "viewer_clients_runqueue_wait": many["client_wait"],
         "load_average": os.getloadavg()[0],
         "bench_process_peak_rss_mb": round(
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
