@@ -123,8 +123,42 @@ async def hub_rate(hub: Hub, n: int) -> float:
     return rate
 
 
+class CpuMeter:
+    """CPU seconds spent by this process, nats-server and the database's backends.
+
+    The wall-clock ratio swings with the shared machine's load; CPU seconds per event do not
+    (much): what the hub costs the machine per event, against what the bare consumer costs.
+    """
+
+    def __init__(self, centre: NatsCentre, db: str) -> None:
+        self.nats_pid = centre.procs[0].pid  # type: ignore[union-attr]
+        self.db = db
+
+    async def _backends(self) -> dict[int, float]:
+        admin = await asyncpg.connect(**PG_ADMIN)
+        try:
+            rows = await admin.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", self.db)
+        finally:
+            await admin.close()
+        out = {}
+        for r in rows:
+            try:
+                out[r["pid"]] = sched_s(r["pid"])[0]
+            except OSError:
+                pass  # a backend that ended meanwhile
+        return out
+
+    async def snapshot(self) -> tuple[float, float, dict[int, float]]:
+        return time.process_time(), sched_s(self.nats_pid)[0], await self._backends()
+
+    async def since(self, start: tuple[float, float, dict[int, float]]) -> dict[str, float]:
+        end = await self.snapshot()
+        db = sum(v - start[2].get(pid, 0.0) for pid, v in end[2].items())
+        return {"python": end[0] - start[0], "nats": end[1] - start[1], "db": db}
+
+
 async def throughput(
-    centre: NatsCentre, store: HubStore, n: int, rounds: int, workers: int
+    centre: NatsCentre, store: HubStore, db: str, n: int, rounds: int, workers: int
 ) -> dict[str, Any]:
     """``rounds`` pairs of (bare consumer, hub) over the same ``n`` events, interleaved.
 
@@ -136,22 +170,44 @@ async def throughput(
     js = nc.jetstream()
     await ensure_streams(js, PLAN)
     await fill_stream(nc, n)
+    meter = CpuMeter(centre, db)
     bare, hub = [], []
+    cpu: dict[str, list[dict[str, float]]] = {"bare": [], "hub": []}
     try:
         for i in range(rounds):
+            t0 = await meter.snapshot()
             bare.append(await bare_rate(nc, n, f"bench-bare-{i}"))
+            cpu["bare"].append(await meter.since(t0))
             if i:
                 await js.delete_consumer(EVENTS_STREAM, EVENTS_DURABLE)
                 async with store.engine.begin() as conn:
                     await conn.execute(sa.text("TRUNCATE fed_events"))
+            t0 = await meter.snapshot()
             hub.append(await hub_rate(Hub(
                 servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1], store=store,
                 plan=PLAN, batch=500, workers=workers,
             ), n))  # fmt: skip
+            cpu["hub"].append(await meter.since(t0))
     finally:
         await nc.close()
     ratios = sorted(h / b for h, b in zip(hub, bare, strict=True))
-    return {"bare": bare, "hub": hub, "ratios": ratios, "median": statistics.median(ratios)}
+
+    def per_event_us(kind: str) -> dict[str, float]:
+        return {
+            part: round(statistics.median(c[part] for c in cpu[kind]) / n * 1e6, 1)
+            for part in ("python", "nats", "db")
+        }
+
+    bare_us, hub_us = per_event_us("bare"), per_event_us("hub")
+    return {
+        "bare": bare,
+        "hub": hub,
+        "ratios": ratios,
+        "median": statistics.median(ratios),
+        "bare_cpu_us": bare_us,
+        "hub_cpu_us": hub_us,
+        "cpu_ratio": sum(bare_us.values()) / sum(hub_us.values()),
+    }
 
 
 async def e2e(centre: NatsCentre, store: HubStore, hub: Hub, n: int) -> dict[str, Any]:
@@ -335,7 +391,7 @@ async def main_async(args: Any) -> dict[str, Any]:
     result: dict[str, Any] = {}
     try:
         if not args.viewers_only:
-            put = await throughput(centre, store, n_events, args.rounds, args.workers)
+            put = await throughput(centre, store, db, n_events, args.rounds, args.workers)
 
             def make_hub() -> Hub:
                 return Hub(servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1],
@@ -345,6 +401,11 @@ async def main_async(args: Any) -> dict[str, Any]:
             result |= {
                 "ratio": round(put["median"], 3),
                 "ratio_per_round": [round(r, 3) for r in put["ratios"]],
+                # CPU per event (this process, nats-server, PostgreSQL), medians of the rounds:
+                # the same comparison without the machine's load in it
+                "cpu_ratio": round(put["cpu_ratio"], 3),
+                "bare_cpu_us_per_event": put["bare_cpu_us"],
+                "hub_cpu_us_per_event": put["hub_cpu_us"],
                 "hub_workers": args.workers,
                 "bare_events_per_s": [round(r) for r in put["bare"]],
                 "hub_events_per_s": [round(r) for r in put["hub"]],
