@@ -314,7 +314,6 @@ async def viewers(
             await venue.publish(f"fed.qz.v1.va.board.{board}.state", json.dumps(body).encode())
             await asyncio.sleep(1 / rate)
         await venue.flush()
-        last_sent = now_ms()
         await asyncio.sleep(2)
         run1, wait1 = sched_s(pid)
         window = time.perf_counter() - w0
@@ -333,8 +332,6 @@ async def viewers(
     for _, raw_lat, raw_sent, _stats in done:
         lat.frombytes(raw_lat)
         sent.frombytes(raw_sent)
-    if os.environ.get("QZ_BENCH_DUMP"):
-        Path(os.environ["QZ_BENCH_DUMP"]).write_text(json.dumps([list(lat), list(sent)]))
     # The second half of the window alone: past the connection storm's after-effects.
     steady = [d for d, t in zip(lat, sent, strict=True) if t >= half_ms]
     p = percentiles(lat) if lat else {"p50": float("nan"), "p99": float("nan")}
@@ -345,7 +342,8 @@ async def viewers(
         "processes": procs,
         "connect_s": round(connect_s, 1),
         "updates": seq,
-        "last_received_after_ms": max(d[3]["last_ms"] for d in done) - last_sent,
+        # when the last viewer had the last update, after it was published
+        "last_received_after_ms": max(d[3]["last_ms"] for d in done) - max(sent, default=0),
         "p50": p["p50"],
         "p99": p["p99"],
         "steady_p50": ps["p50"],
@@ -381,7 +379,7 @@ async def main_async(args: Any) -> dict[str, Any]:
     n_events = 3_000 if quick else 30_000
     n_e2e = 300 if quick else 2_000
     n_view = args.viewers or (100 if quick else 1_000)
-    seconds = 5 if quick else 10
+    seconds = args.seconds or (5 if quick else 10)
     _raise_nofile(n_view)
     centre = NatsCentre.start(
         nodes=1, venues={"va": ("venue-va", "pw-va"), "vb": ("venue-vb", "pw-vb")}
@@ -460,6 +458,7 @@ async def main_async(args: Any) -> dict[str, Any]:
 
 def _options(parser: Any) -> None:
     parser.add_argument("--workers", type=int, default=1, help="the hub's event readers")
+    parser.add_argument("--seconds", type=float, default=0, help="viewers' window (10; quick 5)")
     parser.add_argument("--rounds", type=int, default=3, help="bare/hub pairs (ratio: median)")
     parser.add_argument(
         "--viewers", type=int, default=0, help="WebSocket viewers (default 1,000; quick 100)"

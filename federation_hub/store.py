@@ -13,6 +13,7 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.dialects import sqlite as lite
@@ -51,6 +52,15 @@ boards = sa.Table(
 )
 
 
+# What asyncpg raises for a failed statement or a lost connection (its own classes: no
+# SQLAlchemy wrapper on this path). A connection the server closed shows as an internal
+# client error ("another operation is in progress") on its next use.
+DRIVER_ERRORS = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
 INSERT_EVENTS = """
 INSERT INTO fed_events (venue, board, session, seq, type, game, ts, stored_ms, body)
 SELECT v, b, s, q, t, g, ts, $9, j::json
@@ -150,8 +160,16 @@ class HubStore:
             ts.append(r.ts)
             body.append(r.body if isinstance(r.body, str) else json.dumps(r.body))
         async with self.engine.connect() as conn:
-            raw = await conn.get_raw_connection()
-            status = await raw.driver_connection.execute(INSERT_EVENTS, *columns, wall_ms())
+            driver = (await conn.get_raw_connection()).driver_connection
+            if driver is None:  # a pooled connection always has one; typed as optional
+                raise OSError("the database connection has no asyncpg connection")
+            try:
+                status = await driver.execute(INSERT_EVENTS, *columns, wall_ms())
+            except DRIVER_ERRORS as exc:
+                # SQLAlchemy never saw this failure: the connection must not go back to its
+                # pool (it may be dead), and the hub retries on SQLAlchemy's errors only.
+                await conn.invalidate()
+                raise sa.exc.DBAPIError(INSERT_EVENTS, None, exc) from exc
         return int(status.rsplit(" ", 1)[1])
 
     async def put_states(self, records: Sequence[StateRecord]) -> None:

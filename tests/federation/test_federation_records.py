@@ -70,6 +70,35 @@ async def test_one_insert_stores_each_key_once_and_counts_exactly(hub_db: str) -
         await store.close()
 
 
+@pytest.mark.postgres
+async def test_a_lost_database_connection_is_a_store_error_and_the_next_batch_reconnects(
+    hub_db: str,
+) -> None:
+    # The insert bypasses SQLAlchemy: its failure must still be one the hub retries (an
+    # SQLAlchemyError, not asyncpg's own), and the dead connection must leave the pool.
+    import asyncpg
+    from sqlalchemy.exc import SQLAlchemyError
+    from support.station import PG_ADMIN
+
+    store = await HubStore.open(hub_db)
+    try:
+        assert await store.add_events([parse_event(SUBJECT.format(1), wire("1", 1), "fed")]) == 1
+        admin = await asyncpg.connect(**PG_ADMIN)
+        try:
+            await admin.execute(
+                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1",
+                hub_db.rsplit("/", 1)[1],
+            )
+        finally:
+            await admin.close()
+        batch = [parse_event(SUBJECT.format(1), wire("1", 2), "fed")]
+        with pytest.raises(SQLAlchemyError):
+            await store.add_events(batch)
+        assert await store.add_events(batch) == 1  # a fresh connection, not the dead one
+    finally:
+        await store.close()
+
+
 async def test_sqlite_store_takes_a_payload_text_too(tmp_path: Path) -> None:
     store = await HubStore.open(f"sqlite:///{tmp_path / 'hub.db'}")
     try:
