@@ -133,6 +133,11 @@ class Event(Out):
     data: dict[str, Any]
     received_ms: Ms
     clock: ClockAt
+    # The same three again at the top level: served so since the first API (the route spreads
+    # the stored row before it moves them into ``clock``); kept for the clients that read them.
+    red_ms: int
+    black_ms: int
+    running: Literal["red", "black"] | None
 
 
 class BoardDetail(BoardView):
