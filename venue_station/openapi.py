@@ -334,7 +334,7 @@ PATHS: dict[str, dict[str, Op]] = {
     },
 }
 
-_SECURITY = {
+_SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "reader": [{"session": []}],
     "action": [{"session": [], "csrf": []}],
 }
