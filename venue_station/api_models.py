@@ -355,8 +355,8 @@ class Entrant(Out):
 
 class Bye(Out):
     round: int
-    player: str
-    kind: str
+    player: int = Field(description="the player's start rank (the TRF's)")
+    kind: str = Field(description="TRF 240 kind: U, F (a win's points), H (a draw's), Z (none)")
 
 
 class TrfEntrants(Out):

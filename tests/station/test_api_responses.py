@@ -33,8 +33,9 @@ ARBITER_HASH = hash_password(ARBITER_PASSWORD)
 DOC_URI = "urn:qizhong:station-openapi"
 PLAYERS = "name\n甲\n乙\n丙\n丁\n戊\n己\n"
 PAIRINGS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n1,3,戊,己\n"
-# Not driven here: a TRF and a pairs list import (tests/trf/test_trf_api.py drives them)
+# Driven by test_the_pairing_programs_imports_match_the_document (a station of its own)
 NOT_DRIVEN = {("post", "/api/trf"), ("post", "/api/pairs")}
+GOLDEN = Path(__file__).parents[1] / "trf" / "golden"
 
 
 class Checker:
@@ -272,6 +273,27 @@ async def test_every_response_matches_the_generated_document(
         if "application/json" in op["responses"]["200"]["content"]
     }
     assert json_ops - NOT_DRIVEN <= checker.seen, sorted(json_ops - NOT_DRIVEN - checker.seen)
+
+
+async def test_the_pairing_programs_imports_match_the_document(
+    tmp_path: Path, start_station: Any
+) -> None:
+    """A TRF with its paired round and a pairs list for the next, sent to boards no broker
+    carries (every ``set_game`` reply ``not_sent``), then the entrants and byes they left."""
+    station: Station = await start_station(station_config(tmp_path), connect=False)
+    checker = Checker(SCHEMA)
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        await _login(client, checker)
+        trf = (GOLDEN / "xiangqi-r4-paired.trf").read_bytes()
+        body = await _post(client, checker, "/api/trf", "/api/trf", content=trf)
+        assert body["round"] == 4 and body["set_game"], body
+        assert {r["outcome"] for r in body["set_game"].values()} == {"not_sent"}
+        pairs = b"4\n1 2\n3 4\n5 6\n7 0\n"
+        body = await _post(client, checker, "/api/pairs", "/api/pairs?round=5", content=pairs)
+        assert (body["round"], body["games"], body["byes"]) == (5, 3, 1), body
+        entrants = await _get(client, checker, "/api/trf/entrants")
+        assert len(entrants["entrants"]) == 7 and entrants["byes"]
+    assert checker.seen >= NOT_DRIVEN
 
 
 def test_a_renamed_or_dropped_field_fails_the_check() -> None:
