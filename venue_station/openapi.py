@@ -387,7 +387,11 @@ def _operation(op: Op, refs: dict[Any, Any]) -> dict[str, Any]:
                         "application/x-www-form-urlencoded", body["application/json"]["schema"]
                     )
                 )
-        out["requestBody"] = {"required": op.body is not act.KnockoutStartBody, "content": body}
+        # An empty JSON body is read as {} (bodies.json_object): required only when a field is.
+        required = isinstance(op.body, str) or any(
+            f.is_required() for f in op.body.model_fields.values()
+        )
+        out["requestBody"] = {"required": required, "content": body}
     if op.auth is not None:
         out["security"] = _SECURITY[op.auth]
     return out
