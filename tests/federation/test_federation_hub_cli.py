@@ -36,3 +36,25 @@ def test_an_unreachable_database_is_named(tmp_path: Path) -> None:
     run = hub("--db", "postgresql://no_such_role@127.0.0.1:5432/test", "--password-file", str(pw))
     assert run.returncode == 2 and "--db: cannot open the store" in run.stderr
     assert "Traceback" not in run.stderr
+
+
+@pytest.mark.parametrize(
+    ("args", "named"),
+    [
+        (("--regulation", "no-such-profile"), "regulation profile"),
+        (("--venue-regulation", "va"), "--venue-regulation"),
+        (("--venue-regulation", "a.b=meishan-2016"), "--venue-regulation"),
+        (("--venue-regulation", "va=/no/such.toml"), "regulation profile"),
+        (("--public-ws", "http://x:1"), "--public-ws"),
+        (("--public-ws", "ws://x:1/ 'unsafe-inline'"), "--public-ws"),
+        (("--live-max-boards", "0"), "--live-max-boards"),
+        (("--live-max-boards", "10001"), "--live-max-boards"),
+    ],
+)
+def test_bad_page_settings_are_named(tmp_path: Path, args: tuple[str, ...], named: str) -> None:
+    """The standings' profiles and the live page's settings are checked before anything runs."""
+    pw = tmp_path / "pw"
+    pw.write_text("secret")
+    run = hub("--db", "postgresql://postgres@127.0.0.1/x", "--password-file", str(pw), *args)
+    assert run.returncode == 2 and named in run.stderr, run.stderr
+    assert "Traceback" not in run.stderr
