@@ -17,9 +17,11 @@ import httpx
 import nats
 import pytest
 import uvicorn
+from support.fed_events import Venue
 from support.nats import HUB_USER, NatsCentre
 
 from broker_config import free_port
+from federation_hub.records import EventRecord
 from federation_hub.store import HubStore
 from federation_hub.web import LiveConfig, build_app
 
@@ -47,9 +49,12 @@ def snapshot(board: str, seq: int = 1, **kw: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def hub_web(tmp: Path, live: LiveConfig) -> AsyncIterator[str]:
-    """The hub's page/API (no consumer: the live page needs none) on a free port."""
+async def hub_web(
+    tmp: Path, live: LiveConfig, records: list[EventRecord] | None = None
+) -> AsyncIterator[str]:
+    """The hub's page/API (no consumer: the pages need none) on a free port."""
     store = await HubStore.open(f"sqlite:///{tmp / 'hub.db'}")
+    await store.add_events(records or [])
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
@@ -259,3 +264,26 @@ async def test_the_page_side_can_read_state_only_and_publish_nothing(
                 assert "<script>" not in text  # no inline script: the CSP would block it
     finally:
         await fed.close()
+
+
+async def test_the_federation_page_shows_standings_and_marks_a_pending_result(
+    page: Any, tmp_path: Path
+) -> None:
+    v = Venue()
+    v.result("1", v.game(1, "1", "张三", "李四"), "red", status="confirmed")
+    g2 = v.game(1, "2", "王五", "赵六")
+    v.result("2", g2, "black", reason="flag", status="pending")
+    async with hub_web(tmp_path, LiveConfig(), v.records) as base:
+        await page.goto(base + "/")
+        await page.wait_for_selector('section[data-venue="va"] table.standings')
+        rows = await page.eval_on_selector_all(
+            "table.standings tr", "rs => rs.slice(1).map(r => [...r.cells].map(c => c.textContent))"
+        )
+        assert rows[0][:3] == ["1", "张三", "2"]
+        assert sorted(r[1] for r in rows) == ["张三", "李四", "王五", "赵六"]
+        games = await page.inner_text("table.games")
+        assert "1-0" in games and "0-1 (待确认)" in games
+        assert await page.get_attribute("#live", "href") == "live"
+        await page.click("#lang")
+        await page.wait_for_selector("text=Standings")
+        assert "0-1 (pending)" in await page.inner_text("table.games")

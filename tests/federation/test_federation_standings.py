@@ -11,42 +11,14 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 from importlib.resources import files
 from pathlib import Path
-from typing import Any
 
 import httpx
 import pytest
-from support.station import envelope
+from support.fed_events import Venue
 
-from federation_hub.records import EventRecord
 from federation_hub.standings import VenueProfiles, venue_standings
 from federation_hub.store import HubStore
 from federation_hub.web import build_app
-
-
-class Venue:
-    """Events of one venue's boards, numbered per board as a node does."""
-
-    def __init__(self, venue: str = "va") -> None:
-        self.venue = venue
-        self.seq: dict[str, int] = {}
-        self.records: list[EventRecord] = []
-
-    def ev(self, board: str, game: str, type_: str, data: dict[str, Any], **kw: Any) -> int:
-        seq = self.seq[board] = self.seq.get(board, 0) + 1
-        ts = 1_700_000_000_000 + 1000 * len(self.records)  # later reports, later stamps
-        body = envelope(board, seq, type=type_, data=data, ts=ts, **kw)
-        body["game"] = game
-        self.records.append(EventRecord(self.venue, board, 1, seq, type_, game, body["ts"], body))
-        return seq
-
-    def game(self, rnd: int, board: str, red: str, black: str) -> str:
-        game = f"r{rnd}-b{board}"
-        self.ev(board, game, "ready", {"game": game, "tc": "30m+5s", "red": red, "black": black})
-        return game
-
-    def result(self, board: str, game: str, winner: str | None, **data: Any) -> int:
-        data.setdefault("reason", "resign" if winner else "agreed")
-        return self.ev(board, game, "result", {"winner": winner, **data}, txn="t-" + game)
 
 
 @pytest.fixture
@@ -193,3 +165,22 @@ async def test_the_standings_api_answers_and_refuses_bad_input(store: HubStore) 
         assert (await http.get("/api/venues/a.b/standings")).status_code == 400
         empty = (await http.get("/api/venues/nobody/standings")).json()
         assert empty["standings"] == [] and empty["games"] == []
+
+
+@pytest.mark.postgres
+async def test_the_standings_read_the_postgresql_archive(hub_db: str) -> None:
+    """The federation runs on PostgreSQL: the same facts read back in report order there."""
+    pg = await HubStore.open(hub_db)
+    try:
+        v = Venue()
+        g1 = v.game(1, "1", "张三", "李司")
+        v.game(1, "1", "张三", "李四")
+        v.result("1", g1, "black", status="confirmed")
+        v.ev("1", "r1-b1", "move", {"side": "red", "used_ms": 1, "move": 1})  # not a fact
+        await pg.add_events(v.records)
+        facts = await pg.game_facts("va")
+        assert [f["type"] for f in facts] == ["ready", "ready", "result"]
+        out = await venue_standings(pg, "va", MEISHAN)
+        assert {r["player"]: r["points"] for r in out["standings"]} == {"张三": 0, "李四": 2}
+    finally:
+        await pg.close()
