@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import urllib.request
 from pathlib import Path
 
 import pytest
+from support.nats import HubProcess, NatsCentre
 
 QIZHONG = str(Path(sys.executable).parent / "qizhong")
 
@@ -58,3 +60,24 @@ def test_bad_page_settings_are_named(tmp_path: Path, args: tuple[str, ...], name
     run = hub("--db", "postgresql://postgres@127.0.0.1/x", "--password-file", str(pw), *args)
     assert run.returncode == 2 and named in run.stderr, run.stderr
     assert "Traceback" not in run.stderr and "usage:" not in run.stderr  # ours, not argparse's
+
+
+@pytest.mark.postgres
+def test_the_page_settings_reach_the_running_hubs_pages(
+    nats_centre: NatsCentre, hub_db: str
+) -> None:
+    """`qizhong hub` hands its profiles and live-page settings to the pages it serves."""
+    ws = f"ws://127.0.0.1:{nats_centre.nodes[0].ws_port}"
+    extra = ("--public-ws", ws, "--live-max-boards", "7", "--venue-regulation", "vb=wulong-2015")
+    hub = HubProcess(nats_centre, hub_db, "hub-pages", replicas=1, extra=extra)
+    try:
+        hub.wait_ready()
+        live = hub.get("/api/live")
+        assert (live["ws"], live["prefix"], live["max_boards"]) == (ws, "fed", 7)
+        assert hub.get("/api/venues/va/standings")["regulation"] == "meishan-2016"
+        assert hub.get("/api/venues/vb/standings")["regulation"] == "wulong-2015"
+        url = f"http://127.0.0.1:{hub.http_port}/live"
+        with urllib.request.urlopen(url, timeout=2) as r:
+            assert ws in r.headers["Content-Security-Policy"]
+    finally:
+        hub.close()
