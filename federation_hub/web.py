@@ -11,6 +11,7 @@ may connect to the one configured WebSocket URL besides the hub itself.
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib.resources import files
@@ -83,14 +84,39 @@ def _venue(request: Request) -> str | Response:
         return _error(str(exc))
 
 
+class _Recent:
+    """Each venue's standings answer kept ``ttl_s``: one costs 0.15–0.35 s for a 360-game event
+    (docs/benchmarks.md, hub_standings), and every open federation page asks every 2 s. At most
+    ``MAX_CACHED`` answers are kept; past it the oldest is dropped."""
+
+    MAX_CACHED = 256
+
+    def __init__(self, ttl_s: float, clock: Callable[[], float]) -> None:
+        self.ttl_s, self.clock = ttl_s, clock
+        self._kept: dict[tuple[str, int | None], tuple[float, dict[str, Any]]] = {}
+
+    def get(self, key: tuple[str, int | None]) -> dict[str, Any] | None:
+        hit = self._kept.get(key)
+        return hit[1] if hit is not None and self.clock() - hit[0] < self.ttl_s else None
+
+    def put(self, key: tuple[str, int | None], value: dict[str, Any]) -> None:
+        self._kept.pop(key, None)
+        if len(self._kept) >= self.MAX_CACHED:
+            del self._kept[next(iter(self._kept))]
+        self._kept[key] = (self.clock(), value)
+
+
 def build_app(
     store: HubStore,
     counters: Callable[[], dict[str, Any]],
     *,
     profiles: VenueProfiles | None = None,
     live: LiveConfig = LiveConfig(),
+    standings_ttl_s: float = 2.0,
+    clock: Callable[[], float] = time.monotonic,
 ) -> Starlette:
     profiles = profiles or VenueProfiles.load("meishan-2016", {})
+    recent = _Recent(standings_ttl_s, clock)
     pages = {name: _text(name) for name in ("hub.html", "live.html")}
     statics = {name: _text(name) for name in _STATIC}
     plain = security_headers()
@@ -143,10 +169,14 @@ def build_app(
             if not _ROUND.match(text) or not 0 <= int(text) <= rounds:
                 return _error(f"round {text!r}: an integer 0..{rounds} (the venue's regulation)")
             after = int(text)
-        try:
-            return JSONResponse(await venue_standings(store, venue, profiles, after_round=after))
-        except StandingsError as exc:  # the games were checked; only a round can be refused
-            return _error(f"cannot compute the standings: {exc}")
+        answer = recent.get((venue, after))
+        if answer is None:
+            try:
+                answer = await venue_standings(store, venue, profiles, after_round=after)
+            except StandingsError as exc:  # the games were checked; only a round is refused
+                return _error(f"cannot compute the standings: {exc}")
+            recent.put((venue, after), answer)
+        return JSONResponse(answer)
 
     async def gaps(request: Request) -> Response:
         return JSONResponse(await store.gaps())
@@ -154,7 +184,7 @@ def build_app(
     async def metrics(request: Request) -> Response:
         return JSONResponse(counters())
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", index),
             Route("/live", live_page),
@@ -168,3 +198,5 @@ def build_app(
             Route("/api/metrics", metrics),
         ]
     )
+    app.state.recent = recent  # the standings cache, for its bound's test
+    return app

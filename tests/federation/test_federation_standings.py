@@ -184,3 +184,30 @@ async def test_the_standings_read_the_postgresql_archive(hub_db: str) -> None:
         assert {r["player"]: r["points"] for r in out["standings"]} == {"张三": 0, "李四": 2}
     finally:
         await pg.close()
+
+
+async def test_an_answer_is_kept_two_seconds_and_few_are_kept(store: HubStore) -> None:
+    """Every open page asks every 2 s and one answer costs ~0.2 s (docs/benchmarks.md): the
+    hub answers a venue's standings from the last computation for ``standings_ttl_s``."""
+    now = [100.0]
+    v = Venue()
+    v.result("1", v.game(1, "1", "张三", "李四"), "red", status="confirmed")
+    await store.add_events(v.records)
+    app = build_app(store, lambda: {}, profiles=MEISHAN, clock=lambda: now[0])
+    transport = httpx.ASGITransport(app=app)
+
+    async def points(http: httpx.AsyncClient, venue: str = "va") -> dict[str, int]:
+        out = (await http.get(f"/api/venues/{venue}/standings")).json()
+        return {r["player"]: r["points"] for r in out["standings"]}
+
+    async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
+        assert await points(http) == {"张三": 2, "李四": 0}
+        v.result("2", v.game(1, "2", "王五", "赵六"), "red", status="confirmed")
+        await store.add_events(v.records[-2:])
+        now[0] += 1.9
+        assert await points(http) == {"张三": 2, "李四": 0}  # the kept answer
+        now[0] += 0.2
+        assert (await points(http))["王五"] == 2  # 2 s on: computed again
+        for i in range(300):  # more venues than are kept: the oldest are dropped, not grown
+            await points(http, f"v{i}")
+        assert len(app.state.recent._kept) == 256  # the bound itself
