@@ -287,3 +287,7 @@ async def test_the_federation_page_shows_standings_and_marks_a_pending_result(
         await page.click("#lang")
         await page.wait_for_selector("text=Standings")
         assert "0-1 (pending)" in await page.inner_text("table.games")
+        # This hub was given no --public-ws: its live page says so instead of connecting.
+        await page.goto(base + "/live")
+        await page.wait_for_selector('#conn[data-state="closed"]')
+        assert await page.inner_text("#conn") == "未配置实时棋钟"
