@@ -7,7 +7,7 @@
 // snapshot, and a board past max_boards are ignored and counted (shown in #ignored).
 "use strict";
 (function () {
-  const MAX_PAYLOAD = 4096; // a snapshot is < 1 KiB (docs/wire.md bounds a payload at 16 KiB)
+  const MAX_PAYLOAD = 16384; // the wire's payload bound (docs/wire.md); a snapshot is < 1 KiB
   const MAX_BUFFER = 128 * 1024; // unparsed bytes; the centre's max_payload is 64 KiB
   const DAY_MS = 86400000; // red_ms/black_ms bound (docs/wire.md)
   const ID = /^[A-Za-z0-9_-]{1,32}$/;

@@ -183,9 +183,16 @@ async def test_bad_messages_and_too_many_boards_are_ignored_and_counted(
                 return await cards.count() == 1
 
             await publish_until(fed, "fed.qz.v1.va.board.1.state", snapshot("1"), one)
+
+            def padded(board: str, size: int) -> bytes:
+                body = json.dumps(snapshot(board, pad="")).encode()
+                return json.dumps(snapshot(board, pad="x" * (size - len(body)))).encode()
+
+            assert len(padded("5", 16_384)) == 16_384 and len(padded("3", 16_385)) == 16_385
+            await fed.publish("fed.qz.v1.va.board.5.state", padded("5", 16_384))  # at the bound
             bad: list[tuple[str, bytes]] = [
                 ("fed.qz.v1.va.board.2.state", b"not json {"),
-                ("fed.qz.v1.va.board.3.state", json.dumps(snapshot("3", pad="x" * 5000)).encode()),
+                ("fed.qz.v1.va.board.3.state", padded("3", 16_385)),  # one byte past it
                 ("fed.qz.v1.va.board.4.state", json.dumps(snapshot("5")).encode()),  # not its board
                 ("fed.qz.v1.va.board.6.state", json.dumps(snapshot("6", red_ms=-1)).encode()),
                 ("fed.qz.v1.va.board.7.state", b"[1, 2]"),
@@ -193,17 +200,18 @@ async def test_bad_messages_and_too_many_boards_are_ignored_and_counted(
             ]
             for subject, data in bad:
                 await fed.publish(subject, data)
-            for b in ("10", "11", "12"):  # the 3rd and 4th board past max_boards=3
+            for b in ("10", "11", "12"):  # va/1, va/5, vb/10; then past max_boards=3
                 await fed.publish(f"fed.qz.v1.vb.board.{b}.state", json.dumps(snapshot(b)).encode())
             await fed.flush()
-            await page.wait_for_function("document.getElementById('ignored').dataset.total === '7'")
+            await page.wait_for_function("document.getElementById('ignored').dataset.total === '8'")
             counted = await page.eval_on_selector("#ignored", "e => ({...e.dataset})")
             assert counted == {
-                "not_json": "2", "too_large": "1", "invalid": "3", "too_many_boards": "1",
-                "total": "7",
+                "not_json": "2", "too_large": "1", "invalid": "3", "too_many_boards": "2",
+                "total": "8",
             }  # fmt: skip
-            assert await cards.count() == 3  # va/1, vb/10, vb/11
-            assert "7" in await page.inner_text("#ignored")
+            boards = await page.eval_on_selector_all(".board", "s => s.map(x => x.dataset.board)")
+            assert boards == ["1", "5", "10"]
+            assert "8" in await page.inner_text("#ignored")
     finally:
         await fed.close()
 
