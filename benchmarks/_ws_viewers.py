@@ -9,6 +9,7 @@ same machine, same clock. :func:`viewer_process` runs ``count`` of them in a chi
 talks to the parent over a ``multiprocessing`` pipe:
 
     child → ("ready", connected, failed)       every viewer subscribed (or refused)
+    parent → "go"                              the measurement window starts
     parent → "stop"                            the measurement window is over
     child → ("done", lat, sent, stats)         array('l') latency ms and array('q') publish ms,
                                                as bytes; counters, CPU and run-queue seconds
@@ -213,6 +214,7 @@ async def _serve(conn: Any, host: str, port: int, subject: str, count: int) -> N
     lost_at_ready = sink.lost
     conn.send(("ready", len(viewers), count - len(viewers)))
     loop = asyncio.get_running_loop()
+    await loop.run_in_executor(None, conn.recv)  # "go": the parent's window starts
     sink.recording = True
     run0, wait0 = sched_s()
     await loop.run_in_executor(None, conn.recv)  # "stop"

@@ -303,6 +303,8 @@ async def viewers(
     try:
         await asyncio.sleep(settle_s)  # the connection storm settles before the clock starts
         slow0 = _slow_consumers(centre)
+        for pipe in pipes:
+            pipe.send("go")
         (run0, wait0), w0 = sched_s(pid), time.perf_counter()
         t_end = time.monotonic() + seconds
         half_ms = now_ms() + int(seconds * 500)
@@ -322,8 +324,8 @@ async def viewers(
         slow = _slow_consumers(centre) - slow0
     finally:
         await venue.close()
-        for p in pipes:
-            p.send("stop")
+        for pipe in pipes:
+            pipe.send("stop")
     done = await asyncio.gather(*(loop.run_in_executor(None, p.recv) for p in pipes))
     for child in children:
         child.join(10)
