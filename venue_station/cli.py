@@ -51,9 +51,9 @@ def _hash_password(args: argparse.Namespace) -> int:
 
 
 async def _serve(station: object) -> None:
-    from venue_station.station import Station
+    from venue_station.web_server import StationWithWeb
 
-    assert isinstance(station, Station)
+    assert isinstance(station, StationWithWeb)
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, station.request_stop)
@@ -68,10 +68,10 @@ def run(args: argparse.Namespace) -> int:
     )
     from venue_station.config import StationConfig
     from venue_station.errors import StationError
-    from venue_station.station import Station
+    from venue_station.web_server import StationWithWeb
 
     try:
-        station = Station(StationConfig.load(args.config))
+        station = StationWithWeb(StationConfig.load(args.config))
         asyncio.run(_serve(station))
     except StationError as exc:
         print(f"qizhong station: {exc}", file=sys.stderr)

@@ -1,0 +1,158 @@
+"""The station's web, started beside its domain: ``WebServer`` builds the Starlette app over a
+``Station`` (``api.build_app``) and serves it with uvicorn on ``[http]``'s address, with TLS
+when configured.
+
+    station = Station(config)
+    web = WebServer(station, on_failure=station.request_stop)
+    await station.open(); await web.start(); ...; await web.stop(); await station.stop()
+
+``StationWithWeb`` is both in one call, for the CLI, the simulator, the benchmarks and tests:
+a ``Station`` (so all of the domain is at hand) whose start and stop also start and stop its
+``web``. The domain itself (``station.py`` and what it imports) imports nothing of this.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Callable, Iterator
+from typing import Any
+
+import uvicorn
+from starlette.applications import Starlette
+
+from venue_station.api import build_app
+from venue_station.config import StationConfig
+from venue_station.errors import ConfigError, StationError
+from venue_station.station import Station
+
+__all__ = ["StationWithWeb", "WebServer"]
+
+log = logging.getLogger(__name__)
+STOP_S = 1.5  # the server's own graceful shutdown is 1 s; then it is cancelled
+
+
+class _Server(uvicorn.Server):
+    @contextlib.contextmanager
+    def capture_signals(self) -> Iterator[None]:
+        yield  # the CLI owns the signals, not the library
+
+
+class WebServer:
+    """The HTTP API, pages and SSE of one station. ``on_failure`` is called when the server
+    stops by itself (the CLI stops the station then: a station nobody can reach is down)."""
+
+    def __init__(self, station: Station, *, on_failure: Callable[[], None] | None = None) -> None:
+        self.station = station
+        self.app: Starlette = build_app(station)
+        self.port: int | None = None
+        self._on_failure = on_failure
+        self._server: _Server | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._stopping = False
+
+    @property
+    def url(self) -> str:
+        scheme = "https" if self.station.config.http.tls else "http"
+        return f"{scheme}://{self.station.config.http.host}:{self.port}"
+
+    async def start(self) -> None:
+        http = self.station.config.http
+        tls: dict[str, Any] = {}
+        if http.tls_cert is not None and http.tls_key is not None:
+            for key, path in (("tls_cert", http.tls_cert), ("tls_key", http.tls_key)):
+                if not path.is_file():
+                    raise ConfigError("station config", f"http.{key}", f"{path}: no such file")
+            tls = {"ssl_certfile": str(http.tls_cert), "ssl_keyfile": str(http.tls_key)}
+        cfg = uvicorn.Config(
+            self.app,
+            host=http.host,
+            port=http.port,
+            log_level="warning",
+            lifespan="off",
+            timeout_graceful_shutdown=1,
+            access_log=False,
+            # Each SSE stream and keep-alive connection is a socket: the hub caps the streams;
+            # uvicorn's own cap keeps the total (streams + API) under the unit's LimitNOFILE.
+            limit_concurrency=http.sse_max + 1000,
+            **tls,
+        )
+        self._server = server = _Server(cfg)
+        self._task = task = asyncio.create_task(server.serve(), name="station-http")
+        task.add_done_callback(self._done)
+        while not server.started:
+            if task.done():
+                raise StationError(f"the HTTP server did not start on {http.host}:{http.port}")
+            await asyncio.sleep(0.01)
+        self.port = server.servers[0].sockets[0].getsockname()[1]
+        log.info("station %s: web on %s", self.station.config.venue, self.url)
+
+    def _done(self, task: asyncio.Task[None]) -> None:
+        if task.cancelled() or self._stopping:
+            return
+        exc = task.exception()
+        log.error("the HTTP server stopped by itself: %r", exc, exc_info=exc)
+        if self._on_failure is not None:
+            self._on_failure()
+
+    async def stop(self) -> None:
+        """Stop serving within ~1.5 s: the streams are ended, the rest cancelled."""
+        self._stopping = True
+        if self._server is not None:
+            self._server.should_exit = True
+        self.station.hub.close()  # ends the SSE streams, so the server can drain
+        task = self._task
+        if task is not None and not task.done():
+            with contextlib.suppress(TimeoutError):
+                async with asyncio.timeout(STOP_S):
+                    await asyncio.shield(task)
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError, TimeoutError):
+                async with asyncio.timeout(STOP_S):
+                    await task
+        self.app.state.login_guard.close()  # its hashing threads
+
+
+class StationWithWeb(Station):
+    """A ``Station`` and its ``WebServer`` (``web``) in one call: started together, the web
+    before the wait for the broker (``/healthz`` answers meanwhile), and stopped web first."""
+
+    def __init__(
+        self, config: StationConfig, *, connect: bool = True, serve_http: bool = True
+    ) -> None:
+        super().__init__(config, connect=connect)
+        self.web = WebServer(self, on_failure=self.request_stop) if serve_http else None
+
+    async def start(self, *, timeout: float = 15.0) -> None:
+        await self.open()
+        if self.web is not None:
+            try:
+                await self.web.start()
+            except BaseException:
+                await super().stop(clean=False)
+                raise
+        await self.wait_connected(timeout)
+
+    async def stop(self, *, clean: bool = True) -> None:
+        self.request_stop()
+        if self.web is not None:
+            await self.web.stop()
+        await super().stop(clean=clean)
+
+    @property
+    def app(self) -> Starlette:
+        return self._web().app
+
+    @property
+    def http_port(self) -> int | None:
+        return self._web().port
+
+    @property
+    def http_url(self) -> str:
+        return self._web().url
+
+    def _web(self) -> WebServer:
+        if self.web is None:
+            raise StationError("this station serves no HTTP (serve_http=False)")
+        return self.web
