@@ -309,7 +309,8 @@ async def export_clock(request: Request) -> Response:
             exports.clock_log_csv(log_rows), "text/csv; charset=utf-8", f"{row['game']}-clock.csv"
         )
     if fmt == "pgn":
-        text = exports.clock_log_pgn(row, log_rows, derive_game(evs), event=station.config.venue)
+        outcome = derive_game(evs, station.regulation)
+        text = exports.clock_log_pgn(row, log_rows, outcome, event=station.config.venue)
         return _download(text, "application/x-chess-pgn; charset=utf-8", f"{row['game']}.pgn")
     raise ApiError(404, f"no export format {fmt!r} (csv, pgn)", kind="not_found", where="path.fmt")
 

@@ -71,6 +71,8 @@ class Station:
         """Open the store, start the tasks, then wait up to ``timeout`` s for the broker."""
         await self.open()
         await self.wait_connected(timeout)
+        dialect = self.require_store().dialect
+        log.info("station %s up: session %d, db %s", self.config.venue, self.session, dialect)
 
     async def open(self) -> None:
         """Everything but waiting for the broker: what a web server needs to serve the station."""
@@ -121,7 +123,6 @@ class Station:
                     collector.publish, ingest.probe_targets, collector.connected.is_set
                 ),
             )
-        log.info("station %s up: session %d, db %s", self.config.venue, self.session, store.dialect)
 
     async def wait_connected(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for the broker (the collector goes on trying after)."""
@@ -139,6 +140,12 @@ class Station:
 
         Bounded in every state (a stuck writer, a task restarting): within ~5 s, whatever is
         not stored by then is left to the nodes' journals (they replay it)."""
+        await self.stop_work(clean=clean)
+        await self.close_store()
+
+    async def stop_work(self, *, clean: bool = True) -> None:
+        """The first half of ``stop``: everything but closing the store (what serves reads
+        from it, like the web, stops between the two)."""
         self._stop.set()
         if clean and self.collector is not None:
             await self.collector.say_offline()
@@ -154,6 +161,8 @@ class Station:
                 )
         self.hub.close()
         await self.supervisor.cancel_all(timeout=1.0)
+
+    async def close_store(self) -> None:
         if self.store is not None:
             try:
                 async with asyncio.timeout(1.0):

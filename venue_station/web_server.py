@@ -4,11 +4,13 @@ when configured.
 
     station = Station(config)
     web = WebServer(station, on_failure=station.request_stop)
-    await station.open(); await web.start(); ...; await web.stop(); await station.stop()
+    await station.open(); await web.start(); ...
+    web.begin_stop(); await station.stop_work(); await web.stop(); await station.close_store()
 
-``StationWithWeb`` is both in one call, for the CLI, the simulator, the benchmarks and tests:
-a ``Station`` (so all of the domain is at hand) whose start and stop also start and stop its
-``web``. The domain itself (``station.py`` and what it imports) imports nothing of this.
+``StationWithWeb`` is both in one call, for the CLI, the benchmarks and tests: a ``Station``
+(so all of the domain is at hand) whose start and stop also start and stop its ``web`` at the
+right moments. The domain (``station.py`` and what it imports) imports nothing of this
+(tests/system/test_station_layers.py).
 """
 
 from __future__ import annotations
@@ -96,17 +98,19 @@ class WebServer:
         if self._on_failure is not None:
             self._on_failure()
 
-    async def stop(self) -> None:
-        """Stop serving within ~1.5 s: the streams are ended, the rest cancelled."""
+    def begin_stop(self) -> None:
+        """Take no new connections and end the streams; the server drains meanwhile."""
         self._stopping = True
         if self._server is not None:
             self._server.should_exit = True
         self.station.hub.close()  # ends the SSE streams, so the server can drain
+
+    async def stop(self) -> None:
+        """Stop serving within ~1.5 s of ``begin_stop``: what is still open is cancelled."""
+        self.begin_stop()
         task = self._task
         if task is not None and not task.done():
-            with contextlib.suppress(TimeoutError):
-                async with asyncio.timeout(STOP_S):
-                    await asyncio.shield(task)
+            await asyncio.wait([task], timeout=STOP_S)
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError, TimeoutError):
                 async with asyncio.timeout(STOP_S):
@@ -130,15 +134,26 @@ class StationWithWeb(Station):
             try:
                 await self.web.start()
             except BaseException:
-                await super().stop(clean=False)
+                await super().stop(clean=False)  # the domain alone: the web never started
                 raise
         await self.wait_connected(timeout)
+        log.info(  # the line operators (and tests/station/test_attack_writer.py) read
+            "station %s up: session %d, db %s, http port %s",
+            self.config.venue,
+            self.session,
+            self.require_store().dialect,
+            self.http_port,
+        )
 
     async def stop(self, *, clean: bool = True) -> None:
-        self.request_stop()
+        """The web drains while the domain stores what it received; the web is gone before
+        the store closes (a request in flight never meets a closed store). Within ~5 s."""
+        if self.web is not None:
+            self.web.begin_stop()
+        await self.stop_work(clean=clean)
         if self.web is not None:
             await self.web.stop()
-        await super().stop(clean=clean)
+        await self.close_store()
 
     @property
     def app(self) -> Starlette:
