@@ -6,7 +6,7 @@ the command bus, alerts, results, standings and the knockout. It knows nothing o
 
 or, in tests: ``async with Station(config) as station: ...`` (started and cleanly stopped).
 The web (API, pages, SSE) is ``web_server.WebServer``, started beside a Station;
-``web_server.StationWithWeb`` is both in one call (the CLI, the simulator, tests).
+``web_server.StationWithWeb`` is both in one call (the CLI, benchmarks, tests).
 """
 
 from __future__ import annotations

@@ -41,6 +41,13 @@ class _Server(uvicorn.Server):
         yield  # the CLI owns the signals, not the library
 
 
+async def _serve(server: _Server) -> None:
+    try:
+        await server.serve()
+    except SystemExit as exc:  # uvicorn exits the process when it cannot bind; we are a library
+        raise StationError(f"the HTTP server exited (status {exc.code})") from None
+
+
 class WebServer:
     """The HTTP API, pages and SSE of one station. ``on_failure`` is called when the server
     stops by itself (the CLI stops the station then: a station nobody can reach is down)."""
@@ -81,18 +88,22 @@ class WebServer:
             **tls,
         )
         self._server = server = _Server(cfg)
-        self._task = task = asyncio.create_task(server.serve(), name="station-http")
+        self._task = task = asyncio.create_task(_serve(server), name="station-http")
         task.add_done_callback(self._done)
         while not server.started:
             if task.done():
-                raise StationError(f"the HTTP server did not start on {http.host}:{http.port}")
+                self._stopping = True
+                cause = None if task.cancelled() else task.exception()
+                raise StationError(
+                    f"the HTTP server did not start on {http.host}:{http.port}"
+                ) from cause
             await asyncio.sleep(0.01)
         self.port = server.servers[0].sockets[0].getsockname()[1]
         log.info("station %s: web on %s", self.station.config.venue, self.url)
 
     def _done(self, task: asyncio.Task[None]) -> None:
-        if task.cancelled() or self._stopping:
-            return
+        if task.cancelled() or self._stopping or self.port is None:
+            return  # stopped on purpose, or failing to start: ``start`` raises that
         exc = task.exception()
         log.error("the HTTP server stopped by itself: %r", exc, exc_info=exc)
         if self._on_failure is not None:
@@ -142,7 +153,7 @@ class StationWithWeb(Station):
             self.config.venue,
             self.session,
             self.require_store().dialect,
-            self.http_port,
+            None if self.web is None else self.web.port,
         )
 
     async def stop(self, *, clean: bool = True) -> None:
