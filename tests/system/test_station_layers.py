@@ -18,7 +18,9 @@ PACKAGE = ROOT / "venue_station"
 WEB = {
     "access",
     "api",
+    "api_action_models",
     "api_actions",
+    "api_models",
     "bodies",
     "cli",  # the launcher: starts the web beside the domain
     "http_base",
