@@ -320,7 +320,7 @@ def test_every_route_of_the_app_is_in_the_document_with_a_schema(tmp_path: Path)
     200 declares a non-empty schema, and every JSON one is a generated component."""
     from venue_station.api import build_app
 
-    station = Station(station_config(tmp_path), connect=False, serve_http=False)
+    station = Station(station_config(tmp_path), connect=False)  # the domain; the app beside it
     app = build_app(station)
     served: set[tuple[str, str]] = set()
     for route in app.routes:
