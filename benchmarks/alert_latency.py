@@ -45,6 +45,7 @@ from broker_config import MosquittoProcess, Roster
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
 from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 
 VENUE = "bench"
 SPREAD_MS = 10_000  # one round's flags fall over this span (--spread)
@@ -244,7 +245,7 @@ async def main() -> None:
                 "command_timeout_s": 10,
             }
         )  # fmt: skip
-        station = Station(config)
+        station = StationWithWeb(config)
         await station.start()
         stack.push_async_callback(station.stop)
         for node_id, ids in nodes.items():

@@ -205,11 +205,11 @@ async def main() -> None:
     window = args.window or (6.0 if args.quick else 30.0)
     from playwright.async_api import async_playwright
 
-    from venue_station.station import Station
+    from venue_station.web_server import StationWithWeb
 
     broker, directory, nodes = start_broker(BOARDS)
     data = Path(tempfile.mkdtemp(prefix="qz-bench-display-"))
-    station = Station(station_config(broker, data))
+    station = StationWithWeb(station_config(broker, data))
     await station.start()
     old = old_files(args.old)
     results: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}

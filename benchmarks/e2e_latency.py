@@ -51,9 +51,9 @@ async def background(broker: Any, nodes: dict[str, list[str]], stop: asyncio.Eve
 
 
 async def station_trips(broker: Any, samples: int, data_dir: Path) -> list[float]:
-    from venue_station.station import Station
+    from venue_station.web_server import StationWithWeb
 
-    station = Station(station_config(broker, data_dir, rebirth_grace_ms=600_000))
+    station = StationWithWeb(station_config(broker, data_dir, rebirth_grace_ms=600_000))
     await station.start()
     out = []
     try:

@@ -60,7 +60,7 @@ async def drain_bare(broker: Any, total: int) -> float:
 async def drain_station(config: Any, total: int) -> float:
     from venue_station.station import Station
 
-    station = Station(config, serve_http=False)
+    station = Station(config)
     starting = asyncio.create_task(station.start())
     while station.collector is None:  # noqa: ASYNC110 (polling another object)
         await asyncio.sleep(0.001)
@@ -93,7 +93,7 @@ async def main() -> None:
             config = station_config(broker, Path(tmp), rebirth_grace_ms=600_000)
             async with persistent(broker) as sub:  # create both sessions, then go away
                 await sub.subscribe(EVENTS, qos=1)
-            first = Station(config, serve_http=False)
+            first = Station(config)
             await first.start()
             await first.stop()
             t0 = time.perf_counter()

@@ -2,7 +2,7 @@
 against the pure computation over the same games already in memory.
 
 The event is ``standings.simulate`` (seeded): its pairings are imported into a station, and each
-game's result (and confirmed fouls) stored as board events. Timed: ``standings_of(station)``,
+game's result (and confirmed fouls) stored as board events. Timed: ``station.standings()``,
 i.e. reading games + decisive events + players from the database, deriving every result and
 ranking. Baseline, same run: ``compute_standings`` over the in-memory ``GameRecord``s, so the
 ratio is "what the store adds". The issue's bound is under 1 s; ``stored_ms`` is reported.
@@ -22,7 +22,6 @@ from standings import simulate
 from clock_service.regulation import Regulation
 from clock_service.standings import GameRecord, compute_standings
 from venue_station.config import StationConfig
-from venue_station.standings_view import standings_of
 from venue_station.station import Station
 
 
@@ -82,7 +81,7 @@ async def run(quick: bool) -> dict[str, Any]:
         config = StationConfig.from_dict(
             {"venue": "bench", "data_dir": str(Path(tmp)), "regulation": "meishan-2016"}
         )
-        station = Station(config, connect=False, serve_http=False)
+        station = Station(config, connect=False)
         await station.start()
         try:
             await station.import_players(
@@ -95,7 +94,7 @@ async def run(quick: bool) -> dict[str, Any]:
             stored, pure = [], []
             for _ in range(runs):
                 start = time.perf_counter_ns()
-                rows = await standings_of(station)
+                rows = await station.standings()
                 stored.append(float(time.perf_counter_ns() - start))
                 start = time.perf_counter_ns()
                 expected = compute_standings(reg, games, players=tags)

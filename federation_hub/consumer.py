@@ -147,6 +147,7 @@ class Hub:
                     log.warning("hub %s: fetch failed: %s", self.name, exc)
                     await asyncio.sleep(RETRY_S)
                     msgs = []
+                _raise_if_cancelling()
                 ahead = asyncio.ensure_future(sub.fetch(self.batch, timeout=1.0))
                 if msgs:
                     await handle(msgs)
@@ -211,6 +212,14 @@ class Hub:
         self.counters.states += len(good)
         for m in keep:
             await _quietly(m.ack())
+
+
+def _raise_if_cancelling() -> None:
+    # nats-py's fetch waits with asyncio.wait_for, which on Python 3.11 can lose a cancel that
+    # arrives as its wait completes: the fetch then returns and the cancel would be forgotten.
+    task = asyncio.current_task()
+    if task is not None and task.cancelling():
+        raise asyncio.CancelledError
 
 
 async def _quietly(op: Awaitable[None]) -> None:

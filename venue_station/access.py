@@ -14,7 +14,7 @@ from __future__ import annotations
 from starlette.requests import Request
 
 from venue_station.auth import COOKIE, CSRF_HEADER, Session, role_allows
-from venue_station.http_base import ApiError, station_of
+from venue_station.http_base import ApiError, sessions_of
 
 __all__ = ["client_address", "reader_of", "require_reader", "require_session"]
 
@@ -24,7 +24,7 @@ def client_address(request: Request) -> str:
 
 
 def reader_of(request: Request) -> Session | None:
-    session = station_of(request).sessions.get(request.cookies.get(COOKIE))
+    session = sessions_of(request).get(request.cookies.get(COOKIE))
     if session is None or not role_allows(session.role, "viewer"):
         return None
     return session
@@ -42,12 +42,12 @@ def require_reader(request: Request, role: str = "viewer") -> Session:
 
 
 def require_session(request: Request, role: str = "arbiter") -> Session:
-    station = station_of(request)
+    sessions = sessions_of(request)
     sid = request.cookies.get(COOKIE)
-    session = station.sessions.get(sid)
+    session = sessions.get(sid)
     if session is None:
         raise ApiError(401, "log in first (no valid session cookie)", kind="unauthenticated")
-    if station.sessions.check(sid, request.headers.get(CSRF_HEADER)) is None:
+    if sessions.check(sid, request.headers.get(CSRF_HEADER)) is None:
         raise ApiError(403, f"missing or wrong {CSRF_HEADER} header", kind="csrf")
     if not role_allows(session.role, role):
         raise ApiError(

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from venue_station import (
@@ -30,8 +30,11 @@ from venue_station import (
 from venue_station.access import client_address, reader_of, require_reader
 from venue_station.alerts import ALERT_STATUSES
 from venue_station.api_actions import action_routes
+from venue_station.auth import Sessions
 from venue_station.http_base import ApiError, int_param, json_response, path_int, station_of
 from venue_station.hub import HubFull, format_sse
+from venue_station.login_guard import LoginGuard
+from venue_station.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from venue_station.openapi import SCHEMA
 from venue_station.privacy import is_private_event, public_board, public_message
 from venue_station.results import derive_game, points
@@ -54,9 +57,7 @@ async def healthz(request: Request) -> Response:
 
 async def metrics(request: Request) -> Response:
     require_reader(request)
-    return PlainTextResponse(
-        station_of(request).metrics.render(), media_type="text/plain; version=0.0.4"
-    )
+    return Response(station_of(request).metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
 
 async def openapi(request: Request) -> Response:
@@ -253,7 +254,8 @@ async def stream(request: Request) -> Response:
                 return
             while True:
                 try:
-                    item = await asyncio.wait_for(queue.get(), 15)
+                    async with asyncio.timeout(15):
+                        item = await queue.get()
                 except TimeoutError:
                     yield format_sse("ping", {})
                     continue
@@ -306,7 +308,8 @@ async def export_clock(request: Request) -> Response:
             exports.clock_log_csv(log_rows), "text/csv; charset=utf-8", f"{row['game']}-clock.csv"
         )
     if fmt == "pgn":
-        text = exports.clock_log_pgn(row, log_rows, derive_game(evs), event=station.config.venue)
+        outcome = derive_game(evs, station.regulation)
+        text = exports.clock_log_pgn(row, log_rows, outcome, event=station.config.venue)
         return _download(text, "application/x-chess-pgn; charset=utf-8", f"{row['game']}.pgn")
     raise ApiError(404, f"no export format {fmt!r} (csv, pgn)", kind="not_found", where="path.fmt")
 
@@ -374,9 +377,21 @@ def _error(
 
 
 def build_app(station: Station) -> Starlette:
+    """The app over a started (or starting) station. The web's own state lives on it: the
+    logged-in sessions and the login guard (its hashing threads: ``login_guard.close()``)."""
     routes = read_routes() + action_routes() + list(pages.routes(station))
     app = Starlette(
         routes=routes, exception_handlers={ApiError: _api_error, HTTPException: _http_error}
     )
+    config = station.config
+    http = config.http
     app.state.station = station
+    app.state.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
+    app.state.login_guard = LoginGuard(
+        per_address=http.login_per_address,
+        per_account=http.login_per_account,
+        window_s=http.login_window_s,
+        concurrency=http.hash_concurrency,
+        queue=http.hash_queue,
+    )
     return app

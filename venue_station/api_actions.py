@@ -19,7 +19,14 @@ from venue_station.access import client_address, require_reader, require_session
 from venue_station.auth import COOKIE
 from venue_station.bodies import json_object, read_body
 from venue_station.errors import PairingsError
-from venue_station.http_base import ApiError, json_response, path_int, station_of
+from venue_station.http_base import (
+    ApiError,
+    json_response,
+    login_guard_of,
+    path_int,
+    sessions_of,
+    station_of,
+)
 from venue_station.login_guard import HasherBusy
 from venue_station.text_bounds import check_command_args
 from wire_contract.messages import ID_PATTERN, WireError
@@ -50,7 +57,7 @@ async def login(request: Request) -> Response:
         raise ApiError(
             400, f"username at most 64, password at most {MAX_PASSWORD} characters", where="body"
         )
-    guard = station.login_guard
+    guard, sessions = login_guard_of(request), sessions_of(request)
     retry = guard.admit(client_address(request), user)
     if retry:
         raise ApiError(
@@ -60,7 +67,7 @@ async def login(request: Request) -> Response:
             headers={"Retry-After": str(retry)},
         )
     try:
-        role = await guard.hash(lambda: station.sessions.verify(user, password))
+        role = await guard.hash(lambda: sessions.verify(user, password))
     except HasherBusy:
         raise ApiError(
             503, "too many logins at once; try again", kind="busy", headers={"Retry-After": "1"}
@@ -68,7 +75,7 @@ async def login(request: Request) -> Response:
     if role is None:
         guard.failed(user)
         raise ApiError(401, "wrong username or password", kind="bad_login")
-    session = station.sessions.open(user, role)
+    session = sessions.open(user, role)
     response = json_response({"user": session.user, "role": session.role, "csrf": session.csrf})
     response.set_cookie(
         COOKIE,
@@ -83,14 +90,14 @@ async def login(request: Request) -> Response:
 
 async def logout(request: Request) -> Response:
     session = require_session(request, "viewer")
-    station_of(request).sessions.logout(session.sid)
+    sessions_of(request).logout(session.sid)
     response = json_response({"ok": True})
     response.delete_cookie(COOKIE, path="/", secure=station_of(request).config.http.cookies_secure)
     return response
 
 
 async def whoami(request: Request) -> Response:
-    session = station_of(request).sessions.get(request.cookies.get(COOKIE))
+    session = sessions_of(request).get(request.cookies.get(COOKIE))
     if session is None:
         raise ApiError(401, "not logged in", kind="unauthenticated")
     return json_response({"user": session.user, "role": session.role, "csrf": session.csrf})
@@ -222,7 +229,7 @@ async def alert_action(request: Request) -> Response:
 async def accounts(request: Request) -> Response:
     """The station's accounts and their roles (no hashes); admin only."""
     require_reader(request, "admin")
-    return json_response({"accounts": station_of(request).sessions.accounts()})
+    return json_response({"accounts": sessions_of(request).accounts()})
 
 
 def action_routes() -> list[BaseRoute]:

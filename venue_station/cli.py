@@ -12,6 +12,10 @@ import getpass
 import logging
 import signal
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from venue_station.web_server import StationWithWeb
 
 __all__ = ["add_arguments", "run"]
 
@@ -50,10 +54,7 @@ def _hash_password(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(station: object) -> None:
-    from venue_station.station import Station
-
-    assert isinstance(station, Station)
+async def _serve(station: StationWithWeb) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, station.request_stop)
@@ -66,12 +67,13 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
+    # Imported when run, not at the top: `hash-password` needs none of the station.
     from venue_station.config import StationConfig
     from venue_station.errors import StationError
-    from venue_station.station import Station
+    from venue_station.web_server import StationWithWeb
 
     try:
-        station = Station(StationConfig.load(args.config))
+        station = StationWithWeb(StationConfig.load(args.config))
         asyncio.run(_serve(station))
     except StationError as exc:
         print(f"qizhong station: {exc}", file=sys.stderr)

@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from broker_config.roster import Roster
 from venue_station.auth import check_hash_format
 from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
@@ -123,8 +124,6 @@ class StationConfig(_Model):
     def known_boards(self) -> frozenset[str]:
         found = set(self.boards)
         if self.roster is not None:
-            from broker_config.roster import Roster
-
             found.update(Roster.load(self.roster).boards)
         return frozenset(found)
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from clock_service.regulation import Scoring
+from clock_service.timecontrol import TimeControl
 from venue_station.results import Outcome, points
 
 __all__ = [
@@ -142,8 +143,6 @@ def clock_log_csv(rows: Iterable[ClockRow]) -> str:
 
 def _pgn_tc(tc: str) -> str:
     try:
-        from clock_service.timecontrol import TimeControl
-
         return str(TimeControl.parse(tc).pgn())
     except Exception:  # an unknown spelling is exported as written rather than lost
         return tc

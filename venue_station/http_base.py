@@ -1,5 +1,6 @@
-"""What every route module shares: the API's error, JSON responses, the station of a request and
-bounded whole numbers from the query and the path. Imports no route module, so none of them
+"""What every route module shares: the API's error, JSON responses, the station of a request
+(the domain), the web's own sessions and login guard, and bounded whole numbers from the query
+and the path. Imports no route module, so none of them
 import each other through it.
 """
 
@@ -11,9 +12,19 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 
 if TYPE_CHECKING:
+    from venue_station.auth import Sessions
+    from venue_station.login_guard import LoginGuard
     from venue_station.station import Station
 
-__all__ = ["ApiError", "int_param", "json_response", "path_int", "station_of"]
+__all__ = [
+    "ApiError",
+    "int_param",
+    "json_response",
+    "login_guard_of",
+    "path_int",
+    "sessions_of",
+    "station_of",
+]
 
 
 class ApiError(Exception):
@@ -45,6 +56,17 @@ def json_response(data: Any, status: int = 200) -> JSONResponse:
 def station_of(request: Request) -> Station:
     station: Station = request.app.state.station
     return station
+
+
+def sessions_of(request: Request) -> Sessions:
+    """The logged-in sessions: the web's, not the domain's (``api.build_app`` makes them)."""
+    sessions: Sessions = request.app.state.sessions
+    return sessions
+
+
+def login_guard_of(request: Request) -> LoginGuard:
+    guard: LoginGuard = request.app.state.login_guard
+    return guard
 
 
 def int_param(

@@ -9,47 +9,23 @@
   shows the next announced one.
 
 The screen learns of a newly started round from the stream's ``started`` event at once and
-asks here again; this module reads the store and the regulation only.
+asks here again; this module reads the store (``Store.current_round``) and the regulation only.
 """
 
 from __future__ import annotations
 
 import datetime
-import functools
 from typing import Any
 
-import sqlalchemy as sa
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from clock_service.regulation import Regulation, Tournament
-from venue_station import tables as t
+from clock_service.regulation import Tournament
 from venue_station.http_base import json_response, station_of
-from venue_station.store import Store
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["current_round", "next_session", "routes"]
-
-
-@functools.cache
-def _regulation(name: str) -> Regulation:
-    return Regulation.load(name)
-
-
-async def current_round(store: Store) -> tuple[int, int] | None:
-    """(round, started ms) of the highest round that has started, or None."""
-    ev = t.events
-    query = (
-        sa.select(ev.c.round, sa.func.min(ev.c.ts))
-        .where(ev.c.type == "started", ev.c.round.is_not(None))
-        .group_by(ev.c.round)
-        .order_by(ev.c.round.desc())
-        .limit(1)
-    )
-    async with store.engine.connect() as conn:
-        row = (await conn.execute(query)).first()
-    return (int(row[0]), int(row[1])) if row is not None else None
+__all__ = ["next_session", "routes"]
 
 
 def next_session(tournament: Tournament, after_round: int) -> dict[str, Any] | None:
@@ -70,9 +46,8 @@ def next_session(tournament: Tournament, after_round: int) -> dict[str, Any] | N
 
 async def round_view(request: Request) -> Response:
     station = station_of(request)
-    assert station.store is not None
-    reg = _regulation(station.config.regulation)
-    current = await current_round(station.store)
+    reg = station.regulation
+    current = await station.require_store().current_round()
     body: dict[str, Any] = {
         "round": None,
         "rounds": reg.tournament.rounds,

@@ -1,39 +1,39 @@
-"""``Station``: the store, the collector, the command bus and the HTTP API as one library object.
+"""``Station``: the venue's domain as one library object: the store, the collector and ingest,
+the command bus, alerts, results, standings and the knockout. It knows nothing of HTTP.
 
     station = Station(StationConfig.load("station.toml"))
     await station.run()            # until request_stop() (the CLI wires SIGINT/SIGTERM to it)
 
 or, in tests: ``async with Station(config) as station: ...`` (started and cleanly stopped).
+The web (API, pages, SSE) is ``web_server.WebServer``, started beside a Station;
+``web_server.StationWithWeb`` is both in one call (the CLI, benchmarks, tests).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import time
-from collections.abc import Iterator
 from typing import Any
 
 from clock_service.regulation import Regulation, handicap_for
+from clock_service.standings import Standing
 from venue_station.alerts import AlertSpec
-from venue_station.auth import Sessions
 from venue_station.collector import Collector
 from venue_station.commands import CommandBus, CommandResult
 from venue_station.config import StationConfig
 from venue_station.errors import ConfigError, StationError
 from venue_station.hub import Hub
 from venue_station.ingest import BoardView, Ingest
-from venue_station.login_guard import LoginGuard
+from venue_station.knockout import KnockoutDesk
 from venue_station.metrics import Metrics
 from venue_station.pairings import parse_pairings, parse_players
 from venue_station.results import (
-    DECISIVE_TYPES,
     Outcome,
     derive_game,
     tournament_fouls,
 )
-from venue_station.standings_view import player_tags
+from venue_station.standings import standings_of
 from venue_station.store import Store, board_key, game_id
 from venue_station.supervisor import Supervisor
 from wire_contract.messages import Topics
@@ -46,42 +46,36 @@ FLUSH_AT_STOP_S = 1.5
 
 
 class Station:
-    def __init__(
-        self, config: StationConfig, *, connect: bool = True, serve_http: bool = True
-    ) -> None:
+    def __init__(self, config: StationConfig, *, connect: bool = True) -> None:
         self.config = config
         self.connect = connect
-        self.serve_http = serve_http
         self.topics = Topics(config.venue)
         self.metrics = Metrics()
         http = config.http
         self.hub = Hub(max_total=http.sse_max, per_address=http.sse_per_address)
-        self.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
-        self.login_guard = LoginGuard(
-            per_address=http.login_per_address,
-            per_account=http.login_per_account,
-            window_s=http.login_window_s,
-            concurrency=http.hash_concurrency,
-            queue=http.hash_queue,
-        )
         self.regulation = _regulation(config)
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
+        self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
         self.collector: Collector | None = None
         self.session = 0
-        self.http_port: int | None = None
         self.started_ms = 0
-        self._tasks: list[asyncio.Task[Any]] = []
         self.supervisor = Supervisor()
-        self._server: Any = None
         self._stop = asyncio.Event()
-        self._app: Any = None
 
     # -- life -------------------------------------------------------------------------------
     async def start(self, *, timeout: float = 15.0) -> None:
+        """Open the store, start the tasks, then wait up to ``timeout`` s for the broker."""
+        await self.open()
+        await self.wait_connected(timeout)
+        dialect = self.require_store().dialect
+        log.info("station %s up: session %d, db %s", self.config.venue, self.session, dialect)
+
+    async def open(self) -> None:
+        """Everything but waiting for the broker: what a web server needs to serve the station."""
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
         self.store = store = await Store.open(self.config.db_url)
         self.session = await store.next_station_session()
@@ -129,22 +123,16 @@ class Station:
                     collector.publish, ingest.probe_targets, collector.connected.is_set
                 ),
             )
-        if self.serve_http:
-            await self._start_http()
-        if self.collector is not None:
-            try:
-                await asyncio.wait_for(self.collector.connected.wait(), timeout)
-            except TimeoutError:
-                log.warning(
-                    "not connected to the broker %s yet; still trying", self.config.broker.url
-                )
-        log.info(
-            "station %s up: session %d, db %s, http port %s",
-            self.config.venue,
-            self.session,
-            store.dialect,
-            self.http_port,
-        )
+
+    async def wait_connected(self, timeout: float) -> None:
+        """Wait up to ``timeout`` s for the broker (the collector goes on trying after)."""
+        if self.collector is None:
+            return
+        try:
+            async with asyncio.timeout(timeout):
+                await self.collector.connected.wait()
+        except TimeoutError:
+            log.warning("not connected to the broker %s yet; still trying", self.config.broker.url)
 
     async def stop(self, *, clean: bool = True) -> None:
         """Stop. ``clean``: store everything received and say ``offline``; else drop it all
@@ -152,33 +140,35 @@ class Station:
 
         Bounded in every state (a stuck writer, a task restarting): within ~5 s, whatever is
         not stored by then is left to the nodes' journals (they replay it)."""
+        await self.stop_work(clean=clean)
+        await self.close_store()
+
+    async def stop_work(self, *, clean: bool = True) -> None:
+        """The first half of ``stop``: everything but closing the store (what serves reads
+        from it, like the web, stops between the two)."""
         self._stop.set()
         if clean and self.collector is not None:
             await self.collector.say_offline()
         await self.supervisor.cancel("collector")
         if clean and self.ingest is not None:
             try:
-                await asyncio.wait_for(self.ingest.flush(), FLUSH_AT_STOP_S)
+                async with asyncio.timeout(FLUSH_AT_STOP_S):
+                    await self.ingest.flush()
             except TimeoutError:
                 log.warning(
                     "stopping with %d message(s) not stored (the writer is stuck)",
                     self.ingest.pending(),
                 )
-        if self._server is not None:
-            self._server.should_exit = True
         self.hub.close()
         await self.supervisor.cancel_all(timeout=1.0)
-        for task in list(self._tasks):
-            task.cancel()
-        if self._tasks:
-            await asyncio.wait(self._tasks, timeout=1.5)
-        self._tasks.clear()
+
+    async def close_store(self) -> None:
         if self.store is not None:
             try:
-                await asyncio.wait_for(self.store.close(), 1.0)
+                async with asyncio.timeout(1.0):
+                    await self.store.close()
             except TimeoutError:
                 log.warning("the database did not close within 1 s")
-        self.login_guard.close()
 
     def request_stop(self) -> None:
         self._stop.set()
@@ -196,71 +186,6 @@ class Station:
 
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
-
-    def _spawn(self, coro: Any, name: str) -> None:
-        task = asyncio.create_task(coro, name=f"station-{name}")
-        task.add_done_callback(self._task_done)
-        self._tasks.append(task)
-
-    def _task_done(self, task: asyncio.Task[Any]) -> None:
-        if task.cancelled() or self._stop.is_set():
-            return
-        exc = task.exception()
-        if exc is not None:
-            log.error("station task %s failed: %r; stopping", task.get_name(), exc, exc_info=exc)
-            self._stop.set()
-
-    @property
-    def app(self) -> Any:
-        if self._app is None:
-            from venue_station.api import build_app
-
-            self._app = build_app(self)
-        return self._app
-
-    async def _start_http(self) -> None:
-        import uvicorn
-
-        class _Server(uvicorn.Server):
-            @contextlib.contextmanager
-            def capture_signals(self) -> Iterator[None]:
-                yield  # the CLI owns the signals, not the library
-
-        http = self.config.http
-        tls: dict[str, Any] = {}
-        if http.tls_cert is not None and http.tls_key is not None:
-            for key, path in (("tls_cert", http.tls_cert), ("tls_key", http.tls_key)):
-                if not path.is_file():
-                    raise ConfigError("station config", f"http.{key}", f"{path}: no such file")
-            tls = {"ssl_certfile": str(http.tls_cert), "ssl_keyfile": str(http.tls_key)}
-        cfg = uvicorn.Config(
-            self.app,
-            host=http.host,
-            port=http.port,
-            log_level="warning",
-            lifespan="off",
-            timeout_graceful_shutdown=1,
-            access_log=False,
-            # Each SSE stream and keep-alive connection is a socket: the hub caps the streams;
-            # uvicorn's own cap keeps the total (streams + API) under the unit's LimitNOFILE.
-            limit_concurrency=http.sse_max + 1000,
-            **tls,
-        )
-        self._server = server = _Server(cfg)
-        self._spawn(server.serve(), "http")
-        while not server.started:
-            if self._tasks[-1].done():
-                raise StationError(
-                    "the HTTP server did not start on "
-                    f"{self.config.http.host}:{self.config.http.port}"
-                )
-            await asyncio.sleep(0.01)
-        self.http_port = server.servers[0].sockets[0].getsockname()[1]
-
-    @property
-    def http_url(self) -> str:
-        scheme = "https" if self.config.http.tls else "http"
-        return f"{scheme}://{self.config.http.host}:{self.http_port}"
 
     # -- gaps -------------------------------------------------------------------------------
     async def _watch_gaps(self) -> None:
@@ -298,7 +223,8 @@ class Station:
                     self.ingest.raise_alert(spec)
 
     # -- domain operations used by the API --------------------------------------------------
-    def _store(self) -> Store:
+    def require_store(self) -> Store:
+        """The store, once started (``StationError`` before)."""
         if self.store is None:
             raise StationError("the station is not started")
         return self.store
@@ -328,7 +254,7 @@ class Station:
     async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
         # Parsing a long file is CPU work: on a thread, so the loop keeps serving meanwhile.
         rows = await asyncio.to_thread(parse_players, data, source=source)
-        await self._store().add_players(rows)
+        await self.require_store().add_players(rows)
         return len(rows)
 
     async def import_pairings(
@@ -339,7 +265,7 @@ class Station:
         send: bool = True,
         user: str | None = None,
     ) -> dict[str, Any]:
-        store = self._store()
+        store = self.require_store()
         known = await store.player_names()
         pairings = await asyncio.to_thread(
             parse_pairings, data, source=source, players=known or None
@@ -364,8 +290,8 @@ class Station:
 
     async def send_round(self, round_no: int, *, user: str | None = None) -> dict[str, Any]:
         """``set_game`` to every board of the round, concurrently; board -> the reply."""
-        games = await self._store().games(round_no)
-        tags = await player_tags(self._store())
+        games = await self.require_store().games(round_no)
+        tags = await self.require_store().player_tags()
 
         async def one(game: dict[str, Any]) -> tuple[str, dict[str, Any]]:
             args: dict[str, Any] = {
@@ -389,18 +315,20 @@ class Station:
         return dict(await asyncio.gather(*(one(g) for g in games)))
 
     async def outcomes(self, round_no: int | None = None) -> list[tuple[dict[str, Any], Outcome]]:
-        store = self._store()
-        out = []
-        for game in await store.games(round_no):
-            out.append(
-                (
-                    game,
-                    derive_game(
-                        await store.game_events(game["game"], DECISIVE_TYPES), self.regulation
-                    ),
-                )
-            )
-        return out
+        """Every game of the round (all: None) with its outcome by the one outcome function."""
+        store = self.require_store()
+        games = await store.games(round_no)
+        events = await store.decisive_events(g["game"] for g in games)  # one query, not one a game
+        return [(g, derive_game(events[g["game"]], self.regulation)) for g in games]
+
+    async def standings(
+        self, *, after_round: int | None = None, tag: str | tuple[str, ...] | None = None
+    ) -> list[Standing]:
+        """The standings after ``after_round`` (default: the last round with a game), optionally
+        of the players holding ``tag``. Raises ``StandingsError``."""
+        return await standings_of(
+            self.require_store(), self.regulation, after_round=after_round, tag=tag
+        )
 
     async def player_fouls(self) -> dict[str, dict[str, int]]:
         return tournament_fouls(await self.outcomes())

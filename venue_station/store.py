@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from venue_station import tables as t
 from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
+from venue_station.store_reads import TournamentReads
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["Store", "normalise_url"]
@@ -71,8 +72,10 @@ def _migrate(connection: Connection) -> str:
     return head or ""
 
 
-class Store:
-    """Async access to the station database. Create with ``await Store.open(url)``."""
+class Store(TournamentReads):
+    """Async access to the station database. Create with ``await Store.open(url)``.
+
+    The tournament reads (standings, TRF, knockout, round) are in ``store_reads.py``."""
 
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine

@@ -20,13 +20,10 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-import sqlalchemy as sa
-
 from clock_service.trf import Trf, TrfError
 from clock_service.trf_build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
 from clock_service.trf_pairs import parse_pairs
-from venue_station import tables as t
-from venue_station.standings_view import game_records, standings_of
+from venue_station.standings import game_records
 from venue_station.trf_state import TrfState, load_state, save_state
 
 if TYPE_CHECKING:
@@ -57,7 +54,7 @@ async def _ensure_entrants(store: Store, state: TrfState, names: Collection[str]
     missing = sorted(set(names) - set(have))
     if not missing:
         return False
-    ratings = {p["name"]: p.get("rating") for p in await _players(store)}
+    ratings = await store.player_ratings()
     missing.sort(key=lambda n: (-(ratings.get(n) or 0), n))
     nxt = max((int(e["start_rank"]) for e in state.entrants), default=0)
     for name in missing:
@@ -68,12 +65,6 @@ async def _ensure_entrants(store: Store, state: TrfState, names: Collection[str]
             {"start_rank": nxt, "key": name, "name": name[:33], "rating": ratings.get(name)}
         )
     return True
-
-
-async def _players(store: Store) -> list[dict[str, Any]]:
-    async with store.engine.connect() as conn:
-        rows = await conn.execute(sa.select(t.players.c.name, t.players.c.rating))
-        return [dict(r._mapping) for r in rows]
 
 
 def _entrant(e: Mapping[str, Any]) -> Entrant:
@@ -93,7 +84,7 @@ async def _set_round(
     user: str | None,
 ) -> dict[str, Any]:
     """Store the round's games on boards 1..n in order, its byes, and send ``set_game``."""
-    store = station._store()
+    store = station.require_store()
     rounds = station.regulation.tournament.rounds
     if not 1 <= round_no <= rounds:
         raise TrfError(f"round {round_no} is not 1..{rounds} (the regulation's rounds)")
@@ -125,7 +116,7 @@ async def import_trf(
 ) -> dict[str, Any]:
     """Players of a TRF, and the round it carries paired (if any). Raises ``TrfError``."""
     trf = Trf.parse(data)
-    store = station._store()
+    store = station.require_store()
     keys = _keys([(p.start_rank, p.name) for p in trf.players])
     state = await load_state(store)
     state.entrants = [
@@ -190,7 +181,7 @@ async def import_pairs(
     """An engine's pairs list as round ``round_no`` (default: the round after the last one
     paired); ``N 0`` is a pairing-allocated bye. Raises ``TrfError``."""
     pairs = parse_pairs(data)
-    store = station._store()
+    store = station.require_store()
     state = await load_state(store)
     if await _ensure_entrants(store, state, await store.player_names()):
         await save_state(store, state)
@@ -216,7 +207,7 @@ async def export_trf(
 ) -> str:
     """The TRF-2026 text after ``after_round`` (default: the last round with a result).
     ``absent_next``: start ranks known absent in the next round (written as ``240 Z``)."""
-    store = station._store()
+    store = station.require_store()
     reg = station.regulation
     records = await game_records(store, station.regulation)
     state = await load_state(store)
@@ -237,7 +228,7 @@ async def export_trf(
     byes = [RoundBye(int(b["round"]), int(b["player"]), str(b["kind"])) for b in state.byes]
     ranks: dict[int, int] = {}
     if after_round:
-        for row in await standings_of(station, after_round=after_round):
+        for row in await station.standings(after_round=after_round):
             ranks[rank_of[row.player]] = row.rank
     nxt = after_round + 1
     next_byes = {int(b["player"]): str(b["kind"]) for b in state.byes if b["round"] == nxt}

@@ -18,6 +18,8 @@ if TYPE_CHECKING:
 __all__ = ["STATE_KEY", "TrfState", "load_state", "save_state", "station_byes"]
 
 STATE_KEY = "trf.state"
+
+
 @dataclasses.dataclass
 class TrfState:
     """What the station keeps of the TRF side (JSON in ``meta``)."""
@@ -41,7 +43,6 @@ async def load_state(store: Store) -> TrfState:
 
 async def save_state(store: Store, state: TrfState) -> None:
     await store.set_meta(STATE_KEY, json.dumps(dataclasses.asdict(state), ensure_ascii=False))
-
 
 
 def station_byes(state: TrfState, win: int, draw: int) -> list[Bye]:

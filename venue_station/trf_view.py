@@ -96,7 +96,7 @@ async def import_pairs_list(request: Request) -> Response:
 
 
 async def entrants(request: Request) -> Response:
-    store = station_of(request)._store()
+    store = station_of(request).require_store()
     state = await load_state(store)
     rows = [
         {"start_rank": e["start_rank"], "player": e["key"], "name": e["name"]}

@@ -5,6 +5,7 @@ a restart that replays it all, and every kind of bad request."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
 from pathlib import Path
@@ -281,3 +282,22 @@ async def test_a_regulation_without_a_knockout_refuses(tmp_path: Path, start_sta
         csrf = await login(client)
         r = await client.post("/api/knockout/start", json={}, headers=csrf)
     assert r.status_code == 409 and "no knockout" in r.json()["error"]
+
+
+async def test_starts_at_once_start_one_knockout(tmp_path: Path, start_station: Any) -> None:
+    """Each action is one read-apply-save under the station's knockout lock (``KnockoutDesk``,
+    no module-global table): of five starts at once, one starts it, four are refused."""
+    station: Station = await start_station(station_config(tmp_path), connect=False)
+    await swiss(station)
+    async with httpx.AsyncClient(base_url=station.http_url, timeout=20) as client:
+        csrf = await login(client)
+        answers = await asyncio.gather(
+            *(
+                client.post("/api/knockout/start", json={"seed": seed}, headers=csrf)
+                for seed in range(5)
+            )
+        )
+        ko = (await client.get("/api/knockout")).json()
+    assert sorted(r.status_code for r in answers) == [200, 409, 409, 409, 409]
+    (started,) = [r.json() for r in answers if r.status_code == 200]
+    assert ko["seed"] == started["seed"] and ko["started"]

@@ -71,7 +71,7 @@ async def test_exactly_once_under_duplicates_and_reordering(station: Station) ->
     assert station.ingest.seqs.get("1").watermark == 200 and not station.ingest.seqs.open_gaps()
     # Everything again, after a restart of the station on the same database: nothing new.
     await station.stop()
-    again = Station(station.config, connect=False, serve_http=False)
+    again = Station(station.config, connect=False)
     await again.start()
     try:
         for ev in events:

@@ -5,7 +5,8 @@
 - ``store``: a migrated :class:`venue_station.store.Store` on ``db_url``.
 - ``station_config(tmp_path, broker=None, **kw)``: a :class:`StationConfig` for the test venue
   with the arbiter account ``ARBITER`` (password ``ARBITER_PASSWORD``).
-- ``start_station``: ``await start_station(config, **kw)`` -> a started Station, stopped
+- ``start_station``: ``await start_station(config, **kw)`` -> a started station with its web
+  beside it (``StationWithWeb``; ``serve_http=False``: the domain ``Station`` alone), stopped
   at teardown.
 - ``FakeNode``: speaks for a node with its real broker account: publishes numbered events,
   keeps an outbox, replays it on ``rebirth``, answers every command ``ok``.
@@ -30,6 +31,7 @@ from venue_station.auth import hash_password
 from venue_station.config import StationConfig
 from venue_station.station import Station
 from venue_station.store import Store
+from venue_station.web_server import StationWithWeb
 from wire_contract.messages import Command, Reply, Topics, encode
 
 __all__ = [
@@ -113,8 +115,9 @@ def station_config(tmp_path: Path, broker: Any = None, **kw: Any) -> StationConf
 async def start_station() -> AsyncIterator[Callable[..., Any]]:
     started: list[Station] = []
 
-    async def start(config: StationConfig, **kw: Any) -> Station:
-        station = Station(config, **kw)
+    async def start(config: StationConfig, *, serve_http: bool = True, **kw: Any) -> Any:
+        # Any: the tests reach both the domain and (served) its web's http_url.
+        station = StationWithWeb(config, **kw) if serve_http else Station(config, **kw)
         await station.start()
         started.append(station)
         return station

@@ -31,6 +31,7 @@ import pytest_asyncio
 
 from support.station import FakeNode, station_config
 from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 from wire_contract.messages import SidePair, StateSnapshot, to_payload
 
 __all__ = ["CHROMIUM", "CHROMIUM_ARGS", "WebStation", "login", "screenshot", "wall_ms"]
@@ -149,7 +150,7 @@ async def web_station(
     broker_factory: Callable[..., Any], tmp_path: Path
 ) -> AsyncIterator[WebStation]:
     broker = broker_factory()
-    station = Station(station_config(tmp_path, broker, command_timeout_s=1.0))
+    station = StationWithWeb(station_config(tmp_path, broker, command_timeout_s=1.0))
     await station.start()
     web = WebStation(station, broker, tmp_path)
     try:

@@ -19,7 +19,6 @@ from support.station import station_config
 from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
 from venue_station import exports
-from venue_station.standings_view import standings_of
 from wire_contract.messages import to_payload
 
 pytestmark = pytest.mark.broker
@@ -112,7 +111,7 @@ async def test_a_round_with_a_handicap_a_double_no_show_and_a_second_violation(
             "0-0",
             None,
         )
-        rows = {r.player: r for r in await standings_of(station)}
+        rows = {r.player: r for r in await station.standings()}
         assert rows["王男"].games == rows["赵男"].games == 0  # a proposal counts nowhere
 
         # The arbiter confirms both lateness forfeits: the 0:0 is confirmed.
@@ -137,7 +136,7 @@ async def test_a_round_with_a_handicap_a_double_no_show_and_a_second_violation(
     )
     assert "r1-b6,王男,赵男,0-0,0,0,double_forfeit" in csv
 
-    rows = {r.player: r for r in await standings_of(station)}
+    rows = {r.player: r for r in await station.standings()}
     assert {name: rows[name].points for name in rows} == {
         "李少": 2,
         "孙男": 2,

@@ -55,7 +55,7 @@ async def test_import_and_export_through_the_station(
     paired = str(GOLDEN / "xiangqi-r4-paired.trf")
     args = ["trf", "import", "--station", url, "--user", "chief", "--no-send", paired]
     assert await asyncio.to_thread(main, args) == 0
-    games = await station._store().games(4)
+    games = await station.require_store().games(4)
     assert [(g["board"], g["red"], g["black"]) for g in games] == [
         ("1", "王天一", "王琳娜"),
         ("2", "张伟 (3)", "郑惟桐"),

@@ -18,7 +18,7 @@ from support.station import station_config
 from support.web import CHROMIUM, CHROMIUM_ARGS, WebStation, screenshot, wall_ms
 
 from broker_config import Roster
-from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
@@ -34,7 +34,7 @@ async def hall(broker_factory: Callable[..., Any], tmp_path: Path) -> AsyncItera
     """A station whose roster has 120 boards on three nodes; regulation Wulong (a schedule)."""
     nodes = {f"node-{k}": [str(b) for b in range(1 + 40 * k, 41 + 40 * k)] for k in range(3)}
     broker = broker_factory(Roster.build(venue="test", nodes=nodes, arbiters=["arb"]))
-    station = Station(station_config(tmp_path, broker, regulation="wulong-2015"))
+    station = StationWithWeb(station_config(tmp_path, broker, regulation="wulong-2015"))
     await station.start()
     web = WebStation(station, broker, tmp_path)
     try:

@@ -15,6 +15,7 @@ from support.station import station_config
 
 from venue_station.auth import hash_password
 from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
@@ -24,7 +25,7 @@ GOLDEN = Path(__file__).resolve().parents[1] / "trf" / "golden"
 @pytest_asyncio.fixture(loop_scope="session")
 async def station(tmp_path: Path) -> AsyncIterator[Station]:
     accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
-    started = Station(station_config(tmp_path, account=accounts), connect=False)
+    started = StationWithWeb(station_config(tmp_path, account=accounts), connect=False)
     await started.start()
     try:
         yield started
@@ -60,7 +61,7 @@ async def test_import_and_export_on_the_pairing_page(page: Any, station: Station
         "#entrants tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
     )
     assert rows[2:4] == [["3", "张伟 (3)", "张伟"], ["4", "张伟 (4)", "张伟"]]
-    assert [(g["board"], g["red"]) for g in await station._store().games(4)] == [
+    assert [(g["board"], g["red"]) for g in await station.require_store().games(4)] == [
         ("1", "王天一"),
         ("2", "张伟 (3)"),
         ("3", "张伟 (4)"),

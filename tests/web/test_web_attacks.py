@@ -19,13 +19,14 @@ import pytest_asyncio
 from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config
 
 from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def station(tmp_path: Path) -> AsyncIterator[Station]:
-    s = Station(station_config(tmp_path), connect=False)
+    s = StationWithWeb(station_config(tmp_path), connect=False)
     await s.start()
     try:
         yield s

@@ -22,6 +22,7 @@ from support.station import envelope, station_config
 
 from venue_station.auth import hash_password
 from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -57,7 +58,7 @@ PRIVATE_READS = {
 @pytest_asyncio.fixture(loop_scope="session")
 async def station(tmp_path: Path) -> AsyncIterator[Station]:
     accounts = [{"username": f"{r}1", "password_hash": _HASH, "role": r} for r in ROLES]
-    s = Station(station_config(tmp_path, account=accounts), connect=False)
+    s = StationWithWeb(station_config(tmp_path, account=accounts), connect=False)
     await s.start()
     try:
         yield s

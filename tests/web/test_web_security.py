@@ -17,6 +17,7 @@ from support.web import WebStation, login
 from venue_station.api_actions import action_routes
 from venue_station.pages import STATIC_DIR
 from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 
@@ -43,7 +44,7 @@ async def test_the_table_covers_every_action_route() -> None:
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def offline(tmp_path: Path) -> AsyncIterator[Station]:
-    station = Station(station_config(tmp_path), connect=False)
+    station = StationWithWeb(station_config(tmp_path), connect=False)
     await station.start()
     try:
         yield station

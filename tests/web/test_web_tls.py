@@ -18,6 +18,7 @@ from broker_config import Roster
 from broker_config.files import write_broker_config
 from venue_station.errors import ConfigError
 from venue_station.station import Station
+from venue_station.web_server import StationWithWeb
 
 
 def _venue_ca(folder: Path) -> dict[str, str]:
@@ -74,7 +75,7 @@ async def test_a_missing_certificate_file_is_a_clear_error(tmp_path: Path) -> No
     config = station_config(
         tmp_path, http={"tls_cert": str(tmp_path / "no.crt"), "tls_key": str(tmp_path / "no.key")}
     )
-    station = Station(config, connect=False)
+    station = StationWithWeb(config, connect=False)
     with pytest.raises(ConfigError, match=r"http\.tls_cert: .*no\.crt: no such file"):
         await station.start()
     await station.stop()
