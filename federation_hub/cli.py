@@ -21,9 +21,11 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from federation_hub.consumer import MAX_BATCH, Hub
 from federation_hub.errors import HubConfigError
+from federation_hub.standings import VenueProfiles
 from federation_hub.store import HubStore
 from federation_hub.streams import StreamPlan
-from federation_hub.web import build_app
+from federation_hub.web import LiveConfig, build_app
+from wire_contract.messages import WireError, check_id
 
 __all__ = ["add_arguments", "run"]
 
@@ -44,6 +46,22 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--max-bytes-mb", type=int, default=8192, help="events stream bound")
     parser.add_argument("--name", default=f"hub-{os.getpid()}")
     parser.add_argument("--log-level", default="INFO")
+    parser.add_argument(
+        "--regulation", default="meishan-2016", help="the venues' profile (standings scoring)"
+    )
+    parser.add_argument(
+        "--venue-regulation",
+        action="append",
+        default=[],
+        metavar="VENUE=PROFILE",
+        help="one venue's own profile (repeatable)",
+    )
+    parser.add_argument(
+        "--public-ws", help="ws(s):// URL of the centre's NATS WebSocket listener (the /live page)"
+    )
+    parser.add_argument(
+        "--live-max-boards", type=int, default=1000, help="boards one /live page keeps"
+    )
 
 
 def _password(args: argparse.Namespace) -> str:
@@ -58,8 +76,25 @@ def _password(args: argparse.Namespace) -> str:
     return value
 
 
+def _profiles(args: argparse.Namespace) -> VenueProfiles:
+    per_venue: dict[str, str] = {}
+    for item in args.venue_regulation:
+        venue, sep, profile = item.partition("=")
+        try:
+            check_id("venue", venue)
+        except WireError as exc:
+            raise HubConfigError(f"--venue-regulation {item!r}: {exc}") from None
+        if not sep or not profile:
+            raise HubConfigError(f"--venue-regulation {item!r}: expected VENUE=PROFILE")
+        per_venue[venue] = profile
+    return VenueProfiles.load(args.regulation, per_venue)
+
+
 async def _main(args: argparse.Namespace) -> int:
     host, _, port = args.http.rpartition(":")
+    # The web settings first: a bad one is said before anything connects.
+    profiles = _profiles(args)
+    live = LiveConfig(args.public_ws, args.prefix, args.live_max_boards)
     plan = StreamPlan(
         prefix=args.prefix,
         replicas=args.replicas,
@@ -83,7 +118,7 @@ async def _main(args: argparse.Namespace) -> int:
     )
     server = uvicorn.Server(
         uvicorn.Config(
-            build_app(store, hub.counters.as_dict),
+            build_app(store, hub.counters.as_dict, profiles=profiles, live=live),
             host=host,
             port=int(port),
             log_level="warning",

@@ -202,3 +202,15 @@ class HubStore:
                 {"venue": r.venue, "board": r.board, "after": r.seq, "before": r.nxt}
                 for r in await conn.execute(q)
             ]
+
+    async def game_facts(self, venue: str) -> list[dict[str, Any]]:
+        """A venue's ``ready`` and deciding events (flag, forfeit, result, foul) with a game, in
+        report order: what the standings read (federation_hub/standings.py)."""
+        kinds = ("ready", "flag", "forfeit", "result", "foul")
+        q = (
+            sa.select(events.c.board, events.c.game, events.c.seq, events.c.type, events.c.body)
+            .where(events.c.venue == venue, events.c.type.in_(kinds), events.c.game.is_not(None))
+            .order_by(events.c.ts, events.c.board, events.c.session, events.c.seq)
+        )
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]

@@ -1,12 +1,19 @@
-"""The hub's read-only federation page and API (Starlette): venues → boards → clocks, results.
+"""The hub's read-only federation page and API (Starlette): venues → boards → clocks, results,
+standings; and the public live-clock page (``/live``), whose browsers read the centre's NATS
+WebSocket listener themselves (docs/federation.md "Live clocks for the public").
 
 Nothing here writes: no route takes a body, and the store is only read. Path ids are checked
-against the wire's id pattern (400 otherwise), so a crafted address never reaches SQL.
+against the wire's id pattern (400 otherwise), so a crafted address never reaches SQL. The
+pages carry the station's security headers (a CSP without inline script); the live page's CSP
+may connect to the one configured WebSocket URL besides the hub itself.
 """
 
 from __future__ import annotations
 
+import re
+import time
 from collections.abc import Callable
+from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
@@ -15,24 +22,125 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
+from federation_hub.errors import HubConfigError
+from federation_hub.standings import StandingsError, VenueProfiles, venue_standings
 from federation_hub.store import HubStore
 from wire_contract.messages import WireError, check_id
+from wire_contract.wallclock import wall_ms
 
-__all__ = ["build_app"]
+__all__ = ["LiveConfig", "build_app", "security_headers"]
+
+MAX_LIVE_BOARDS = 10_000  # the highest --live-max-boards: a page drawing more would crawl
+_WS_URL = re.compile(r"^wss?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9._~/\-]*)?$")
+_ROUND = re.compile(r"^[0-9]{1,3}$")
+_STATIC = {"hub.js": "text/javascript", "live.js": "text/javascript", "live.css": "text/css"}
+
+
+@dataclass(frozen=True)
+class LiveConfig:
+    """What the public page needs: the NATS WebSocket URL (None: not offered), the venues'
+    subject prefix, and how many boards one page keeps (past it, new boards are ignored)."""
+
+    ws_url: str | None = None
+    prefix: str = "fed"
+    max_boards: int = 1000
+
+    def __post_init__(self) -> None:
+        if self.ws_url is not None and not _WS_URL.match(self.ws_url):
+            raise HubConfigError(f"--public-ws {self.ws_url!r}: expected ws://host:port[/path]")
+        if not 1 <= self.max_boards <= MAX_LIVE_BOARDS:
+            raise HubConfigError(f"--live-max-boards {self.max_boards}: 1..{MAX_LIVE_BOARDS}")
+
+
+def security_headers(connect: str | None = None) -> dict[str, str]:
+    """The venue station's page headers (venue_station/pages.py), ``connect`` added to
+    ``connect-src`` (the live page's WebSocket)."""
+    extra = f" {connect}" if connect else ""
+    return {
+        "Content-Security-Policy": (
+            "default-src 'none'; script-src 'self'; style-src 'self'; "
+            f"connect-src 'self'{extra}; img-src 'self' data:; base-uri 'none'; "
+            "form-action 'self'; frame-ancestors 'none'"
+        ),
+        "X-Content-Type-Options": "nosniff",
+        "Referrer-Policy": "no-referrer",
+        "X-Frame-Options": "DENY",
+        "Cache-Control": "no-cache",
+    }
+
+
+def _text(name: str) -> str:
+    return files("federation_hub").joinpath(f"static/{name}").read_text(encoding="utf-8")
+
+
+def _error(message: str) -> Response:
+    return JSONResponse({"error": message}, status_code=400)
 
 
 def _venue(request: Request) -> str | Response:
     try:
         return check_id("venue", request.path_params["venue"])
     except WireError as exc:
-        return JSONResponse({"error": str(exc)}, status_code=400)
+        return _error(str(exc))
 
 
-def build_app(store: HubStore, counters: Callable[[], dict[str, Any]]) -> Starlette:
-    page = files("federation_hub").joinpath("static/hub.html").read_text(encoding="utf-8")
+class _Recent:
+    """Each venue's standings answer kept ``ttl_s``: one costs 0.15–0.35 s for a 360-game event
+    (docs/benchmarks.md, hub_standings), and every open federation page asks every 2 s. At most
+    ``MAX_CACHED`` answers are kept; past it the oldest is dropped."""
+
+    MAX_CACHED = 256
+
+    def __init__(self, ttl_s: float, clock: Callable[[], float]) -> None:
+        self.ttl_s, self.clock = ttl_s, clock
+        self._kept: dict[tuple[str, int | None], tuple[float, dict[str, Any]]] = {}
+
+    def get(self, key: tuple[str, int | None]) -> dict[str, Any] | None:
+        hit = self._kept.get(key)
+        return hit[1] if hit is not None and self.clock() - hit[0] < self.ttl_s else None
+
+    def put(self, key: tuple[str, int | None], value: dict[str, Any]) -> None:
+        self._kept.pop(key, None)
+        if len(self._kept) >= self.MAX_CACHED:
+            del self._kept[next(iter(self._kept))]
+        self._kept[key] = (self.clock(), value)
+
+
+def build_app(
+    store: HubStore,
+    counters: Callable[[], dict[str, Any]],
+    *,
+    profiles: VenueProfiles | None = None,
+    live: LiveConfig = LiveConfig(),
+    standings_ttl_s: float = 2.0,
+    clock: Callable[[], float] = time.monotonic,
+) -> Starlette:
+    profiles = profiles or VenueProfiles.load("meishan-2016", {})
+    recent = _Recent(standings_ttl_s, clock)
+    pages = {name: _text(name) for name in ("hub.html", "live.html")}
+    statics = {name: _text(name) for name in _STATIC}
+    plain = security_headers()
+    live_headers = security_headers(live.ws_url)
 
     async def index(request: Request) -> Response:
-        return HTMLResponse(page)
+        return HTMLResponse(pages["hub.html"], headers=plain)
+
+    async def live_page(request: Request) -> Response:
+        return HTMLResponse(pages["live.html"], headers=live_headers)
+
+    async def static(request: Request) -> Response:
+        name = request.path_params["name"]
+        if name not in statics:
+            return Response("not found", status_code=404, headers=plain)
+        return Response(statics[name], media_type=_STATIC[name], headers=plain)
+
+    async def live_config(request: Request) -> Response:
+        # ``now``: the page's clock reference. The snapshots are stamped in the venues' wall ms,
+        # and a viewer's own clock may be off by minutes: the page corrects by the hub's.
+        return JSONResponse(
+            {"ws": live.ws_url, "prefix": live.prefix.replace("/", "."),
+             "max_boards": live.max_boards, "now": wall_ms()}
+        )  # fmt: skip
 
     async def venues(request: Request) -> Response:
         return JSONResponse(await store.venues())
@@ -50,19 +158,45 @@ def build_app(store: HubStore, counters: Callable[[], dict[str, Any]]) -> Starle
             return venue
         return JSONResponse(await store.results(venue))
 
+    async def standings(request: Request) -> Response:
+        venue = _venue(request)
+        if isinstance(venue, Response):
+            return venue
+        rounds = profiles.of(venue).tournament.rounds
+        text = request.query_params.get("round")
+        after = None
+        if text is not None:
+            if not _ROUND.match(text) or not 0 <= int(text) <= rounds:
+                return _error(f"round {text!r}: an integer 0..{rounds} (the venue's regulation)")
+            after = int(text)
+        answer = recent.get((venue, after))
+        if answer is None:
+            try:
+                answer = await venue_standings(store, venue, profiles, after_round=after)
+            except StandingsError as exc:  # the games were checked; only a round is refused
+                return _error(f"cannot compute the standings: {exc}")
+            recent.put((venue, after), answer)
+        return JSONResponse(answer)
+
     async def gaps(request: Request) -> Response:
         return JSONResponse(await store.gaps())
 
     async def metrics(request: Request) -> Response:
         return JSONResponse(counters())
 
-    return Starlette(
+    app = Starlette(
         routes=[
             Route("/", index),
+            Route("/live", live_page),
+            Route("/static/{name}", static),
+            Route("/api/live", live_config),
             Route("/api/venues", venues),
             Route("/api/venues/{venue}/boards", boards),
             Route("/api/venues/{venue}/results", results),
+            Route("/api/venues/{venue}/standings", standings),
             Route("/api/gaps", gaps),
             Route("/api/metrics", metrics),
         ]
     )
+    app.state.recent = recent  # the standings cache, for its bound's test
+    return app

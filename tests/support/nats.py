@@ -13,6 +13,7 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -100,7 +101,9 @@ class CuttableLink:
 class HubProcess:
     """A ``qizhong hub`` subprocess on a free HTTP port (killed with SIGKILL by ``kill``)."""
 
-    def __init__(self, centre: NatsCentre, db: str, name: str, *, replicas: int) -> None:
+    def __init__(
+        self, centre: NatsCentre, db: str, name: str, *, replicas: int, extra: tuple[str, ...] = ()
+    ) -> None:
         self.http_port = free_port()
         self.name = name
         pw = centre.directory / f"{name}.pw"
@@ -111,14 +114,16 @@ class HubProcess:
             [str(Path(sys.executable).parent / "qizhong"), "hub", "--nats", ",".join(centre.urls),
              "--user", HUB_USER[0], "--password-file", str(pw), "--db", db,
              "--http", f"127.0.0.1:{self.http_port}", "--replicas", str(replicas),
-             "--max-bytes-mb", "128", "--name", name, "--log-level", "WARNING"],
+             "--max-bytes-mb", "128", "--name", name, "--log-level", "WARNING", *extra],
             stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
 
     def metrics(self) -> dict[str, object]:
-        url = f"http://127.0.0.1:{self.http_port}/api/metrics"
-        with urllib.request.urlopen(url, timeout=2) as r:
-            return json.loads(r.read())  # type: ignore[no-any-return]
+        return self.get("/api/metrics")  # type: ignore[no-any-return]
+
+    def get(self, path: str) -> Any:
+        with urllib.request.urlopen(f"http://127.0.0.1:{self.http_port}{path}", timeout=2) as r:
+            return json.loads(r.read())
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         deadline = time.monotonic() + timeout

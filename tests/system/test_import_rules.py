@@ -24,7 +24,7 @@ ALLOWED: dict[str, set[str]] = {
     "board_nodes": {"clock_service", "firmware_bridge", "wire_contract"},
     "venue_station": {"clock_service", "wire_contract", "broker_config.roster"},
     "broker_config": {"clock_service"},
-    "federation_hub": {"wire_contract"},
+    "federation_hub": {"clock_service", "wire_contract"},  # the pure core: standings
 }
 
 

@@ -1,0 +1,269 @@
+// Live clocks for the public (issue 18): this page reads the board state snapshots straight
+// from the federation centre's NATS WebSocket listener (the PUBLIC account: read state only),
+// grouped by venue, and counts the running side down from each snapshot's `ts` as the venue
+// display does. NATS's WebSocket protocol is its plain text protocol in WebSocket frames
+// (INFO, CONNECT, SUB, MSG, PING/PONG, -ERR): the tiny client below needs no library.
+// Input is bounded: a message over MAX_PAYLOAD bytes, a payload that is not JSON or not a
+// snapshot, and a board past max_boards are ignored and counted (shown in #ignored).
+"use strict";
+(function () {
+  const MAX_PAYLOAD = 16384; // the wire's payload bound (docs/wire.md); a snapshot is < 1 KiB
+  const MAX_BUFFER = 128 * 1024; // unparsed bytes; the centre's max_payload is 64 KiB
+  const DAY_MS = 86400000; // red_ms/black_ms bound (docs/wire.md)
+  const ID = /^[A-Za-z0-9_-]{1,32}$/;
+  const PHASES = ["idle", "ready", "running", "paused", "finished"];
+  const TEXT = {
+    "zh-CN": {title: "实时棋钟", lang: "English", none: "暂无棋局", venue: "赛场", board: "台",
+              connecting: "连接中…", live: "实时", closed: "连接中断，重连中…",
+              ignored: "已忽略消息", idle: "空闲", ready: "就绪", running: "进行中",
+              paused: "暂停", finished: "结束", red: "红方", black: "黑方",
+              off: "未配置实时棋钟"},
+    "en": {title: "Live clocks", lang: "中文", none: "No games yet", venue: "Venue", board: "Board",
+           connecting: "connecting…", live: "live", closed: "disconnected, reconnecting…",
+           ignored: "ignored messages", idle: "idle", ready: "ready", running: "running",
+           paused: "paused", finished: "finished", red: "Red", black: "Black",
+           off: "live clocks are not configured"},
+  };
+  const params = new URLSearchParams(location.search);
+  let lang = (params.get("lang") || "").toLowerCase().startsWith("en") ? "en" : "zh-CN";
+  const t = (k) => TEXT[lang][k] || k;
+
+  const root = document.getElementById("venues");
+  const connEl = document.getElementById("conn");
+  const ignoredEl = document.getElementById("ignored");
+  const boards = new Map(); // "venue/board" -> {venue, board, state, el, ...}
+  const venues = new Map(); // venue -> {el, grid}
+  const ignored = {too_large: 0, not_json: 0, invalid: 0, too_many_boards: 0};
+  let config = {ws: null, prefix: "fed", max_boards: 1000};
+  let offset = 0; // hub clock - this browser's clock (ms)
+  let connState = "connecting";
+
+  // -- text and language ------------------------------------------------------------------
+  function applyText() {
+    document.documentElement.lang = lang;
+    document.title = (lang === "en" ? "qizhong · " : "棋钟 · ") + t("title");
+    document.querySelectorAll("[data-t]").forEach((el) => { el.textContent = t(el.dataset.t); });
+    document.getElementById("lang").textContent = t("lang");
+    showConn(connState);
+    showIgnored();
+    for (const b of boards.values()) render(b);
+    for (const [v, entry] of venues) entry.title.textContent = `${t("venue")} ${v}`;
+  }
+  document.getElementById("lang").addEventListener("click", () => {
+    lang = lang === "en" ? "zh-CN" : "en";
+    const url = new URL(location.href);
+    url.searchParams.set("lang", lang === "en" ? "en" : "zh");
+    history.replaceState(null, "", url);
+    applyText();
+  });
+  function showConn(state) {
+    connState = state;
+    connEl.dataset.state = state;
+    connEl.textContent = config.ws === null && state === "closed" ? t("off") : t(state);
+  }
+  function count(kind) {
+    ignored[kind] += 1;
+    showIgnored();
+  }
+  function showIgnored() {
+    let total = 0;
+    for (const [k, n] of Object.entries(ignored)) { ignoredEl.dataset[k] = String(n); total += n; }
+    ignoredEl.dataset.total = String(total);
+    ignoredEl.textContent = total ? `${t("ignored")}: ${total}` : "";
+  }
+
+  // -- the clocks ---------------------------------------------------------------------------
+  const now = () => Date.now() + offset;
+  function remaining(s, side, at) {
+    const ms = s[side + "_ms"];
+    if (s.phase === "running" && s.running === side && !s.flag) return Math.max(0, ms - Math.max(0, at - s.ts));
+    return ms;
+  }
+  function fmt(ms) {
+    if (ms < 10000) { const d = Math.floor(ms / 100); return `0:0${Math.floor(d / 10)}.${d % 10}`; }
+    const s = Math.floor(ms / 1000), h = Math.floor(s / 3600), m = Math.floor((s % 3600) / 60);
+    return (h ? h + ":" + String(m).padStart(2, "0") : String(m)) + ":" + String(s % 60).padStart(2, "0");
+  }
+  function el(tag, cls, text) {
+    const e = document.createElement(tag);
+    if (cls) e.className = cls;
+    if (text !== undefined) e.textContent = text;
+    return e;
+  }
+  function venueEntry(venue) {
+    let v = venues.get(venue);
+    if (!v) {
+      const section = el("section", "venue");
+      section.dataset.venue = venue;
+      const title = el("h2", "", `${t("venue")} ${venue}`);
+      const grid = el("div", "boards");
+      section.append(title, grid);
+      v = {el: section, title, grid};
+      venues.set(venue, v);
+      const empty = root.querySelector(".empty");
+      if (empty) empty.remove();
+      const after = [...venues.keys()].sort().indexOf(venue);
+      root.insertBefore(section, root.children[after] || null);
+    }
+    return v;
+  }
+  function sideEl(side) {
+    const row = el("div", "side " + side);
+    row.dataset.side = side;
+    row.append(el("span", "name"), el("span", "time"));
+    return row;
+  }
+  function boardEntry(venue, board) {
+    const card = el("div", "board");
+    card.dataset.venue = venue;
+    card.dataset.board = board;
+    const head = el("div", "head");
+    head.append(el("span", "title"), el("span", "phase"));
+    card.append(head, sideEl("red"), sideEl("black"));
+    const grid = venueEntry(venue).grid;
+    const key = (b) => [b.length, b];
+    const later = [...grid.children].find((c) => {
+      const [la, sa] = key(c.dataset.board), [lb, sb] = key(board);
+      return la > lb || (la === lb && sa > sb);
+    });
+    grid.insertBefore(card, later || null);
+    return {venue, board, state: null, el: card};
+  }
+  function render(b) {
+    const s = b.state;
+    const game = s.game ? ` · ${s.game}` : "";
+    b.el.querySelector(".title").textContent = `${t("board")} ${b.board}${game}`;
+    b.el.querySelector(".phase").textContent = t(s.phase);
+    b.el.dataset.phase = s.phase;
+    for (const side of ["red", "black"]) {
+      const row = b.el.querySelector(`.side.${side}`);
+      row.querySelector(".name").textContent = typeof s[side] === "string" && s[side] ? s[side] : t(side);
+      row.classList.toggle("running", s.phase === "running" && s.running === side);
+      row.classList.toggle("flag", s.flag === side);
+    }
+    tick(b, now());
+  }
+  function tick(b, at) {
+    for (const side of ["red", "black"]) {
+      const ms = remaining(b.state, side, at);
+      const time = b.el.querySelector(`.side.${side} .time`);
+      time.textContent = fmt(ms);
+      time.dataset.ms = String(ms);
+    }
+  }
+  setInterval(() => {
+    const at = now();
+    for (const b of boards.values()) if (b.state.phase === "running") tick(b, at);
+  }, 100);
+
+  // -- one snapshot in ------------------------------------------------------------------------
+  const int = (x, lo, hi) => Number.isInteger(x) && x >= lo && x <= hi;
+  function valid(s, board) {
+    return s !== null && typeof s === "object" && !Array.isArray(s) && s.board === board &&
+      int(s.red_ms, 0, DAY_MS) && int(s.black_ms, 0, DAY_MS) && int(s.ts, 0, 2 ** 53) &&
+      int(s.session, 0, 2 ** 53) && int(s.seq, 0, 2 ** 53) && PHASES.includes(s.phase) &&
+      [null, undefined, "red", "black"].includes(s.running) &&
+      (s.game === undefined || s.game === null || (typeof s.game === "string" && s.game.length <= 64)) &&
+      ["red", "black"].every((k) => s[k] === undefined || s[k] === null || (typeof s[k] === "string" && s[k].length <= 64));
+  }
+  function onState(subject, bytes) {
+    // {prefix}.qz.v1.{venue}.board.{board}.state
+    const head = config.prefix + ".qz.v1.";
+    const parts = subject.startsWith(head) ? subject.slice(head.length).split(".") : [];
+    if (parts.length !== 4 || parts[1] !== "board" || parts[3] !== "state" || !ID.test(parts[0]) || !ID.test(parts[2])) {
+      count("invalid");
+      return;
+    }
+    const [venue, , board] = parts;
+    let s;
+    try { s = JSON.parse(new TextDecoder("utf-8", {fatal: true}).decode(bytes)); } catch (e) { count("not_json"); return; }
+    if (!valid(s, board)) { count("invalid"); return; }
+    const k = venue + "/" + board;
+    let b = boards.get(k);
+    if (!b) {
+      if (boards.size >= config.max_boards) { count("too_many_boards"); return; }
+      b = boardEntry(venue, board);
+      boards.set(k, b);
+    } else if (s.session < b.state.session || (s.session === b.state.session && s.seq < b.state.seq)) {
+      return; // an older snapshot overtaken by a newer one: not news
+    }
+    b.state = s;
+    render(b);
+  }
+
+  // -- the NATS client: text protocol over WebSocket frames ------------------------------------
+  const enc = new TextEncoder();
+  const dec = new TextDecoder();
+  let buf = new Uint8Array(0);
+  let backoff = 1000;
+  function crlf(from) {
+    for (let i = from; i + 1 < buf.length; i++) if (buf[i] === 13 && buf[i + 1] === 10) return i;
+    return -1;
+  }
+  function connect() {
+    showConn("connecting");
+    const ws = new WebSocket(config.ws);
+    ws.binaryType = "arraybuffer";
+    let pending = null; // a MSG header waiting for its payload: {subject, size, skip}
+    buf = new Uint8Array(0);
+    const send = (line) => ws.send(enc.encode(line + "\r\n"));
+    ws.onmessage = (e) => {
+      const chunk = new Uint8Array(e.data instanceof ArrayBuffer ? e.data : enc.encode(e.data));
+      if (buf.length + chunk.length > MAX_BUFFER) { count("too_large"); ws.close(); return; }
+      const joined = new Uint8Array(buf.length + chunk.length);
+      joined.set(buf); joined.set(chunk, buf.length);
+      buf = joined;
+      let at = 0;
+      for (;;) {
+        if (pending) {
+          if (buf.length - at < pending.size + 2) break;
+          if (!pending.skip) onState(pending.subject, buf.subarray(at, at + pending.size));
+          at += pending.size + 2;
+          pending = null;
+          continue;
+        }
+        const end = crlf(at);
+        if (end < 0) break;
+        const line = dec.decode(buf.subarray(at, end));
+        at = end + 2;
+        if (line.startsWith("MSG ")) {
+          const f = line.split(" ");
+          const size = Number(f[f.length - 1]);
+          if (!Number.isInteger(size) || size < 0) { ws.close(); return; }
+          const skip = size > MAX_PAYLOAD;
+          if (skip) count("too_large");
+          pending = {subject: f[1], size, skip};
+        } else if (line.startsWith("INFO ")) {
+          send(JSON.stringify({verbose: false, pedantic: false, lang: "qz-live", version: "1",
+                               protocol: 1, headers: false, no_responders: false}).replace(/^/, "CONNECT "));
+          send(`SUB ${config.prefix}.qz.v1.*.board.*.state 1`);
+          send("PING");
+        } else if (line === "PING") {
+          send("PONG");
+        } else if (line === "PONG") {
+          showConn("live");
+          backoff = 1000;
+        } else if (line.startsWith("-ERR")) {
+          console.warn("nats:", line);
+        }
+      }
+      buf = buf.slice(at);
+    };
+    ws.onclose = () => {
+      showConn("closed");
+      setTimeout(connect, backoff);
+      backoff = Math.min(backoff * 2, 30000);
+    };
+  }
+
+  // -- start: the hub tells where the centre's WebSocket listener is --------------------------
+  applyText();
+  const asked = Date.now();
+  fetch("api/live").then((r) => r.json()).then((c) => {
+    const got = Date.now();
+    config = {ws: c.ws, prefix: String(c.prefix || "fed"), max_boards: Number(c.max_boards) || 1000};
+    if (Number.isInteger(c.now)) offset = c.now + (got - asked) / 2 - got;
+    if (!config.ws) { showConn("closed"); return; }
+    connect();
+  }).catch(() => showConn("closed"));
+})();
