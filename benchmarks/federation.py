@@ -2,45 +2,61 @@
 
 1. Hub throughput: N events in the federation's JetStream stream; a bare pull consumer (fetch,
    ack, nothing else) reads them all, then the hub (validate, PostgreSQL commit, ack) does:
-   ``ratio`` = hub events/s ÷ bare events/s (aim ≥ 0.5).
+   hub events/s ÷ bare events/s (aim ≥ 0.5). ``--rounds`` such pairs, interleaved, because the
+   shared machine's load swings between seconds; ``ratio`` is the median of the pairs' ratios.
 2. Venue publish → hub stored: events published on a venue Mosquitto, bridged to NATS over MQTT,
    stored by the hub; p50/p99 of (stored_ms − ts), against the bridge alone (publish → a core
    NATS subscriber at the centre).
 3. Viewers: V WebSocket viewers in the PUBLIC account, each subscribed to every board's state,
-   while a venue publishes state changes; p99 of (received − ts) against one viewer alone (the
-   engine's fan-out measured alone). The viewers are nats-py clients in this one Python process:
-   past a few hundred, this process, not nats-server, is what saturates (see docs/federation.md).
+   while a venue publishes ``--rate`` state changes per second; p99 of (received − ts) against
+   one viewer alone (the engine's fan-out measured alone). The viewers are raw NATS-over-
+   WebSocket clients (_ws_viewers.py), ``--per-process`` of them in each child process, which
+   report every update's latency back; nats-server's CPU share and RSS over the window.
 
-    python benchmarks/federation.py           # 30,000 events, 2,000 e2e, 1,000 viewers
-    python benchmarks/federation.py --quick   # 3,000 events, 300 e2e, 100 viewers
+    python benchmarks/federation.py           # 30,000 events ×3, 2,000 e2e, 1,000 viewers
+    python benchmarks/federation.py --quick   # 3,000 events ×3, 300 e2e, 100 viewers
+    python benchmarks/federation.py --viewers-only --viewers 10000   # ratio: p99 ÷ 1 viewer's
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import multiprocessing as mp
+import os
 import resource
 import shutil
+import statistics
 import tempfile
 import time
 import urllib.request
 import uuid
+from array import array
 from pathlib import Path
 from typing import Any
 
 import asyncpg
 import nats
+import sqlalchemy as sa
 from _common import emit, parse_args, percentiles
+from _ws_viewers import sched_s, viewer_process
 
 from broker_config import MosquittoProcess, Roster
 from federation_hub.centre_runner import HUB_USER, NatsCentre
 from federation_hub.consumer import Hub
-from federation_hub.store import HubStore
-from federation_hub.streams import StreamPlan, ensure_streams
+from federation_hub.store import HubStore, events
+from federation_hub.streams import (
+    EVENTS_DURABLE,
+    EVENTS_STREAM,
+    StreamPlan,
+    consumer_config,
+    ensure_streams,
+)
 
 PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
 BOARDS = 100
 PLAN = StreamPlan(max_bytes=256 * 1024**2)
+VIEWER_SUBJECT = "fed.qz.v1.*.board.*.state"
 
 
 def now_ms() -> int:
@@ -80,30 +96,137 @@ async def fill_stream(nc: Any, n: int, venue: str = "va") -> None:
         await asyncio.sleep(0.05)
 
 
-async def bare_rate(nc: Any, n: int) -> float:
+async def bare_rate(nc: Any, n: int, durable: str) -> float:
     js = nc.jetstream()
-    from federation_hub.streams import consumer_config
-
-    await js.add_consumer("QZ_FED_EVENTS", consumer_config("bench-bare", PLAN))
-    sub = await js.pull_subscribe_bind("bench-bare", "QZ_FED_EVENTS")
+    await js.add_consumer("QZ_FED_EVENTS", consumer_config(durable, PLAN))
+    sub = await js.pull_subscribe_bind(durable, "QZ_FED_EVENTS")
     t0, got = time.perf_counter(), 0
     while got < n:
         for m in await sub.fetch(200, timeout=5):
             await m.ack()
             got += 1
-    return n / (time.perf_counter() - t0)
+    rate = n / (time.perf_counter() - t0)
+    await sub.unsubscribe()
+    await js.delete_consumer("QZ_FED_EVENTS", durable)
+    return rate
+
+
+async def stop(task: asyncio.Task[None]) -> None:
+    """Cancel the hub's task until it has ended.
+
+    Python 3.11's ``asyncio.wait_for`` (inside nats-py's fetch) can swallow a cancellation that
+    arrives as its fetch completes; the reader then goes on fetching and one ``cancel()`` never
+    ends it (seen once: a --quick run waited 10 minutes here).
+    """
+    while not task.done():
+        task.cancel()
+        await asyncio.wait({task}, timeout=1.0)
+    await asyncio.gather(task, return_exceptions=True)
 
 
 async def hub_rate(hub: Hub, n: int) -> float:
     task = asyncio.create_task(hub.run())
     await hub.ready.wait()  # connected and bound, as the bare consumer is before its clock starts
     t0 = time.perf_counter()
-    while hub.counters.stored < n:  # noqa: ASYNC110 - a counter of the hub's task
+    last, since = -1, time.monotonic()
+    while hub.counters.stored < n:
+        # A hub that stopped, or stores nothing for a minute, is an error, not a long wait.
+        if hub.counters.stored != last:
+            last, since = hub.counters.stored, time.monotonic()
+        if task.done() or time.monotonic() - since > 60:
+            await stop(task)
+            raise RuntimeError(f"the hub stalled at {hub.counters.as_dict()} of {n}")
         await asyncio.sleep(0.01)
     rate = n / (time.perf_counter() - t0)
-    task.cancel()
-    await asyncio.gather(task, return_exceptions=True)
+    await stop(task)
     return rate
+
+
+class CpuMeter:
+    """CPU seconds spent by this process, nats-server and the database's backends.
+
+    The wall-clock ratio swings with the shared machine's load; CPU seconds per event do not
+    (much): what the hub costs the machine per event, against what the bare consumer costs.
+    """
+
+    def __init__(self, centre: NatsCentre, db: str) -> None:
+        self.nats_pid = centre.procs[0].pid  # type: ignore[union-attr]
+        self.db = db
+
+    async def _backends(self) -> dict[int, float]:
+        admin = await asyncpg.connect(**PG_ADMIN)
+        try:
+            rows = await admin.fetch("SELECT pid FROM pg_stat_activity WHERE datname = $1", self.db)
+        finally:
+            await admin.close()
+        out = {}
+        for r in rows:
+            try:
+                out[r["pid"]] = sched_s(r["pid"])[0]
+            except OSError:
+                pass  # a backend that ended meanwhile
+        return out
+
+    async def snapshot(self) -> tuple[float, float, dict[int, float]]:
+        return time.process_time(), sched_s(self.nats_pid)[0], await self._backends()
+
+    async def since(self, start: tuple[float, float, dict[int, float]]) -> dict[str, float]:
+        end = await self.snapshot()
+        db = sum(v - start[2].get(pid, 0.0) for pid, v in end[2].items())
+        return {"python": end[0] - start[0], "nats": end[1] - start[1], "db": db}
+
+
+async def throughput(
+    centre: NatsCentre, store: HubStore, db: str, n: int, rounds: int, workers: int
+) -> dict[str, Any]:
+    """``rounds`` pairs of (bare consumer, hub) over the same ``n`` events, interleaved.
+
+    The machine is shared and its load swings within seconds: a pair measured back to back
+    sees nearly the same load, so each pair gives one ratio and the figure is their median.
+    Between rounds the hub's durable consumer and table are reset, so each round stores all n.
+    """
+    nc = await nats.connect(centre.urls, user=HUB_USER[0], password=HUB_USER[1])
+    js = nc.jetstream()
+    await ensure_streams(js, PLAN)
+    await fill_stream(nc, n)
+    meter = CpuMeter(centre, db)
+    bare, hub = [], []
+    cpu: dict[str, list[dict[str, float]]] = {"bare": [], "hub": []}
+    try:
+        for i in range(rounds):
+            t0 = await meter.snapshot()
+            bare.append(await bare_rate(nc, n, f"bench-bare-{i}"))
+            cpu["bare"].append(await meter.since(t0))
+            if i:
+                await js.delete_consumer(EVENTS_STREAM, EVENTS_DURABLE)
+                async with store.engine.begin() as conn:
+                    await conn.execute(sa.text("TRUNCATE fed_events"))
+            t0 = await meter.snapshot()
+            hub.append(await hub_rate(Hub(
+                servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1], store=store,
+                plan=PLAN, batch=500, workers=workers,
+            ), n))  # fmt: skip
+            cpu["hub"].append(await meter.since(t0))
+    finally:
+        await nc.close()
+    ratios = sorted(h / b for h, b in zip(hub, bare, strict=True))
+
+    def per_event_us(kind: str) -> dict[str, float]:
+        return {
+            part: round(statistics.median(c[part] for c in cpu[kind]) / n * 1e6, 1)
+            for part in ("python", "nats", "db")
+        }
+
+    bare_us, hub_us = per_event_us("bare"), per_event_us("hub")
+    return {
+        "bare": bare,
+        "hub": hub,
+        "ratios": ratios,
+        "median": statistics.median(ratios),
+        "bare_cpu_us": bare_us,
+        "hub_cpu_us": hub_us,
+        "cpu_ratio": sum(bare_us.values()) / sum(hub_us.values()),
+    }
 
 
 async def e2e(centre: NatsCentre, store: HubStore, hub: Hub, n: int) -> dict[str, Any]:
@@ -145,10 +268,6 @@ async def e2e(centre: NatsCentre, store: HubStore, hub: Hub, n: int) -> dict[str
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline:
             async with store.engine.connect() as conn:
-                import sqlalchemy as sa
-
-                from federation_hub.store import events
-
                 rows = (await conn.execute(
                     sa.select(events.c.stored_ms - events.c.ts)
                     .where(events.c.venue == "vb", events.c.seq >= 2)
@@ -158,116 +277,226 @@ async def e2e(centre: NatsCentre, store: HubStore, hub: Hub, n: int) -> dict[str
             await asyncio.sleep(0.5)
         hub_lat = [float(r[0]) for r in rows]
     finally:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        await stop(task)
         await nc.close()
         broker.close()
         shutil.rmtree(directory, ignore_errors=True)
     return {"bridge": percentiles(bridge_lat), "hub": percentiles(hub_lat), "n": len(hub_lat)}
 
 
-async def viewers(centre: NatsCentre, count: int, seconds: float) -> dict[str, float]:
-    ws = f"ws://127.0.0.1:{centre.nodes[0].ws_port}"
-    lat: list[float] = []
+def _server_rss_mb(pid: int) -> float:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
 
-    async def on_msg(msg: Any) -> None:
-        lat.append(now_ms() - json.loads(msg.data)["ts"])
 
-    clients = []
-    for _ in range(count):
-        c = await nats.connect(ws, max_reconnect_attempts=0)
-        await c.subscribe("fed.qz.v1.*.board.*.state", cb=on_msg)
-        await c.flush()
-        clients.append(c)
+async def viewers(
+    centre: NatsCentre, count: int, seconds: float, rate: float, per_process: int
+) -> dict[str, Any]:
+    """``count`` WebSocket viewers spread over child processes; latency of each update."""
+    port = centre.nodes[0].ws_port
+    procs = max(1, -(-count // per_process))
+    ctx = mp.get_context("spawn")
+    pipes, children = [], []
+    for i in range(procs):
+        share = count // procs + (1 if i < count % procs else 0)
+        parent_end, child_end = ctx.Pipe()
+        child = ctx.Process(
+            target=viewer_process,
+            args=(child_end, "127.0.0.1", port, VIEWER_SUBJECT, share),
+            daemon=True,
+        )
+        child.start()
+        pipes.append(parent_end)
+        children.append(child)
+    loop = asyncio.get_running_loop()
+    t_connect = time.perf_counter()
+    ready = await asyncio.gather(*(loop.run_in_executor(None, p.recv) for p in pipes))
+    connect_s = time.perf_counter() - t_connect
+    held = sum(r[1] for r in ready)
+    settle_s = 1 + count / 2_000
+    pid = centre.procs[0].pid  # type: ignore[union-attr]
     venue = await nats.connect(centre.urls, user="venue-va", password="pw-va")
     try:
+        await asyncio.sleep(settle_s)  # the connection storm settles before the clock starts
+        slow0 = _slow_consumers(centre)
+        for pipe in pipes:
+            pipe.send("go")
+        (run0, wait0), w0 = sched_s(pid), time.perf_counter()
         t_end = time.monotonic() + seconds
+        half_ms = now_ms() + int(seconds * 500)
         seq = 0
         while time.monotonic() < t_end:
             seq += 1
             board = seq % 20 + 1
             body = {"board": str(board), "seq": seq, "ts": now_ms()}
             await venue.publish(f"fed.qz.v1.va.board.{board}.state", json.dumps(body).encode())
-            await asyncio.sleep(0.1)  # 10 state changes/s across the venue
+            await asyncio.sleep(1 / rate)
         await venue.flush()
         await asyncio.sleep(2)
-        expected = seq * count
+        run1, wait1 = sched_s(pid)
+        window = time.perf_counter() - w0
+        server_cpu, server_wait = (run1 - run0) / window, (wait1 - wait0) / window
+        rss = _server_rss_mb(pid)
+        slow = _slow_consumers(centre) - slow0
     finally:
         await venue.close()
-        for c in clients:
-            await c.close()
-    p = percentiles(lat)
-    p["delivered"] = len(lat) / expected
-    return p
+        for pipe in pipes:
+            pipe.send("stop")
+    done = await asyncio.gather(*(loop.run_in_executor(None, p.recv) for p in pipes))
+    for child in children:
+        child.join(10)
+    lat: array[int] = array("l")
+    sent: array[int] = array("q")
+    for _, raw_lat, raw_sent, _stats in done:
+        lat.frombytes(raw_lat)
+        sent.frombytes(raw_sent)
+    # The second half of the window alone: past the connection storm's after-effects.
+    steady = [d for d, t in zip(lat, sent, strict=True) if t >= half_ms]
+    p = percentiles(lat) if lat else {"p50": float("nan"), "p99": float("nan")}
+    ps = percentiles(steady) if steady else {"p50": float("nan"), "p99": float("nan")}
+    return {
+        "viewers": count,
+        "held": held,
+        "processes": procs,
+        "connect_s": round(connect_s, 1),
+        "updates": seq,
+        # when the last viewer had the last update, after it was published
+        "last_received_after_ms": max(d[3]["last_ms"] for d in done) - max(sent, default=0),
+        "p50": p["p50"],
+        "p99": p["p99"],
+        "steady_p50": ps["p50"],
+        "steady_p99": ps["p99"],
+        "delivered": len(lat) / max(1, seq * count),
+        "dropped_during": sum(d[3]["lost_during"] for d in done),
+        "slow_consumers": slow,
+        "server_cpu": round(server_cpu, 2),
+        "server_wait": round(server_wait, 2),
+        "client_wait": round(sum(d[3]["wait_s"] for d in done) / window, 2),
+        "server_rss_mb": round(rss, 1),
+        "client_cpu": round(sum(d[3]["cpu_s"] for d in done) / window, 2),
+    }
 
 
-def server_mem_mb(centre: NatsCentre) -> float:
+def _slow_consumers(centre: NatsCentre) -> int:
     url = f"http://127.0.0.1:{centre.nodes[0].http_port}/varz"
     with urllib.request.urlopen(url, timeout=5) as r:
-        return float(json.loads(r.read())["mem"]) / 1e6
+        return int(json.loads(r.read()).get("slow_consumers", 0))
 
 
-async def main_async(quick: bool, workers: int = 1) -> dict[str, Any]:
+def _raise_nofile(viewers: int) -> None:
+    # nats-server (our child) holds one descriptor per viewer and inherits this limit.
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    want = min(hard, max(soft, viewers + 1024))
+    resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
+    if viewers + 256 > hard:
+        raise SystemExit(f"--viewers {viewers}: the hard RLIMIT_NOFILE is {hard}")
+
+
+async def main_async(args: Any) -> dict[str, Any]:
+    quick = args.quick
     n_events = 3_000 if quick else 30_000
     n_e2e = 300 if quick else 2_000
-    n_view = 100 if quick else 1_000
+    n_view = args.viewers or (100 if quick else 1_000)
+    seconds = args.seconds or (3 if quick else 10)
+    _raise_nofile(n_view)
     centre = NatsCentre.start(
         nodes=1, venues={"va": ("venue-va", "pw-va"), "vb": ("venue-vb", "pw-vb")}
     )
     db = await new_db()
     store = await HubStore.open(f"postgresql://postgres@127.0.0.1:5432/{db}")
+    result: dict[str, Any] = {}
     try:
-        nc = await nats.connect(centre.urls, user=HUB_USER[0], password=HUB_USER[1])
-        await ensure_streams(nc.jetstream(), PLAN)
-        await fill_stream(nc, n_events)
-        bare = await bare_rate(nc, n_events)
-        await nc.close()
+        if not args.viewers_only:
+            put = await throughput(centre, store, db, n_events, args.rounds, args.workers)
 
-        def make_hub() -> Hub:
-            return Hub(servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1],
-                       store=store, plan=PLAN, batch=500, workers=workers)  # fmt: skip
+            def make_hub() -> Hub:
+                return Hub(servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1],
+                           store=store, plan=PLAN, batch=500, workers=args.workers)  # fmt: skip
 
-        hub_r = await hub_rate(make_hub(), n_events)
-        lat = await e2e(centre, store, make_hub(), n_e2e)
-        one = await viewers(centre, 1, 5 if quick else 10)
-        many = await viewers(centre, n_view, 5 if quick else 10)
-        mem = server_mem_mb(centre)
+            lat = await e2e(centre, store, make_hub(), n_e2e)
+            result |= {
+                "ratio": round(put["median"], 3),
+                "ratio_per_round": [round(r, 3) for r in put["ratios"]],
+                # CPU per event (this process, nats-server, PostgreSQL), medians of the rounds:
+                # the same comparison without the machine's load in it
+                "cpu_ratio": round(put["cpu_ratio"], 3),
+                "bare_cpu_us_per_event": put["bare_cpu_us"],
+                "hub_cpu_us_per_event": put["hub_cpu_us"],
+                "hub_workers": args.workers,
+                "bare_events_per_s": [round(r) for r in put["bare"]],
+                "hub_events_per_s": [round(r) for r in put["hub"]],
+                "events": n_events,
+                "e2e_events": lat["n"],
+                "bridge_p50_ms": lat["bridge"]["p50"],
+                "bridge_p99_ms": lat["bridge"]["p99"],
+                "hub_stored_p50_ms": lat["hub"]["p50"],
+                "hub_stored_p99_ms": lat["hub"]["p99"],
+                "e2e_p99_ratio": round(lat["hub"]["p99"] / max(1.0, lat["bridge"]["p99"]), 2),
+            }
+        one = await viewers(centre, 1, seconds, args.rate, args.per_process)
+        many = await viewers(centre, n_view, seconds, args.rate, args.per_process)
     finally:
         await store.close()
         await drop_db(db)
         centre.close()
-    return {
-        "ratio": round(hub_r / bare, 3),
-        "hub_workers": workers,
-        "bare_events_per_s": round(bare),
-        "hub_events_per_s": round(hub_r),
-        "events": n_events,
-        "e2e_events": lat["n"],
-        "bridge_p50_ms": lat["bridge"]["p50"],
-        "bridge_p99_ms": lat["bridge"]["p99"],
-        "hub_stored_p50_ms": lat["hub"]["p50"],
-        "hub_stored_p99_ms": lat["hub"]["p99"],
-        "e2e_p99_ratio": round(lat["hub"]["p99"] / max(1.0, lat["bridge"]["p99"]), 2),
+    if args.viewers_only:
+        result["ratio"] = round(many["p99"] / max(1.0, one["p99"]), 2)
+    result |= {
+        "update_rate_per_s": args.rate,
+        "viewer_1_p50_ms": one["p50"],
         "viewer_1_p99_ms": one["p99"],
+        "viewer_1_server_cpu": one["server_cpu"],
         "viewers": n_view,
+        "viewers_held": many["held"],
+        "viewer_processes": many["processes"],
+        "viewers_connect_s": many["connect_s"],
         "viewers_p50_ms": many["p50"],
         "viewers_p99_ms": many["p99"],
+        "viewers_2nd_half_p50_ms": many["steady_p50"],
+        "viewers_2nd_half_p99_ms": many["steady_p99"],
+        "viewers_slow_consumers": many["slow_consumers"],
+        "viewers_updates": many["updates"],
+        "viewers_last_received_after_ms": many["last_received_after_ms"],
         "viewers_delivered": round(many["delivered"], 4),
+        "viewers_dropped_during": many["dropped_during"],
         "viewers_p99_ratio": round(many["p99"] / max(1.0, one["p99"]), 2),
-        "nats_server_mem_mb": round(mem, 1),
+        # CPU used and run-queue wait, in cores over the window (1.0 = one core all along)
+        "nats_server_cpu": many["server_cpu"],
+        "nats_server_runqueue_wait": many["server_wait"],
+        "nats_server_rss_mb": many["server_rss_mb"],
+        "viewer_clients_cpu": many["client_cpu"],
+        "viewer_clients_runqueue_wait": many["client_wait"],
+        "load_average": os.getloadavg()[0],
         "bench_process_peak_rss_mb": round(
             resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1
         ),
     }
+    return result
 
 
 def _options(parser: Any) -> None:
     parser.add_argument("--workers", type=int, default=1, help="the hub's event readers")
+    parser.add_argument("--seconds", type=float, default=0, help="viewers' window (10; quick 3)")
+    parser.add_argument("--rounds", type=int, default=3, help="bare/hub pairs (ratio: median)")
+    parser.add_argument(
+        "--viewers", type=int, default=0, help="WebSocket viewers (default 1,000; quick 100)"
+    )
+    parser.add_argument("--per-process", type=int, default=2_500, help="viewers per client process")
+    parser.add_argument(
+        "--rate", type=float, default=10.0, help="state changes published per second"
+    )
+    parser.add_argument(
+        "--viewers-only",
+        action="store_true",
+        help="skip the hub; ratio = viewers p99 ÷ one viewer's",
+    )
 
 
 def main() -> None:
     args = parse_args(__doc__.splitlines()[0], _options)
-    emit(asyncio.run(main_async(args.quick, args.workers)))
+    emit(asyncio.run(main_async(args)))
 
 
 if __name__ == "__main__":

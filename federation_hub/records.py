@@ -31,7 +31,9 @@ class EventRecord:
     type: str
     game: str | None
     ts: int
-    body: dict[str, Any]
+    # The event as JSON text exactly as the venue sent it (from the wire: validated, never
+    # parsed into a dict only to be encoded again) or as an object (built in code).
+    body: dict[str, Any] | str
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,6 +84,30 @@ def _decode(subject: str, model: type[BaseModel], data: bytes) -> tuple[Any, dic
         raise RecordError(f"{subject}: {model.__name__}: {where}: {err['msg']}") from None
 
 
+def _validate_text(subject: str, model: type[BaseModel], data: bytes) -> tuple[Any, str]:
+    """The validated model and the payload's text: one pass of pydantic's JSON parser.
+
+    The text is what the store keeps. Whatever passes the event contract is JSON PostgreSQL's
+    ``json`` type accepts too: the parser refuses lone surrogates and trailing garbage, and no
+    event field takes a float, so ``NaN``/``Infinity`` (which ``json.loads`` would take and
+    PostgreSQL would not) never validate (tests/federation/test_federation_records.py).
+    """
+    try:
+        text = data.decode()
+    except UnicodeDecodeError as exc:
+        raise RecordError(f"{subject}: not JSON: {exc}") from None
+    try:
+        return model.model_validate_json(text), text
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        if err["type"] == "json_invalid":
+            raise RecordError(f"{subject}: not JSON: {err['msg']}") from None
+        if err["type"] == "model_type":
+            raise RecordError(f"{subject}: expected a JSON object") from None
+        where = ".".join(str(p) for p in err["loc"]) or "payload"
+        raise RecordError(f"{subject}: {model.__name__}: {where}: {err['msg']}") from None
+
+
 def _bounded(subject: str, **values: int) -> None:
     for name, value in values.items():
         if value > MAX_INT:
@@ -93,7 +119,7 @@ def parse_event(subject: str, data: bytes, prefix: str) -> EventRecord:
     if kind != "event":
         raise RecordError(f"{subject}: not an event subject")
     _payload(subject, data)
-    ev, body = _decode(subject, EventEnvelope, data)
+    ev, body = _validate_text(subject, EventEnvelope, data)
     if ev.board != board:
         raise RecordError(f"{subject}: payload speaks for board {ev.board!r}")
     _bounded(subject, session=ev.session, seq=ev.seq, ts=ev.ts)

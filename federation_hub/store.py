@@ -9,9 +9,11 @@ runs on PostgreSQL. The schema is created at open (``create_all``; no migrations
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from typing import Any
 
+import asyncpg
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg
 from sqlalchemy.dialects import sqlite as lite
@@ -48,6 +50,24 @@ boards = sa.Table(
     sa.Column("ts", sa.BigInteger, nullable=False),
     sa.Column("body", sa.JSON, nullable=False),
 )
+
+
+# What asyncpg raises for a failed statement or a lost connection (its own classes: no
+# SQLAlchemy wrapper on this path). A connection the server closed shows as an internal
+# client error ("another operation is in progress") on its next use.
+DRIVER_ERRORS = (
+    asyncpg.PostgresError,
+    asyncpg.InterfaceError,
+    asyncpg.InternalClientError,
+    OSError,
+)
+INSERT_EVENTS = """
+INSERT INTO fed_events (venue, board, session, seq, type, game, ts, stored_ms, body)
+SELECT v, b, s, q, t, g, ts, $9, j::json
+FROM unnest($1::varchar[], $2::varchar[], $3::int8[], $4::int8[], $5::varchar[],
+            $6::varchar[], $7::int8[], $8::text[]) AS u(v, b, s, q, t, g, ts, j)
+ON CONFLICT (venue, board, session, seq) DO NOTHING
+"""
 
 
 def normalise_url(url: str) -> str:
@@ -96,6 +116,8 @@ class HubStore:
         """Store a batch in one transaction; returns how many were new (the rest were known)."""
         if not records:
             return 0
+        if self._dialect is pg:
+            return await self._add_events_pg(records)
         stamp = wall_ms()
         rows = [
             {
@@ -107,7 +129,7 @@ class HubStore:
                 "game": r.game,
                 "ts": r.ts,
                 "stored_ms": stamp,
-                "body": r.body,
+                "body": json.loads(r.body) if isinstance(r.body, str) else r.body,
             }
             for r in records
         ]
@@ -120,6 +142,35 @@ class HubStore:
         async with self.engine.begin() as conn:
             result = await conn.execute(stmt, rows)
             return len(result.all())
+
+    async def _add_events_pg(self, records: Sequence[EventRecord]) -> int:
+        # The hub's hot path: one prepared statement, one round trip, the batch as nine arrays
+        # and the bodies as the venue's own JSON text (SQLAlchemy's per-row parameter handling
+        # and a json.dumps per event were ~2/3 of the hub's time per batch). One statement is
+        # atomic without a transaction block; PostgreSQL's row count of an INSERT is exact.
+        columns: list[list[Any]] = [[], [], [], [], [], [], [], []]
+        venue, board, session, seq, type_, game, ts, body = columns
+        for r in records:
+            venue.append(r.venue)
+            board.append(r.board)
+            session.append(r.session)
+            seq.append(r.seq)
+            type_.append(r.type)
+            game.append(r.game)
+            ts.append(r.ts)
+            body.append(r.body if isinstance(r.body, str) else json.dumps(r.body))
+        async with self.engine.connect() as conn:
+            driver = (await conn.get_raw_connection()).driver_connection
+            if driver is None:  # a pooled connection always has one; typed as optional
+                raise OSError("the database connection has no asyncpg connection")
+            try:
+                status = await driver.execute(INSERT_EVENTS, *columns, wall_ms())
+            except DRIVER_ERRORS as exc:
+                # SQLAlchemy never saw this failure: the connection must not go back to its
+                # pool (it may be dead), and the hub retries on SQLAlchemy's errors only.
+                await conn.invalidate()
+                raise sa.exc.DBAPIError(INSERT_EVENTS, None, exc) from exc
+        return int(status.rsplit(" ", 1)[1])
 
     async def put_states(self, records: Sequence[StateRecord]) -> None:
         if not records:

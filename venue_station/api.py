@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
-from starlette.responses import PlainTextResponse, Response, StreamingResponse
+from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
 from venue_station import (
@@ -32,6 +32,7 @@ from venue_station.alerts import ALERT_STATUSES
 from venue_station.api_actions import action_routes
 from venue_station.http_base import ApiError, int_param, json_response, path_int, station_of
 from venue_station.hub import HubFull, format_sse
+from venue_station.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from venue_station.openapi import SCHEMA
 from venue_station.privacy import is_private_event, public_board, public_message
 from venue_station.results import derive_game, points
@@ -54,9 +55,7 @@ async def healthz(request: Request) -> Response:
 
 async def metrics(request: Request) -> Response:
     require_reader(request)
-    return PlainTextResponse(
-        station_of(request).metrics.render(), media_type="text/plain; version=0.0.4"
-    )
+    return Response(station_of(request).metrics.exposition(), media_type=METRICS_CONTENT_TYPE)
 
 
 async def openapi(request: Request) -> Response:

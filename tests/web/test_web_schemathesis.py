@@ -1,6 +1,7 @@
 """Every malformed path, parameter or body is a 4xx, never a 500 (issue 12): schemathesis
 generates requests from the station's own ``/api/openapi.json`` and sends them to a real
-station over a real socket, anonymous and as the chief arbiter.
+station over a real socket, anonymous and as the chief arbiter. Every response, a 200 or an
+error, must also match the document's (generated) schema and media type for it (issue 14).
 
 Bounded so it is neither slow nor flaky: a fixed small number of examples per operation and
 hypothesis derandomised (the same requests every run). The live stream is left out (it never
@@ -52,13 +53,30 @@ def _fuzz_one(op: Any, base_url: str, headers: dict[str, str], failures: list[st
     @hypothesis.given(case=op.as_strategy())
     def check(case: Any) -> None:
         response = case.call(base_url=base_url, headers=headers, timeout=10)
+        where = f"{op.method.upper()} {case.formatted_path} {case.query or ''}"
         if response.status_code >= 500 and response.status_code not in (503, 504):
-            failures.append(
-                f"{op.method.upper()} {case.formatted_path} {case.query or ''} "
-                f"-> {response.status_code} {response.text[:200]}"
-            )
+            failures.append(f"{where} -> {response.status_code} {response.text[:200]}")
+        elif (wrong := _conforms(case, response)) is not None:
+            failures.append(f"{where} -> {response.status_code} not as documented: {wrong}")
 
     check()
+
+
+def _conforms(case: Any, response: Any) -> str | None:
+    """Whether a response has the status, media type and body shape the document declares
+    (every 200 and every error against the generated schemas)."""
+    from schemathesis.specs.openapi.checks import (
+        content_type_conformance,
+        response_schema_conformance,
+    )
+
+    try:
+        case.validate_response(
+            response, checks=[response_schema_conformance, content_type_conformance]
+        )
+    except (Exception, BaseExceptionGroup) as exc:  # a group of the failed checks
+        return str(exc)[:400]
+    return None
 
 
 async def test_schemathesis_finds_no_server_error(tmp_path: Path, start_station: Any) -> None:

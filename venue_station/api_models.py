@@ -1,0 +1,405 @@
+"""The shapes of the read routes' JSON responses, as pydantic models.
+
+``openapi.py`` generates ``/api/openapi.json`` from these (and from ``api_action_models.py``),
+and ``tests/station/test_api_responses.py`` validates real responses against that document: a
+field renamed or dropped in a route fails there. The routes build plain dicts (the hot reads,
+``/api/boards`` on every hall screen, pay no model on the way out); these models are the
+contract those dicts are held to.
+
+Every model forbids fields it does not name (``additionalProperties: false``), and a field the
+route always sends has no default, so the document marks it required.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from wire_contract.messages import BoardStatus, StateSnapshot
+
+__all__ = [
+    "READ_MODELS",
+    "Accounts",
+    "Alerts",
+    "BoardDetail",
+    "Boards",
+    "Error",
+    "Events",
+    "Fouls",
+    "GameDetail",
+    "Games",
+    "Health",
+    "Reasons",
+    "Results",
+    "ResultsExport",
+    "RoundClock",
+    "Rounds",
+    "SessionInfo",
+    "SetAside",
+    "Standings",
+    "StandingsExport",
+    "StationInfo",
+    "TrfEntrants",
+]
+
+Ms = int  # wall-clock milliseconds since the epoch
+OutcomeStatus = Literal["undecided", "pending", "confirmed"]
+
+
+class Out(BaseModel):
+    """A response object: exactly these fields."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Error(BaseModel):
+    """Every 4xx/5xx: ``error`` says what, ``where`` names the place (``query.round``,
+    ``body.cmd``, ``line 3``); some errors add context (a TRF's ``line``/``columns``, an
+    action's ``command`` reply)."""
+
+    model_config = ConfigDict(extra="allow")
+    error: str
+    where: str | None = None
+
+
+# -- the station --------------------------------------------------------------------------------
+class StationInfo(Out):
+    venue: str
+    regulation: str
+    tc: str
+    session: int
+    started_ms: Ms
+    station_ts: Ms
+    connected: bool
+
+
+class TaskState(Out):
+    up: bool
+    restarts: int
+    last_error: str | None
+    down_s: float | None
+
+
+class WriterHealth(Out):
+    stuck: bool
+    busy_s: float | None
+    retrying: bool
+    last_error: str | None
+    set_aside: int
+
+
+class Health(StationInfo):
+    ok: bool
+    tasks: dict[str, TaskState]
+    tasks_down: list[str]
+    writer: WriterHealth
+    flooding: list[str]
+
+
+# -- boards and events --------------------------------------------------------------------------
+class BoardView(Out):
+    board: str
+    status: BoardStatus | None
+    state: StateSnapshot | None
+    online: bool
+    clock_offset_ms: int | None
+    # a board the station has stored events of: its highest seq in order, the seq ranges missing
+    last_seq: int | None = None
+    missing: list[list[int]] | None = None
+
+
+class Boards(Out):
+    boards: list[BoardView]
+
+
+class ClockAt(Out):
+    red_ms: int
+    black_ms: int
+    running: Literal["red", "black"] | None
+
+
+class Event(Out):
+    id: int
+    board: str
+    session: int
+    seq: int
+    node: str
+    game: str | None
+    round: int | None
+    ts: Ms
+    type: str
+    replay: bool
+    data: dict[str, Any]
+    received_ms: Ms
+    clock: ClockAt
+    # The same three again at the top level: served so since the first API (the route spreads
+    # the stored row before it moves them into ``clock``); kept for the clients that read them.
+    red_ms: int
+    black_ms: int
+    running: Literal["red", "black"] | None
+
+
+class BoardDetail(BoardView):
+    events: list[Event] = Field(description="the board's 50 latest events, newest first")
+
+
+class Events(Out):
+    events: list[Event]
+    next: int | None = Field(description="the id cursor of the next page, null on the last")
+
+
+# -- games and results ------------------------------------------------------------------------
+class FoulCounts(Out):
+    pending: int = 0
+    confirmed: int = 0
+    dismissed: int = 0
+
+
+class Game(Out):
+    game: str
+    round: int
+    board: str
+    red: str
+    black: str
+    tc: str
+    winner: Literal["red", "black"] | None
+    result: str | None = Field(description="1-0 | 0-1 | 1/2-1/2 | 0-0, null until confirmed")
+    reason: str | None
+    decided_by: str | None
+    fouls: dict[str, FoulCounts]
+    status: OutcomeStatus
+    proposed: str | None
+    proposed_reason: str | None
+    red_points: int | None
+    black_points: int | None
+    updated_ms: Ms
+
+
+class Games(Out):
+    games: list[Game]
+
+
+class ClockRow(Out):
+    move: int
+    side: Literal["red", "black"]
+    used_ms: int
+    remaining_ms: int
+
+
+class GameDetail(Game):
+    clock_log: list[ClockRow]
+
+
+class ResultRow(Out):
+    round: int
+    board: str
+    game: str
+    red: str
+    black: str
+    result: str = Field(description='"" while undecided')
+    red_points: int | None
+    black_points: int | None
+    reason: str
+
+
+class Results(Out):
+    round: int | None
+    results: list[ResultRow]
+
+
+class Fouls(Out):
+    players: dict[str, FoulCounts]
+
+
+class Pairing(Out):
+    round: int
+    board: str
+    red: str
+    black: str
+
+
+class Round(Out):
+    round: int
+    tc: str
+    imported_ms: Ms
+    started_ms: Ms | None
+    pairings: list[Pairing]
+
+
+class Rounds(Out):
+    rounds: list[Round]
+
+
+class NextSession(Out):
+    round: int
+    date: str
+    time: str
+    start_ms: Ms
+
+
+class RoundClock(Out):
+    round: int | None
+    rounds: int
+    started_ms: Ms | None
+    late_ms: int
+    late_deadline_ms: Ms | None
+    station_ts: Ms
+    next: NextSession | None
+
+
+# -- the arbiter's reads ------------------------------------------------------------------------
+class Alert(Out):
+    id: int
+    key: str
+    kind: str
+    board: str
+    game: str | None
+    side: str | None
+    seq: int | None
+    ts: Ms
+    status: Literal["open", "acked", "confirmed", "dismissed"]
+    detail: dict[str, Any]
+    updated_ms: Ms
+    by: str | None
+
+
+class Alerts(Out):
+    alerts: list[Alert]
+
+
+class SetAsideRow(Out):
+    id: int
+    kind: str
+    board: str | None
+    reason: str
+    item: str = Field(description="the JSON text of what could not be stored")
+    set_aside_ms: Ms
+
+
+class SetAside(Out):
+    set_aside: list[SetAsideRow]
+
+
+class Account(Out):
+    username: str
+    role: str
+
+
+class Accounts(Out):
+    accounts: list[Account]
+
+
+class SessionInfo(Out):
+    """The logged-in user; ``csrf`` goes in ``X-CSRF-Token`` on every action."""
+
+    user: str
+    role: str
+    csrf: str
+
+
+# -- standings, reasons, the pairing program ------------------------------------------------------
+class Standing(Out):
+    rank: int
+    player: str
+    points: int
+    progressive: int
+    wins: int
+    fouls: int
+    black_games: int
+    games: int
+    shared: bool
+    reason_zh: str
+    reason_en: str
+    decided_by: str | None
+    dropped_rounds: int
+    event_rank: int
+    tags: list[str]
+
+
+class Standings(Out):
+    regulation: str
+    after_round: int | None
+    tag: str | None
+    standings: list[Standing]
+
+
+class Reason(Out):
+    code: str
+    kind: Literal["foul", "forfeit", "result"]
+    zh: str
+    en: str
+    count: int | None
+    of: str | None
+
+
+class HandicapRule(Out):
+    moves: int
+
+
+class Reasons(Out):
+    regulation: str
+    title: str
+    foul: list[Reason]
+    forfeit: list[Reason]
+    result: list[Reason]
+    handicap: HandicapRule | None
+    fouls_forfeit_at: int | None
+
+
+class Entrant(Out):
+    start_rank: int
+    player: str
+    name: str
+
+
+class Bye(Out):
+    round: int
+    player: int = Field(description="the player's start rank (the TRF's)")
+    kind: str = Field(description="TRF 240 kind: U, F (a win's points), H (a draw's), Z (none)")
+
+
+class TrfEntrants(Out):
+    entrants: list[Entrant]
+    byes: list[Bye]
+
+
+class ResultsExport(Out):
+    """``results.json``: a round's results for the pairing software."""
+
+    round: int
+    regulation: str
+    games: list[ResultRow]
+
+
+class StandingsExport(Out):
+    """``standings.json``."""
+
+    v: int
+    regulation: str | None
+    after_round: int | None
+    tag: str | None
+    standings: list[Standing]
+
+
+READ_MODELS: tuple[type[BaseModel], ...] = (
+    Error,
+    StationInfo,
+    Health,
+    Boards,
+    BoardDetail,
+    Events,
+    Games,
+    GameDetail,
+    Results,
+    Fouls,
+    Rounds,
+    RoundClock,
+    Alerts,
+    SetAside,
+    Accounts,
+    SessionInfo,
+    Standings,
+    Reasons,
+    TrfEntrants,
+)
