@@ -19,7 +19,7 @@ from support.station import envelope
 
 from federation_hub.consumer import Hub
 from federation_hub.store import HubStore
-from federation_hub.streams import EVENTS_DURABLE, EVENTS_STREAM
+from federation_hub.streams import EVENTS_DURABLE, EVENTS_STREAM, ensure_streams
 
 pytestmark = pytest.mark.postgres
 BATCH, WORKERS = 50, 2
@@ -44,17 +44,21 @@ async def test_a_stalled_store_leaves_the_backlog_in_jetstream(
     stall = locker.transaction()
     await stall.start()
     await locker.execute("LOCK TABLE fed_events IN ACCESS EXCLUSIVE MODE")
-    task = asyncio.create_task(hub.run())
     nc = await nats.connect(nats_centre.urls, user=HUB_USER[0], password=HUB_USER[1])
     js = nc.jetstream()
+    task: asyncio.Task[None] | None = None
     try:
-        await asyncio.wait_for(hub.ready.wait(), 15)
+        await ensure_streams(js, small_plan())
+        # The burst waits in the stream before the hub starts, so every fetch is a full batch
+        # (a fetch racing the publisher may return fewer, and the count would fall short).
         boards = [str(b) for b in range(1, 11)]
         for i in range(BURST):
             board = boards[i % len(boards)]
             body = json.dumps(envelope(board, i // len(boards) + 1)).encode()
             await nc.publish(f"fed.qz.v1.va.board.{board}.event", body)
         await nc.flush()
+        task = asyncio.create_task(hub.run())
+        await asyncio.wait_for(hub.ready.wait(), 15)
 
         async def held() -> int:
             info = await js.consumer_info(EVENTS_STREAM, EVENTS_DURABLE)
@@ -82,7 +86,8 @@ async def test_a_stalled_store_leaves_the_backlog_in_jetstream(
         }
     finally:
         await nc.close()
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)
+        if task is not None:
+            task.cancel()
+            await asyncio.gather(task, return_exceptions=True)
         await locker.close()
         await store.close()
