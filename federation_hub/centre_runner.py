@@ -45,7 +45,13 @@ class NatsCentre:
     procs: list[subprocess.Popen[bytes] | None] = field(default_factory=list)
 
     @classmethod
-    def start(cls, *, nodes: int = 1, venues: Mapping[str, tuple[str, str]]) -> NatsCentre:
+    def start(
+        cls,
+        *,
+        nodes: int = 1,
+        venues: Mapping[str, tuple[str, str]],
+        max_file_store_mb: int = 512,
+    ) -> NatsCentre:
         directory = Path(tempfile.mkdtemp(prefix="qz-nats-"))
         ports = [[free_port() for _ in range(5)] for _ in range(nodes)]
         specs = []
@@ -61,7 +67,7 @@ class NatsCentre:
                     http_port=h,
                     cluster_port=c if nodes > 1 else None,
                     routes=others,
-                    max_file_store_mb=512,
+                    max_file_store_mb=max_file_store_mb,
                     max_memory_store_mb=64,
                 )
             )

@@ -19,6 +19,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 
 from venue_station.config import BrokerConfig
 from venue_station.ingest import Ingest
+from venue_station.read_gate import ReadGateQueue, gated_queue
 from wire_contract.broker import mqtt_client
 from wire_contract.messages import StationStatus, Topics, encode
 from wire_contract.wallclock import wall_ms
@@ -31,7 +32,9 @@ BACKLOG_MS = 5000  # after a (re)connect, messages may be the broker's queue for
 # paho acks each QoS 1 message on arrival and the broker sends the next at once. Now a message
 # is acked only once the writer's queue has room, and the broker keeps at most RECEIVE_WINDOW
 # unacked messages in flight to us (MQTT 5 Receive Maximum; Mosquitto's max_inflight_messages
-# caps it too): the rest waits at the broker (its queue is sized for an outage).
+# caps it too): the rest waits at the broker (its queue is sized for an outage). Mosquitto
+# 2.0 skips the Receive Maximum when it resumes a session with a backlog, so the socket is not
+# read while RECEIVE_WINDOW messages wait for the collector (read_gate.py): the same bound.
 RECEIVE_WINDOW = 1000
 WRITER_QUEUE_BOUND = 5000
 ROOM_POLL_S = 0.005  # only while the writer is full
@@ -66,6 +69,9 @@ class Collector:
             will=will,
             timeout=10,
             max_queued_outgoing_messages=100_000,
+            # Paused only past the window, i.e. only when the broker broke its Receive Maximum:
+            # a paused socket also holds back the PUBACKs of the station's own commands.
+            queue_type=gated_queue(RECEIVE_WINDOW + 1, RECEIVE_WINDOW // 2),
         )
         # aiomqtt has no option for it: ack each message ourselves, after it found room.
         client._client.manual_ack_set(True)
@@ -102,6 +108,9 @@ class Collector:
         )
         await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
         self._client = client
+        sock = client._client.socket()
+        if isinstance(client._queue, ReadGateQueue) and sock is not None:
+            client._queue.attach(sock.fileno())
         self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
         self.connected.set()
