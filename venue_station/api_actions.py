@@ -16,7 +16,14 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.access import client_address, require_reader, require_session
-from venue_station.api_action_models import AlertAction, CommandBody, LoginBody
+from venue_station.api_action_models import (
+    AlertAction,
+    CommandBody,
+    Imported,
+    LoggedOut,
+    LoginBody,
+)
+from venue_station.api_models import Accounts, SessionInfo
 from venue_station.auth import COOKIE
 from venue_station.bodies import parse_body, read_body, validated
 from venue_station.errors import PairingsError
@@ -24,6 +31,7 @@ from venue_station.http_base import (
     ApiError,
     json_response,
     login_guard_of,
+    model_response,
     path_int,
     sessions_of,
     station_of,
@@ -69,7 +77,7 @@ async def login(request: Request) -> Response:
         guard.failed(user)
         raise ApiError(401, "wrong username or password", kind="bad_login")
     session = sessions.open(user, role)
-    response = json_response({"user": session.user, "role": session.role, "csrf": session.csrf})
+    response = model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
     response.set_cookie(
         COOKIE,
         session.sid,
@@ -84,7 +92,7 @@ async def login(request: Request) -> Response:
 async def logout(request: Request) -> Response:
     session = require_session(request, "viewer")
     sessions_of(request).logout(session.sid)
-    response = json_response({"ok": True})
+    response = model_response(LoggedOut(ok=True))
     response.delete_cookie(COOKIE, path="/", secure=station_of(request).config.http.cookies_secure)
     return response
 
@@ -93,7 +101,7 @@ async def whoami(request: Request) -> Response:
     session = sessions_of(request).get(request.cookies.get(COOKIE))
     if session is None:
         raise ApiError(401, "not logged in", kind="unauthenticated")
-    return json_response({"user": session.user, "role": session.role, "csrf": session.csrf})
+    return model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -151,7 +159,7 @@ async def import_players(request: Request) -> Response:
         count = await station_of(request).import_players(await _body(request))
     except PairingsError as exc:
         raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
-    return json_response({"imported": count})
+    return model_response(Imported(imported=count))
 
 
 async def send_round(request: Request) -> Response:
@@ -212,7 +220,7 @@ async def alert_action(request: Request) -> Response:
 async def accounts(request: Request) -> Response:
     """The station's accounts and their roles (no hashes); admin only."""
     require_reader(request, "admin")
-    return json_response({"accounts": sessions_of(request).accounts()})
+    return model_response(Accounts.model_validate({"accounts": sessions_of(request).accounts()}))
 
 
 def action_routes() -> list[BaseRoute]:
