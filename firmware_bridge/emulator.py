@@ -168,7 +168,8 @@ class ClockEmulator:
         if self._server is not None:
             self._server.close()
             with contextlib.suppress(Exception):
-                await asyncio.wait_for(self._server.wait_closed(), 2.0)
+                async with asyncio.timeout(2.0):
+                    await self._server.wait_closed()
             self._server = None
         if self._pty_transport is not None:
             self._pty_transport.close()
@@ -289,7 +290,8 @@ class ClockEmulator:
                 self._changed.clear()
                 with contextlib.suppress(TimeoutError):
                     # Also poll: acks and connection changes do not all pass through _notify.
-                    await asyncio.wait_for(self._changed.wait(), 0.02)
+                    async with asyncio.timeout(0.02):
+                        await self._changed.wait()
 
     async def wait_connected(self, timeout: float = 5.0) -> None:
         await self.wait_until(lambda: self.connected, timeout)

@@ -122,7 +122,8 @@ async def _keyboard(emu: ClockEmulator, stop: asyncio.Event) -> None:
         while not stop.is_set():
             draw()
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(stop.wait(), 0.1)
+                async with asyncio.timeout(0.1):
+                    await stop.wait()
     finally:
         emu.on_change = None
         loop.remove_reader(fd)

@@ -143,7 +143,8 @@ async def run_selftest(
         deadline = start + timeout_s
         while (left := deadline - time.monotonic()) > 0:
             try:
-                ev = await asyncio.wait_for(face.next_event(), left)
+                async with asyncio.timeout(left):
+                    ev = await face.next_event()
             except TimeoutError:
                 break
             if step.matches(ev):

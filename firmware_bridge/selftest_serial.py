@@ -118,7 +118,8 @@ async def run_serial_selftest(
         got = False
         while (left := start + timeout_s - time.monotonic()) > 0:
             try:
-                event = await asyncio.wait_for(face.next_event(), left)
+                async with asyncio.timeout(left):
+                    event = await face.next_event()
             except TimeoutError:
                 break
             if step.matches(event):

@@ -123,7 +123,8 @@ class SerialClockFace(ClockFace):
         except (OSError, ValueError) as exc:
             raise LinkError(f"{self.name}: cannot open {self.url}: {exc}") from exc
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._handshake.wait(), self.handshake_timeout)
+            async with asyncio.timeout(self.handshake_timeout):
+                await self._handshake.wait()
         if isinstance(self.last_error, ProtocolVersionError) and not self.link.up:
             error = self.last_error
             await self._shutdown()
@@ -180,7 +181,8 @@ class SerialClockFace(ClockFace):
         if connected:
             # Let the transport finish closing (pyserial-asyncio closes the port in a thread).
             with contextlib.suppress(TimeoutError):
-                await asyncio.wait_for(self._disconnected.wait(), 2.0)
+                async with asyncio.timeout(2.0):
+                    await self._disconnected.wait()
 
     # -- HostLinkListener -------------------------------------------------------------------
     def link_message(self, message: Message, recv_ns: int) -> None:

@@ -177,7 +177,8 @@ async def _run(args: argparse.Namespace) -> int:
             break
         print(json.dumps(fleet.stats()), flush=True)
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(stop.wait(), 5.0)
+            async with asyncio.timeout(5.0):  # not wait_for: it can swallow a cancellation
+                await stop.wait()
     await fleet.stop()
     print(json.dumps(fleet.stats()), flush=True)
     return 0

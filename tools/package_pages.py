@@ -7,27 +7,32 @@ A page passes when it answers 200, every script, style and icon its HTML referen
 
 from __future__ import annotations
 
+import importlib.util
 import urllib.error
 import urllib.request
 from collections.abc import Iterable
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import Any
 from urllib.parse import urljoin, urlsplit
 
 __all__ = ["CHROMIUM", "PageProblem", "check_pages", "referenced_assets"]
 
-CHROMIUM = Path("/usr/bin/chromium")
-# As tests/support/web.py launches it.
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
+
+def _chromium_settings() -> Any:
+    # The one launch of chromium, shared with the browser tests; tools/ and tests/ are not
+    # packages, so it is loaded by its path.
+    path = Path(__file__).resolve().parents[1] / "tests" / "support" / "chromium.py"
+    spec = importlib.util.spec_from_file_location("qz_chromium_settings", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_CHROMIUM_SETTINGS = _chromium_settings()
+CHROMIUM: Path = _CHROMIUM_SETTINGS.CHROMIUM
+CHROMIUM_ARGS: list[str] = _CHROMIUM_SETTINGS.CHROMIUM_ARGS
 
 
 class PageProblem(Exception):

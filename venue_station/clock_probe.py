@@ -127,7 +127,8 @@ class ClockProbes:
         while True:
             timeout = max(0.0, next_round - loop.time())
             try:
-                await asyncio.wait_for(self._wake.wait(), timeout)
+                async with asyncio.timeout(timeout):  # not wait_for: see commands.py
+                    await self._wake.wait()
             except TimeoutError:
                 pass
             self._wake.clear()

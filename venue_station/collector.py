@@ -142,11 +142,9 @@ class Collector:
         if client is None:
             return
         try:
-            await asyncio.wait_for(
-                client.publish(
+            async with asyncio.timeout(2.0):  # not wait_for: see commands.py
+                await client.publish(
                     self.topics.station_status, self._status("offline"), qos=1, retain=True
-                ),
-                2.0,
-            )
+                )
         except (aiomqtt.MqttError, TimeoutError) as exc:
             log.warning("could not publish the station's offline status: %s", exc)

@@ -127,8 +127,11 @@ class CommandBus:
             if not wait:
                 return CommandResult(txn, cmd, board, "sent")
             if expected:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancellation that
+                # lands in the same pass as the reply (gh-86296), and a stop would hang on it.
                 try:
-                    await asyncio.wait_for(pending.done.wait(), timeout_s or self.timeout_s)
+                    async with asyncio.timeout(timeout_s or self.timeout_s):
+                        await pending.done.wait()
                 except TimeoutError:
                     pass
         finally:

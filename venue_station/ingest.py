@@ -119,6 +119,9 @@ class Ingest(IngestWriter):
         # Messages before this (wall ms) may be a backlog the broker queued while we were away:
         # their age says nothing about a node's clock. The collector moves it on each connect.
         self.live_after_ms = 0
+        # A retained status older than this, for a board the station has no business with, is
+        # an earlier event's leftover: shown, not alerted (_left_from_before).
+        self.started_ms = wall_ms()
 
     async def load(self) -> None:
         """Rebuild the views and the seq bookkeeping from the store (at start)."""
@@ -218,7 +221,7 @@ class Ingest(IngestWriter):
         if live and not retained and not getattr(msg, "replay", False):
             self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))
         if name.leaf == "status":
-            self._on_status(board, msg, received_ms)
+            self._on_status(board, msg, received_ms, retained=retained)
         elif name.leaf == "state":
             self._on_state(board, msg)
         else:
@@ -267,7 +270,9 @@ class Ingest(IngestWriter):
             view = self.boards[board] = BoardView(board)
         return view
 
-    def _on_status(self, board: str, status: BoardStatus, received_ms: int) -> None:
+    def _on_status(
+        self, board: str, status: BoardStatus, received_ms: int, *, retained: bool = False
+    ) -> None:
         view = self._view(board)
         old = view.status
         if old is not None and _is_older(status, old):
@@ -280,9 +285,27 @@ class Ingest(IngestWriter):
         )
         self.hub.publish("status", {"board": board, "status": view.status})
         spec = alert_rules.alert_for_status(board, status, received_ms=received_ms)
-        if spec is not None:
+        if spec is not None and not (retained and self._left_from_before(board, status)):
             self.raise_alert(spec)
         self._expect_from(view)
+
+    def _left_from_before(self, board: str, status: BoardStatus) -> bool:
+        """Whether a retained status is an earlier event's leftover: said before this station
+        started, of a board it has no business with (no pairing, no game bound to it, no event
+        stored from it). A board that went offline in last month's event is shown offline but
+        raises no alert; one of today's games found offline at a restart still alerts."""
+        if status.ts >= self.started_ms:
+            return False
+        in_use = (
+            board in self._paired
+            or any(board in boards for boards in self.authority.game_boards.values())
+            or any(key[0] == board for key in self._stored)
+        )
+        if not in_use:
+            log.info(
+                "board %s: %s status left from before this station: no alert", board, status.state
+            )
+        return not in_use
 
     def _expect_from(self, view: BoardView) -> None:
         """The events a live board's state names are due (closes a trailing gap by rebirth).

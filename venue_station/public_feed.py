@@ -156,7 +156,8 @@ class PublicFeed:
         wake = self._wake
         while True:
             try:
-                await asyncio.wait_for(wake.wait(), self.keepalive_s)
+                async with asyncio.timeout(self.keepalive_s):  # not wait_for: see commands.py
+                    await wake.wait()
             except TimeoutError:
                 if self._queues:
                     self._pending[("ping", "")] = ("ping", {})

@@ -276,8 +276,8 @@ class Station:
                 {"board": p.board, "red": p.red, "black": p.black}
             )
         assert self.ingest is not None
+        await store.replace_rounds(self.tc, by_round)  # all or nothing (round_import.py)
         for round_no, rows in by_round.items():
-            await store.replace_round(round_no, self.tc, rows)
             for row in rows:
                 self.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
         self.ingest.add_paired_boards({p.board for p in pairings})

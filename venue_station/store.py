@@ -21,10 +21,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from venue_station import tables as t
 from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
+from venue_station.round_import import game_id, replace_rounds
 from venue_station.store_reads import TournamentReads
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["Store", "normalise_url"]
+__all__ = ["Store", "game_id", "normalise_url"]
 
 log = logging.getLogger(__name__)
 IMPORT_CHUNK = 500  # rows per transaction of an import: a few ms of write lock each
@@ -81,6 +82,8 @@ class Store(TournamentReads):
         self.engine = engine
         self.dialect = engine.dialect.name
         self._closed = False
+        # Rows staged so far by the pairings import under way (0: none): how far it has got.
+        self.import_staged_rows = 0
 
     @classmethod
     async def open(cls, url: str, *, migrate: bool = True, **engine_kw: Any) -> Store:
@@ -290,47 +293,23 @@ class Store(TournamentReads):
     async def replace_round(
         self, round_no: int, tc: str, rows: Sequence[Mapping[str, Any]]
     ) -> None:
-        """Store a round's pairings and games, replacing an earlier import of that round.
+        """Store a round's pairings and games, replacing an earlier import of that round; all
+        or nothing (``round_import``). A game that already has a result keeps it: a re-import
+        fixes names, not facts."""
+        await self.replace_rounds(tc, {round_no: rows})
 
-        A game that already has a result keeps it: a re-import fixes names, not facts. Rows go
-        in chunks of ``IMPORT_CHUNK``, one short transaction each, so a 60,000-row import never
-        holds the write lock for long (the ingest writer and the gap watcher get their turn
-        between chunks). A failure midway leaves part of the round; importing again fixes it.
-        """
-        stamp = wall_ms()
-        games = self.insert(t.games)
-        games = games.on_conflict_do_update(
-            index_elements=["game"],
-            set_={k: games.excluded[k] for k in ("red", "black", "tc", "board", "round")},
-        )
-        async with self.engine.begin() as conn:
-            await conn.execute(sa.delete(t.pairings).where(t.pairings.c.round == round_no))
-            stmt = self.insert(t.rounds).values(round=round_no, tc=tc, imported_ms=stamp)
-            await conn.execute(
-                stmt.on_conflict_do_update(
-                    index_elements=["round"], set_={"tc": tc, "imported_ms": stamp}
-                )
-            )
-        for start in range(0, len(rows), IMPORT_CHUNK):
-            chunk = rows[start : start + IMPORT_CHUNK]
-            async with self.engine.begin() as conn:
-                await conn.execute(
-                    sa.insert(t.pairings), [{"round": round_no, **row} for row in chunk]
-                )
-                await conn.execute(
-                    games,
-                    [
-                        {
-                            "game": game_id(round_no, row["board"]),
-                            "round": round_no,
-                            "tc": tc,
-                            "updated_ms": stamp,
-                            **row,
-                        }
-                        for row in chunk
-                    ],
-                )
-            await asyncio.sleep(0)
+    async def replace_rounds(
+        self, tc: str, rounds: Mapping[int, Sequence[Mapping[str, Any]]]
+    ) -> None:
+        """Several rounds of one file the same way, in one swap: all of them or none."""
+
+        def staged(count: int) -> None:
+            self.import_staged_rows = count
+
+        try:
+            await replace_rounds(self.engine, tc, rounds, on_staged=staged)
+        finally:
+            self.import_staged_rows = 0
 
     async def pairings(self, round_no: int | None = None) -> list[dict[str, Any]]:
         q = sa.select(t.pairings).order_by(t.pairings.c.round, t.pairings.c.board)
@@ -468,10 +447,6 @@ class Store(TournamentReads):
                 dict(r._mapping)
                 for r in await conn.execute(sa.select(c).order_by(c.c.id.desc()).limit(limit))
             ]
-
-
-def game_id(round_no: int, board: str) -> str:
-    return f"r{round_no}-b{board}"
 
 
 def _board_key(board: str) -> tuple[int, int | str]:

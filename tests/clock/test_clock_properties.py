@@ -4,19 +4,9 @@ from __future__ import annotations
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from support.fake_time import MS, FakeTime
 
 from clock_service import Adjusted, ClockError, Flagged, GameClock, Moved, Side, TimeControl
-
-MS = 1_000_000
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.ns = 5 * 10**15
-
-    def __call__(self) -> int:
-        return self.ns
-
 
 # Fischer and multi-period controls, where "base + increments" has a closed form.
 CONTROLS = ["30m+5s", "10s+1s", "2s", "3/2s+500ms:1s+10ms", "2/1s:1/300ms+1ms", "1s+1ms"]
@@ -53,7 +43,7 @@ def credited_ms(tc: TimeControl, moves: int) -> int:
     st.lists(_op, min_size=30, max_size=150),
 )
 def test_time_conservation_and_flag_invariants(red_tc, black_tc, started_first, ops):
-    t = FakeTime()
+    t = FakeTime(5 * 10**15)
     tcs = {Side.RED: TimeControl.parse(red_tc)}
     tcs[Side.BLACK] = TimeControl.parse(black_tc) if black_tc else tcs[Side.RED]
     clock = GameClock(tcs[Side.RED], now=t, black=tcs[Side.BLACK])
@@ -115,7 +105,7 @@ def test_time_conservation_and_flag_invariants(red_tc, black_tc, started_first, 
 @given(st.sampled_from(["1m+d5s", "1m+b5s", "20s:3x5s", "10s+2s:2x3s"]), st.lists(_op, max_size=60))
 def test_delay_and_byoyomi_budget_is_monotonic_and_flags_at_zero(tc, ops):
     """For delays and byo-yomi: a side's budget only drops while its own time runs."""
-    t = FakeTime()
+    t = FakeTime(5 * 10**15)
     clock = GameClock(TimeControl.parse(tc), now=t)
     for op, arg in ops:
         before = {s: clock.remaining_ms(s) for s in Side}

@@ -8,6 +8,7 @@ not a full move (回合) for the move-limit and early-draw rules.
 from __future__ import annotations
 
 import pytest
+from support.fake_time import MS, FakeTime
 
 from clock_service import GameClock, Moved, Side, TimeControl
 from clock_service.handicap import Handicap, full_moves
@@ -15,15 +16,6 @@ from clock_service.referee import Referee
 from clock_service.regulation import Regulation
 
 RED, BLACK = Side.RED, Side.BLACK
-MS = 1_000_000
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.ns = 10**12
-
-    def __call__(self) -> int:
-        return self.ns
 
 
 def play(handicap: Handicap | None, presses: list[Side]) -> tuple[GameClock, list[Side | None]]:

@@ -10,19 +10,10 @@ import sys
 import time
 
 import pytest
+from support.fake_time import MS, FakeTime
 
 from clock_service import GameClock, Phase, TimeControl
 from qizhong.terminal_clock import Action, action_for_key, apply, format_ms, render, split_keys
-
-MS = 1_000_000
-
-
-class FakeTime:
-    def __init__(self) -> None:
-        self.ns = 0
-
-    def __call__(self) -> int:
-        return self.ns
 
 
 @pytest.mark.parametrize(
@@ -56,7 +47,7 @@ def test_format_ms(ms, text):
 
 
 def test_apply_and_render_a_short_game():
-    t = FakeTime()
+    t = FakeTime(0)
     clock = GameClock(TimeControl.parse("1m+2s"), now=t)
     assert render(clock, "en") == (
         "  RED 01:00.0 0 moves  |    BLACK 01:00.0 0 moves  |  not started (space starts)"
@@ -76,7 +67,7 @@ def test_apply_and_render_a_short_game():
 
 
 def test_render_byoyomi_and_delay():
-    t = FakeTime()
+    t = FakeTime(0)
     clock = GameClock(TimeControl.parse("10s:3x5s"), now=t)
     clock.start()
     t.ns += 12_000 * MS

@@ -78,7 +78,7 @@ async def test_a_lost_database_connection_is_a_store_error_and_the_next_batch_re
     # SQLAlchemyError, not asyncpg's own), and the dead connection must leave the pool.
     import asyncpg
     from sqlalchemy.exc import SQLAlchemyError
-    from support.station import PG_ADMIN
+    from support.postgres import PG_ADMIN
 
     store = await HubStore.open(hub_db)
     try:

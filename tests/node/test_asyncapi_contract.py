@@ -15,6 +15,7 @@ import importlib.util
 import itertools
 import json
 import re
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -41,6 +42,9 @@ COMMANDS_BEYOND_DESIGN = {"clock_probe", "foul"}
 
 
 def _load_generator() -> Any:
+    # The generator imports its parts from beside it (tools/ is not a package), as when run.
+    if str(ROOT / "tools") not in sys.path:
+        sys.path.insert(0, str(ROOT / "tools"))
     spec = importlib.util.spec_from_file_location(
         "gen_asyncapi", ROOT / "tools" / "gen_asyncapi.py"
     )

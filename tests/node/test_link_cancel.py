@@ -6,6 +6,7 @@ benchmarks all connect through ``wire_contract.broker.mqtt_client``, which build
 from __future__ import annotations
 
 import asyncio
+from types import SimpleNamespace
 
 import aiomqtt
 import pytest
@@ -33,6 +34,15 @@ async def test_a_stop_that_meets_an_acknowledgement_is_not_lost() -> None:
 async def test_every_side_connects_with_it() -> None:
     client = mqtt_client(BrokerSettings(), identifier="node-a.1")  # built, not connected
     assert isinstance(client, CancellableClient)
+
+
+async def test_the_tests_own_clients_use_it_too() -> None:
+    from support.broker import mqtt_client as test_client
+
+    client = test_client(SimpleNamespace(host="127.0.0.1", port=1), None)  # type: ignore[arg-type]
+    task = await _cancelled_as_it_completes(client)
+    with pytest.raises(asyncio.CancelledError):
+        await task
 
 
 async def test_a_wait_past_its_timeout_is_an_mqtt_error() -> None:

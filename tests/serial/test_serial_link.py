@@ -7,16 +7,14 @@ import time
 
 import pytest
 from support.serial_fakes import FakeTransport, connect_pair, feed_bytewise
+from support.serial_link import DeviceRecorder, HostRecorder, host_alone, until
 
 from clock_service import Side
 from firmware_bridge.serial_device import DeviceLink
 from firmware_bridge.serial_frames import (
     PROTOCOL_VERSION,
     Ack,
-    Capability,
     Frame,
-    Hello,
-    Message,
     Nak,
     NakReason,
     Press,
@@ -28,55 +26,8 @@ from firmware_bridge.serial_link import HostLink, OffsetEstimator, ProtocolVersi
 from firmware_bridge.serial_stream import FrameDecoder, LinkStats
 
 
-class HostRecorder:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.ups: list[Hello] = []
-        self.downs: list[tuple[str, object]] = []
-
-    def link_message(self, message: Message, recv_ns: int) -> None:
-        self.messages.append(message)
-
-    def link_established(self, hello: Hello) -> None:
-        self.ups.append(hello)
-
-    def link_broken(self, reason: str, error: object) -> None:
-        self.downs.append((reason, error))
-
-
-class DeviceRecorder:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    def device_message(self, message: Message) -> None:
-        self.messages.append(message)
-
-
-async def until(predicate, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.005)
-
-
 def frames_in(data: bytes) -> list[Frame]:
     return FrameDecoder(LinkStats()).feed(bytes(data))
-
-
-HELLO = Hello(PROTOCOL_VERSION, (1, 0, 0), Capability.BUZZER, 0x1234, 0x0042, 1)
-
-
-def host_alone() -> tuple[HostLink, HostRecorder, FakeTransport]:
-    """A host link on a transport that only records: the test plays the device by hand."""
-    rec = HostRecorder()
-    link = HostLink(rec)
-    proto = link.protocol()
-    transport = FakeTransport(proto)
-    proto.connection_made(transport)
-    feed_bytewise(proto, Frame(0, HELLO).to_bytes())
-    assert link.up and rec.ups == [HELLO]
-    return link, rec, transport
 
 
 def press(seq: int, ms: int, side: Side = Side.RED) -> bytes:

@@ -9,9 +9,9 @@ events it has not delivered, by the seq the device gave them.
 from __future__ import annotations
 
 import asyncio
-import time
 
 from support.serial_fakes import FakeTransport, connect_pair, feed_bytewise, reboot_emulator
+from support.serial_link import DeviceRecorder, HostRecorder, device_alone, host_alone, until
 
 from clock_service import Side
 from firmware_bridge.emulator import ClockEmulator
@@ -24,44 +24,11 @@ from firmware_bridge.serial_frames import (
     Frame,
     Hello,
     HelloAck,
-    Message,
     Press,
     Show,
 )
 from firmware_bridge.serial_link import HostLink
 from firmware_bridge.serial_stream import FrameDecoder, LinkStats
-
-
-class HostRecorder:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-        self.ups: list[Hello] = []
-        self.downs: list[str] = []
-
-    def link_message(self, message: Message, recv_ns: int) -> None:
-        self.messages.append(message)
-
-    def link_established(self, hello: Hello, *args: object) -> None:
-        self.ups.append(hello)
-
-    def link_broken(self, reason: str, error: object) -> None:
-        self.downs.append(reason)
-
-
-class DeviceRecorder:
-    def __init__(self) -> None:
-        self.messages: list[Message] = []
-
-    def device_message(self, message: Message) -> None:
-        self.messages.append(message)
-
-
-async def until(predicate, timeout: float = 5.0) -> None:
-    deadline = time.monotonic() + timeout
-    while not predicate():
-        if time.monotonic() > deadline:
-            raise AssertionError("condition not reached in time")
-        await asyncio.sleep(0.005)
 
 
 def drop_presses_to_host(device_t: FakeTransport) -> dict[str, bool]:
@@ -100,18 +67,6 @@ async def test_a_press_whose_every_copy_is_lost_while_pings_pass_is_still_delive
     device.close()
 
 
-def host_alone() -> tuple[HostLink, HostRecorder, FakeTransport]:
-    rec = HostRecorder()
-    link = HostLink(rec)
-    proto = link.protocol()
-    transport = FakeTransport(proto)
-    proto.connection_made(transport)
-    hello = Hello(PROTOCOL_VERSION, (1, 0, 0), Capability.BUZZER, 0x1234, 0x0042, 1)
-    feed_bytewise(proto, Frame(0, hello).to_bytes())
-    assert link.up
-    return link, rec, transport
-
-
 async def test_a_frame_the_host_skipped_a_gap_for_is_delivered_when_it_comes() -> None:
     # Case 2: the host goes by the device's seq (which it has not delivered), not its counter.
     link, rec, _ = host_alone()
@@ -125,15 +80,6 @@ async def test_a_frame_the_host_skipped_a_gap_for_is_delivered_when_it_comes() -
     feed_bytewise(link.frames, Frame(2, Press(Side.BLACK, 20)).to_bytes())  # type: ignore[arg-type]
     assert len(rec.messages) == 3
     link.close()
-
-
-def device_alone() -> tuple[DeviceLink, DeviceRecorder, FakeTransport]:
-    rec = DeviceRecorder()
-    link = DeviceLink(rec)
-    proto = link.protocol()
-    transport = FakeTransport(proto)
-    proto.connection_made(transport)
-    return link, rec, transport
 
 
 async def test_a_second_hello_ack_never_rewinds_the_device_counter() -> None:

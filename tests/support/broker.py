@@ -25,6 +25,7 @@ import pytest
 
 from broker_config import MosquittoProcess, Roster
 from broker_config.runner import reap_orphans
+from wire_contract.broker import CancellableClient
 
 __all__ = [
     "STANDARD_NODES",
@@ -126,7 +127,10 @@ def mqtt_client(
         host, port = broker.host, broker.port
     kw.setdefault("identifier", f"{username or 'anon'}-{uuid.uuid4().hex[:10]}")
     kw.setdefault("timeout", 5)
-    return aiomqtt.Client(
+    # CancellableClient, as node and station: a plain aiomqtt client's waits (asyncio.wait_for)
+    # can swallow a cancellation on 3.11, and a FakeNode's replay loop then outlived its test —
+    # a stray replay reached the next test's station, a teardown waited for it 300 s.
+    return CancellableClient(
         host,
         port,
         username=username,

@@ -27,6 +27,7 @@ import aiomqtt
 import pytest
 
 from support.broker import mqtt_client
+from support.postgres import throwaway_database
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
 from venue_station.station import Station
@@ -43,7 +44,6 @@ __all__ = [
     "station_config",
 ]
 
-PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
 ARBITER = "arb1"
 ARBITER_PASSWORD = "青龙-secret-1"
 _ARBITER_HASH = hash_password(ARBITER_PASSWORD)
@@ -55,22 +55,8 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
     if request.param == "sqlite":
         yield f"sqlite:///{tmp_path / 'station.db'}"
         return
-    import asyncpg
-
-    name = f"qz_test_{uuid.uuid4().hex[:12]}"
-    admin = await asyncpg.connect(**PG_ADMIN)
-    try:
-        await admin.execute(f'CREATE DATABASE "{name}"')
-    finally:
-        await admin.close()
-    try:
+    async with throwaway_database("qz_test") as name:
         yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
-    finally:
-        admin = await asyncpg.connect(**PG_ADMIN)
-        try:
-            await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        finally:
-            await admin.close()
 
 
 @pytest.fixture

@@ -29,24 +29,22 @@ from typing import Any
 import pytest
 import pytest_asyncio
 
+from support.chromium import CHROMIUM, CHROMIUM_ARGS
 from support.station import FakeNode, station_config
 from venue_station.station import Station
 from venue_station.web_server import StationWithWeb
 from wire_contract.messages import SidePair, StateSnapshot, to_payload
 
-__all__ = ["CHROMIUM", "CHROMIUM_ARGS", "WebStation", "login", "screenshot", "wall_ms"]
-
-CHROMIUM = Path("/usr/bin/chromium")
-CHROMIUM_ARGS = [
-    "--headless=new",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-dev-shm-usage",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
+__all__ = [
+    "CHROMIUM",
+    "CHROMIUM_ARGS",
+    "WebStation",
+    "login",
+    "open_page",
+    "screenshot",
+    "wall_ms",
 ]
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -68,20 +66,31 @@ async def browser() -> AsyncIterator[Any]:
             await chromium.close()
 
 
-@pytest_asyncio.fixture(loop_scope="session")
-async def page(browser: Any) -> AsyncIterator[Any]:
+@contextlib.asynccontextmanager
+async def open_page(
+    browser: Any, *, width: int, height: int, timeout_ms: int
+) -> AsyncIterator[Any]:
+    """A page in a fresh context of ``browser``; a JavaScript error on it fails the test."""
     # bypass_csp: Playwright's polling waits evaluate strings, which the pages' CSP forbids;
     # the CSP itself is checked on the headers (test_web_security.py).
-    context = await browser.new_context(viewport={"width": 1280, "height": 800}, bypass_csp=True)
+    context = await browser.new_context(
+        viewport={"width": width, "height": height}, bypass_csp=True
+    )
     pg = await context.new_page()
     errors: list[str] = []
     pg.on("pageerror", lambda exc: errors.append(str(exc)))
-    pg.set_default_timeout(5000)
+    pg.set_default_timeout(timeout_ms)
     try:
         yield pg
     finally:
         await context.close()
     assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def page(browser: Any) -> AsyncIterator[Any]:
+    async with open_page(browser, width=1280, height=800, timeout_ms=5000) as pg:
+        yield pg
 
 
 @dataclass

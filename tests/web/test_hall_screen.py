@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from support.station import station_config
-from support.web import CHROMIUM, CHROMIUM_ARGS, WebStation, screenshot, wall_ms
+from support.web import CHROMIUM, CHROMIUM_ARGS, WebStation, open_page, screenshot, wall_ms
 
 from broker_config import Roster
 from venue_station.web_server import StationWithWeb
@@ -47,16 +47,8 @@ async def hall(broker_factory: Callable[..., Any], tmp_path: Path) -> AsyncItera
 @pytest_asyncio.fixture(loop_scope="session")
 async def screen(browser: Any) -> AsyncIterator[Any]:
     """A 1920×1080 page, as the kiosk's chromium opens it."""
-    context = await browser.new_context(viewport={"width": 1920, "height": 1080}, bypass_csp=True)
-    page = await context.new_page()
-    errors: list[str] = []
-    page.on("pageerror", lambda exc: errors.append(str(exc)))
-    page.set_default_timeout(8000)
-    try:
+    async with open_page(browser, width=1920, height=1080, timeout_ms=8000) as page:
         yield page
-    finally:
-        await context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 SURNAMES = "王郑许吕赵蒋洪汪孙谢申李陈张刘黄徐党孟武"
