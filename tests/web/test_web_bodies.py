@@ -96,6 +96,14 @@ async def test_a_body_the_model_refuses_is_a_400_naming_the_field(
             got = r.json() if is_json else {}
             if r.status_code != 400 or got.get("where") != where or not got.get("error"):
                 wrong.append(f"{url} {body} -> {r.status_code} {r.text[:200]} (want {where})")
+        # the login form posts the same model's fields: refused the same way
+        form = {"username": ARBITER, "password": ARBITER_PASSWORD, EXTRA: "1"}
+        r = await client.post("/api/auth/login", data=form)
+        assert r.status_code == 400 and r.json()["where"] == f"body.{EXTRA}", r.text
+        r = await client.post("/api/auth/login", data={"username": "", "password": "x"})
+        assert r.status_code == 400 and r.json()["where"] == "body.username", r.text
+        form = {"username": ARBITER, "password": ARBITER_PASSWORD}
+        assert (await client.post("/api/auth/login", data=form)).status_code == 200
         # nothing it refused was applied: the knockout was never started
         assert (await client.get("/api/knockout")).json() == {"started": False}
     assert wrong == [], "\n".join(wrong)
