@@ -1,8 +1,10 @@
 """The actions' request bodies and responses, and the knockout's view, as pydantic models.
 
-The bodies are what the routes check by hand field by field (each refusal names its place,
-``body.cmd``, and is counted); these models say the same in the OpenAPI document, so a client
-or a fuzzer (tests/web/test_web_schemathesis.py) knows what a valid body is. The responses are
+The bodies are what the routes validate their requests with (``bodies.parse_body``: a refused
+field is a 400 naming its place, ``body.cmd``, and is counted) and what the OpenAPI document
+shows, so a client or a fuzzer (tests/web/test_web_schemathesis.py) knows what a valid body is.
+What needs the station's state (a round within the regulation, players of the standings) the
+routes check after the model. The responses are
 held to these by ``tests/station/test_api_responses.py`` against the generated document.
 """
 
@@ -13,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, RootModel
 
 from venue_station.api_models import Alert, Out
+from wire_contract.topics import ID_PATTERN
 
 __all__ = [
     "ACTION_MODELS",
@@ -39,14 +42,16 @@ Side = Literal["red", "black"]
 
 
 class Body(BaseModel):
-    """A request body: the fields named (others are refused by the node or ignored)."""
+    """A request body: the fields named, others refused; JSON types as sent (strict: no
+    ``"3"`` for 3, no ``true`` for 1)."""
 
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", strict=True)
 
 
 # -- request bodies -------------------------------------------------------------------------------
 class LoginBody(Body):
     username: Annotated[str, Field(min_length=1, max_length=64)]
+    # scrypt of a longer password is refused, not computed
     password: Annotated[str, Field(max_length=1024)]
 
 
@@ -68,7 +73,7 @@ class KnockoutStartBody(Body):
 
 
 class KnockoutConfirmBody(Body):
-    board: str | None = Field(
+    board: Annotated[str, Field(pattern=ID_PATTERN)] | None = Field(
         default=None, description="a tie-break game defaults to its slow game's board"
     )
 

@@ -16,13 +16,22 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.access import client_address, require_reader, require_session
+from venue_station.api_action_models import (
+    AlertAction,
+    CommandBody,
+    Imported,
+    LoggedOut,
+    LoginBody,
+)
+from venue_station.api_models import Accounts, SessionInfo
 from venue_station.auth import COOKIE
-from venue_station.bodies import json_object, read_body
+from venue_station.bodies import parse_body, read_body, validated
 from venue_station.errors import PairingsError
 from venue_station.http_base import (
     ApiError,
     json_response,
     login_guard_of,
+    model_response,
     path_int,
     sessions_of,
     station_of,
@@ -32,8 +41,6 @@ from venue_station.text_bounds import check_command_args
 from wire_contract.messages import ID_PATTERN, WireError
 
 __all__ = ["action_routes", "require_session"]
-
-MAX_PASSWORD = 1024  # characters; scrypt of a longer one is refused, not computed
 
 
 async def _body(request: Request) -> bytes:
@@ -47,16 +54,10 @@ async def login(request: Request) -> Response:
     if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
         raw = await read_body(request, station.config.http.max_json_bytes)
         form = urllib.parse.parse_qs(raw.decode("utf-8", "replace"))
-        data: dict[str, Any] = {k: v[0] for k, v in form.items()}
+        login_body = validated(LoginBody, {k: v[0] for k, v in form.items()})
     else:
-        data = await json_object(request)
-    user, password = data.get("username"), data.get("password")
-    if not isinstance(user, str) or not isinstance(password, str) or not user:
-        raise ApiError(400, "username and password are required", where="body")
-    if len(user) > 64 or len(password) > MAX_PASSWORD:
-        raise ApiError(
-            400, f"username at most 64, password at most {MAX_PASSWORD} characters", where="body"
-        )
+        login_body = await parse_body(request, LoginBody)
+    user, password = login_body.username, login_body.password
     guard, sessions = login_guard_of(request), sessions_of(request)
     retry = guard.admit(client_address(request), user)
     if retry:
@@ -76,7 +77,7 @@ async def login(request: Request) -> Response:
         guard.failed(user)
         raise ApiError(401, "wrong username or password", kind="bad_login")
     session = sessions.open(user, role)
-    response = json_response({"user": session.user, "role": session.role, "csrf": session.csrf})
+    response = model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
     response.set_cookie(
         COOKIE,
         session.sid,
@@ -91,7 +92,7 @@ async def login(request: Request) -> Response:
 async def logout(request: Request) -> Response:
     session = require_session(request, "viewer")
     sessions_of(request).logout(session.sid)
-    response = json_response({"ok": True})
+    response = model_response(LoggedOut(ok=True))
     response.delete_cookie(COOKIE, path="/", secure=station_of(request).config.http.cookies_secure)
     return response
 
@@ -100,24 +101,16 @@ async def whoami(request: Request) -> Response:
     session = sessions_of(request).get(request.cookies.get(COOKIE))
     if session is None:
         raise ApiError(401, "not logged in", kind="unauthenticated")
-    return json_response({"user": session.user, "role": session.role, "csrf": session.csrf})
+    return model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
 
 
 # -- commands ----------------------------------------------------------------------------------
-def _command_of(data: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-    cmd, args = data.get("cmd"), data.get("args", {})
-    if not isinstance(cmd, str) or not cmd:
-        raise ApiError(400, "cmd is required", where="body.cmd")
-    if not isinstance(args, dict):
-        raise ApiError(400, "args must be an object", where="body.args")
-    return cmd, args
-
-
 async def _run_command(request: Request, board: str | None) -> Response:
     # A board is an arbiter's; the whole venue (start the round, pause all) the chief's.
     session = require_session(request, "arbiter" if board is not None else "chief")
     station = station_of(request)
-    cmd, args = _command_of(await json_object(request))
+    sent = await parse_body(request, CommandBody)
+    cmd, args = sent.cmd, sent.args
     check_command_args(args)
     try:
         result = await station.send_command(board, cmd, args, user=session.user)
@@ -166,7 +159,7 @@ async def import_players(request: Request) -> Response:
         count = await station_of(request).import_players(await _body(request))
     except PairingsError as exc:
         raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
-    return json_response({"imported": count})
+    return model_response(Imported(imported=count))
 
 
 async def send_round(request: Request) -> Response:
@@ -189,9 +182,7 @@ async def alert_action(request: Request) -> Response:
     station = station_of(request)
     assert station.store is not None
     alert_id = path_int(request, "id", high=2**31 - 1)
-    action = (await json_object(request)).get("action")
-    if action not in _ACTIONS:
-        raise ApiError(400, "action must be ack, confirm or dismiss", where="body.action")
+    action = (await parse_body(request, AlertAction)).action
     alert = await station.store.alert(alert_id)
     if alert is None and station.ingest and station.ingest.alert_ledger.is_unstored(alert_id):
         await station.ingest.flush()  # shown before it was stored: rule on the stored row
@@ -229,7 +220,7 @@ async def alert_action(request: Request) -> Response:
 async def accounts(request: Request) -> Response:
     """The station's accounts and their roles (no hashes); admin only."""
     require_reader(request, "admin")
-    return json_response({"accounts": sessions_of(request).accounts()})
+    return model_response(Accounts.model_validate({"accounts": sessions_of(request).accounts()}))
 
 
 def action_routes() -> list[BaseRoute]:

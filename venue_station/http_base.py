@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
@@ -21,6 +22,7 @@ __all__ = [
     "int_param",
     "json_response",
     "login_guard_of",
+    "model_response",
     "path_int",
     "sessions_of",
     "station_of",
@@ -51,6 +53,13 @@ class ApiError(Exception):
 
 def json_response(data: Any, status: int = 200) -> JSONResponse:
     return JSONResponse(data, status_code=status)
+
+
+def model_response(model: BaseModel, status: int = 200) -> JSONResponse:
+    """A response built through its model (the one the OpenAPI document shows): a field the
+    model does not name cannot be sent. For the small replies; the lists the hall screens poll
+    stay plain dicts (docs/web.md)."""
+    return JSONResponse(model.model_dump(mode="json"), status_code=status)
 
 
 def station_of(request: Request) -> Station:

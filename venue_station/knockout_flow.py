@@ -23,7 +23,13 @@ from starlette.routing import BaseRoute, Route
 from clock_service.knockout import KnockoutError
 from clock_service.standings import StandingsError
 from venue_station.access import require_session
-from venue_station.bodies import json_object
+from venue_station.api_action_models import (
+    KnockoutChoiceBody,
+    KnockoutConfirmBody,
+    KnockoutResultBody,
+    KnockoutStartBody,
+)
+from venue_station.bodies import parse_body
 from venue_station.http_base import ApiError, json_response, station_of
 from venue_station.knockout import KnockoutRecord, game_json, view
 from wire_contract.messages import ID_PATTERN
@@ -68,25 +74,17 @@ async def get_knockout(request: Request) -> Response:
     return json_response(view(rec))
 
 
-def _seed(data: dict[str, Any]) -> int:
-    seed = data.get("seed")
-    if seed is None:
-        return secrets.randbits(48)
-    if type(seed) is not int or not 0 <= seed < 2**63:
-        raise ApiError(400, f"seed {seed!r} must be a whole number >= 0", where="body.seed")
-    return seed
-
-
 async def start(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
-    data = await json_object(request)
+    data = await parse_body(request, KnockoutStartBody)
     reg = station.regulation
     if reg.knockout is None:
         raise ApiError(409, f"{reg.name}: the regulation has no knockout", kind="knockout_state")
-    seed = _seed(data)
-    after = data.get("after_round", reg.knockout.after_round)
-    if type(after) is not int or not 1 <= after <= reg.tournament.rounds:
+    seed = secrets.randbits(48) if data.seed is None else data.seed
+    after = reg.knockout.after_round if data.after_round is None else data.after_round
+    # the model holds it to >= 1; the last round is the regulation's
+    if after > reg.tournament.rounds:
         raise ApiError(
             400,
             f"after_round {after!r} must be a round 1..{reg.tournament.rounds}",
@@ -100,7 +98,7 @@ async def start(request: Request) -> Response:
         except StandingsError as exc:
             msg = f"cannot compute the standings: {exc}"
             raise ApiError(400, msg, kind="bad_standings") from None
-        top = _top(data.get("top"), rows, after)
+        top = _top(data.top, rows, after)
         doc = {
             "v": 1,
             "after_round": after,
@@ -118,16 +116,12 @@ async def start(request: Request) -> Response:
     return json_response(view(rec))
 
 
-def _top(given: Any, rows: list[Any], after: int) -> list[str]:
+def _top(given: list[str] | None, rows: list[Any], after: int) -> list[str]:
     """The four from the standings, or the arbiter's four when the 4th place is shared."""
     names = [r.player for r in rows]
     if given is not None:
-        if (
-            not isinstance(given, list)
-            or len(given) != 4
-            or len(set(given)) != 4
-            or not all(isinstance(n, str) and n in names for n in given)
-        ):
+        # the model holds it to four strings; who they are is the standings'
+        if len(set(given)) != 4 or not all(n in names for n in given):
             raise ApiError(
                 400, "top must be 4 different players of the standings, in order", where="body.top"
             )
@@ -148,8 +142,7 @@ async def confirm(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    data = await json_object(request)
-    board = data.get("board")
+    board = (await parse_body(request, KnockoutConfirmBody)).board
     async with station.knockout.lock:
         rec = await _current(station)
         if board is None:
@@ -157,6 +150,7 @@ async def confirm(request: Request) -> Response:
                 board = rec.ko.game(gid).board
             except KnockoutError as exc:
                 raise _refused(exc, "path.id") from None
+        # the model checked a board sent; the one defaulted from the record is checked here
         if not isinstance(board, str) or not re.match(ID_PATTERN, board):
             raise ApiError(400, f"board {board!r} is not a valid board id", where="body.board")
         try:
@@ -191,9 +185,7 @@ async def record(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    result = (await json_object(request)).get("result")
-    if result not in ("red", "black", "draw"):
-        raise ApiError(400, f"result {result!r} must be red, black or draw", where="body.result")
+    result = (await parse_body(request, KnockoutResultBody)).result
     async with station.knockout.lock:
         rec = await _current(station)
         step = {"op": "record", "game": gid, "result": result, "source": "manual"}
@@ -209,9 +201,7 @@ async def choose(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
-    side = (await json_object(request)).get("side")
-    if side not in ("red", "black"):
-        raise ApiError(400, f"side {side!r} must be red or black", where="body.side")
+    side = (await parse_body(request, KnockoutChoiceBody)).side
     async with station.knockout.lock:
         rec = await _current(station)
         try:
