@@ -29,6 +29,7 @@ from broker_config.roster import Roster
 __all__ = ["MosquittoProcess", "free_port", "reap_orphans"]
 
 _LIVE: weakref.WeakSet[MosquittoProcess] = weakref.WeakSet()
+REBIND_WITHIN_S = 10.0  # how long a restart waits for its old ports to be free again
 
 
 def free_port(host: str = "127.0.0.1") -> int:
@@ -227,7 +228,27 @@ class MosquittoProcess:
             self.kill()
         else:
             self.terminate()
-        return self.start()
+        # The old listeners' ports may not be free again at once (a websockets listener's
+        # socket lingers, or a client's ephemeral port lands on it meanwhile): mosquitto then
+        # exits "Unable to create ... listener". Try again for a while, never on other errors.
+        deadline = time.monotonic() + REBIND_WITHIN_S
+        while True:
+            log_offset = self._log_size()
+            try:
+                return self.start()
+            except MosquittoError:
+                if time.monotonic() > deadline or not self._bind_failed(log_offset):
+                    raise
+                time.sleep(0.25)
+
+    def _bind_failed(self, log_offset: int) -> bool:
+        try:
+            with open(self.files.log_file, "rb") as f:
+                f.seek(log_offset)
+                text = f.read().decode("utf-8", errors="replace")
+        except OSError:
+            return False
+        return "Unable to create" in text or "Address already in use" in text
 
     def close(self) -> None:
         self.terminate()
