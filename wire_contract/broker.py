@@ -110,6 +110,27 @@ class CancellableClient(aiomqtt.Client):
         except TimeoutError:
             raise aiomqtt.MqttError("Operation timed out") from None
 
+    def _on_socket_register_write(self, client: Any, userdata: Any, sock: Any) -> None:
+        """As aiomqtt's, but the writer is registered only if the socket is still open and
+        still the client's when the loop gets to it. A publish on a connection that has just
+        died asks for a writer, paho closes the socket before the next loop pass, and aiomqtt's
+        deferred ``add_writer`` then hit a closed descriptor (EBADF, logged as an ERROR; a
+        station stopping just after its broker did this every time) — or a reused one."""
+
+        def write() -> None:
+            try:
+                client.loop_write()
+            except Exception as exc:  # aiomqtt's own handling: the link broke
+                if not self._disconnected.done():
+                    self._disconnected.set_exception(exc)
+
+        def register() -> None:
+            if sock.fileno() >= 0 and client.socket() is sock:
+                self._loop.add_writer(sock.fileno(), write)
+
+        # paho may call this from the executor thread that runs connect(): threadsafe.
+        self._loop.call_soon_threadsafe(register)
+
 
 def mqtt_client(
     broker: BrokerSettings,
