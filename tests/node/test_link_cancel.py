@@ -65,7 +65,14 @@ async def test_a_publish_on_a_connection_that_just_died_logs_no_error(
     from support.broker import mqtt_client as test_client
 
     broker = broker_factory()  # type: ignore[operator]
+
+    async def read(client: aiomqtt.Client) -> None:  # as every real client does: it learns
+        with contextlib.suppress(aiomqtt.MqttError):  # of the disconnection here
+            async for _ in client.messages:
+                pass
+
     async with test_client(broker, "station") as client:
+        reader = asyncio.create_task(read(client))
         broker.terminate()  # synchronous: the loop does not run, the client has not noticed yet
         # One pass: the broker's goodbye is now readable, and paho's reader runs right after
         # this task's step, in the same pass, closing the socket before the writer is added.
@@ -74,3 +81,5 @@ async def test_a_publish_on_a_connection_that_just_died_logs_no_error(
             async with asyncio.timeout(1.0):
                 await client.publish("qz/v1/test/station/status", b"{}", qos=1)
         await asyncio.sleep(0.2)  # the deferred registration has run by now
+        async with asyncio.timeout(5):
+            await reader

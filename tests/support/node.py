@@ -173,6 +173,9 @@ class Probe:
         self, board: str, cmd: str, args: dict[str, Any] | None = None, *, txn: str | None = None
     ) -> dict[str, Any]:
         txn = txn or uuid.uuid4().hex[:12]
+        # A txn sent again waits for its new answer, not the one already here (a load-slowed
+        # node had not yet answered the second clock probe the test asked about).
+        self.replies.pop(txn, None)
         payload = json.dumps({"txn": txn, "cmd": cmd, "args": args or {}})
         await self.client.publish(f"{self.root}/board/{board}/cmd", payload, qos=1)
         await self.wait_for(lambda: txn in self.replies)

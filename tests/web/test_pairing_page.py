@@ -57,6 +57,8 @@ async def test_import_and_export_on_the_pairing_page(page: Any, station: Station
     await page.click("#upload")
     await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
     assert await page.text_content("#result") == "已导入：7 名棋手，第4轮 3 局，轮空/缺席 1"
+    # the entrants table is filled by its own fetch after the result line: wait for it
+    await page.wait_for_function("document.querySelectorAll('#entrants tr').length >= 4")
     rows = await page.eval_on_selector_all(
         "#entrants tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent))"
     )
