@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import subprocess
 import sys
 import time
@@ -16,7 +17,8 @@ from typing import Any
 
 import asyncpg
 import nats
-from _overload_common import MemorySampler, drive, rss_mb, summary
+from _overload_common import MemorySampler, rss_mb, summary
+from _overload_fedpub import START_DELAY_S, Key, Publisher, all_boards, publish_parallel
 
 from federation_hub.centre_runner import HUB_USER, NatsCentre, free_port
 from federation_hub.streams import EVENTS_STREAM, StreamPlan, ensure_streams
@@ -24,39 +26,8 @@ from federation_hub.streams import EVENTS_STREAM, StreamPlan, ensure_streams
 __all__ = ["run_hub"]
 
 PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
-VENUES = ("va", "vb", "vc", "vd")
-Key = tuple[str, str, int, int]
-
-
-class Publisher:
-    """Core NATS publishes round-robin over venues × boards; per board seqs 1..n, session 1.
-    Not acked one by one: the stream's own message count is checked against ``published``
-    before the store is (a message JetStream never stored is reported, not hidden)."""
-
-    def __init__(self, nc: Any, boards: int) -> None:
-        self.nc = nc
-        self.boards = [(v, str(b)) for v in VENUES for b in range(1, boards // len(VENUES) + 1)]
-        self.seq = dict.fromkeys(self.boards, 0)
-        self.published = 0
-
-    async def publish(self, n: int) -> None:
-        now = time.time_ns() // 1_000_000
-        for _ in range(n):
-            venue, board = key = self.boards[self.published % len(self.boards)]
-            self.published += 1
-            self.seq[key] += 1
-            seq = self.seq[key]
-            body = json.dumps({
-                "v": 1, "board": board, "node": "n1", "game": f"r1-b{board}", "session": 1,
-                "seq": seq, "ts": now, "type": "move", "replay": False,
-                "clock": {"red_ms": 900_000, "black_ms": 900_000, "running": "black"},
-                "data": {"side": "red", "used_ms": 2_000, "move": seq},
-            }).encode()  # fmt: skip
-            await self.nc.publish(f"fed.qz.v1.{venue}.board.{board}.event", body)
-        await self.nc.flush()
-
-    def keys(self) -> set[Key]:
-        return {(v, b, 1, s) for (v, b), n in self.seq.items() for s in range(1, n + 1)}
+# Publishing processes: one topped out at ~10,000 events/s here; each adds its share.
+PUBLISHERS = 3
 
 
 class HubProc:
@@ -114,7 +85,7 @@ async def run_hub(boards: int, window_s: float, factor: float, burst: int) -> di
     try:
         js = nc.jetstream()
         await ensure_streams(js, StreamPlan())  # the hub's own defaults (8 GiB events stream)
-        pub = Publisher(nc, boards)
+        pub = Publisher(nc, all_boards(boards))
         # Capacity: a burst waiting in the stream, then the hub started on it alone.
         await pub.publish(burst)
         while await stream_messages(js) < burst:  # noqa: ASYNC110 - the server's count, polled
@@ -126,9 +97,18 @@ async def run_hub(boards: int, window_s: float, factor: float, burst: int) -> di
         await hub.wait_stored(burst, 600)
         capacity = (burst - s0) / (time.monotonic() - t0)
         server_pid = centre.procs[0].pid if centre.procs[0] is not None else 0
+        processes = max(PUBLISHERS, math.ceil(capacity * factor / 5_000))
+        start_at = time.monotonic() + START_DELAY_S
+        auth = (HUB_USER[0], HUB_USER[1])
+        load = asyncio.ensure_future(
+            publish_parallel(
+                centre.urls, auth, pub, capacity * factor, window_s, processes, start_at
+            )
+        )
+        await asyncio.sleep(max(0.0, start_at - time.monotonic()))
         sampler = MemorySampler({"hub": hub.proc.pid, "nats": server_pid}).start()
         t_load = time.monotonic()
-        sent, achieved = await drive(capacity * factor, window_s, pub.publish)
+        sent, achieved = await load
         window = time.monotonic() - t_load
         backlog = pub.published - hub.stored()
         catch_up = await hub.wait_stored(pub.published, 3600)
@@ -152,6 +132,7 @@ async def run_hub(boards: int, window_s: float, factor: float, burst: int) -> di
             unknown=len(keys - want) + (len(rows) - len(keys)),
             extra={
                 "boards": len(pub.boards),
+                "publisher_processes": processes,
                 "overload_events": sent,
                 "backlog_at_stop": backlog,
                 "in_stream": in_stream,
