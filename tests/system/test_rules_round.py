@@ -121,8 +121,11 @@ async def test_a_round_with_a_handicap_a_double_no_show_and_a_second_violation(
                 assert (await station.send_command("6", "resolve", args)).ok
 
         async def all_decided() -> bool:
+            # The first confirmation alone decides board 6 for a moment (0-1, late); the
+            # round is done when the second one has turned it into the 0:0.
             outcomes = await station.outcomes(1)
-            return all(o.decided for _, o in outcomes)
+            b6 = next(o for g, o in outcomes if g["game"] == "r1-b6")
+            return all(o.decided for _, o in outcomes) and b6.reason == "double_forfeit"
 
         await _wait(all_decided, "every game of the round confirmed")
 
