@@ -110,8 +110,8 @@ async def test_node_playbook_installs_from_bundle_and_node_comes_online(
             [str(qizhong), "node", "--config", str(config)],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
+        online: dict[str, str] = {}
         try:
-            online: dict[str, str] = {}
             async with asyncio.timeout(30):
                 while set(online) != {"1", "2"}:
                     for msg in await collect(station, within=0.5):
@@ -122,6 +122,8 @@ async def test_node_playbook_installs_from_bundle_and_node_comes_online(
         finally:
             node.send_signal(signal.SIGTERM)
             out = node.communicate(timeout=15)[0]
+            if set(online) != {"1", "2"}:  # say what the node said, not only that it timed out
+                print(f"boards online: {sorted(online)}; the node's output:\n{out[-3000:]}")
         assert node.returncode == 0, out[-3000:]
 
 
