@@ -7,8 +7,12 @@ most overloaded a station can be."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import socket
+from collections.abc import AsyncIterator
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import pytest
 from support.station import FakeNode, station_config
@@ -27,16 +31,41 @@ READ_OVERSHOOT = 16
 BURST = WRITER_QUEUE_BOUND + 3 * RECEIVE_WINDOW + 1000
 
 
-async def test_a_stalled_writer_leaves_the_backlog_at_the_broker(venue_broker, tmp_path: Path):
-    config = station_config(tmp_path, venue_broker)
+@dataclass
+class Intake:
+    """A station's receive side on a real broker: store, ingest, collector; no writer yet."""
+
+    store: Store
+    ingest: Ingest
+    collector: Collector
+    tasks: list[asyncio.Task[Any]] = field(default_factory=list)
+
+    def start_writer(self) -> None:
+        self.tasks.append(asyncio.create_task(self.ingest.run_writer()))
+
+
+@contextlib.asynccontextmanager
+async def stalled_intake(broker: Any, tmp_path: Path) -> AsyncIterator[Intake]:
+    config = station_config(tmp_path, broker)
     store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
     ingest = Ingest(store, venue=config.venue, metrics=Metrics(), hub=Hub())
     await ingest.load()
     collector = Collector(config.broker, Topics(config.venue), ingest, session=1)
-    reading = asyncio.create_task(collector.run())
-    writer: asyncio.Task[None] | None = None
+    intake = Intake(store, ingest, collector, [asyncio.create_task(collector.run())])
     try:
-        await asyncio.wait_for(collector.connected.wait(), 10)
+        async with asyncio.timeout(10):
+            await collector.connected.wait()
+        yield intake
+    finally:
+        for task in intake.tasks:
+            task.cancel()
+        await asyncio.gather(*intake.tasks, return_exceptions=True)
+        await store.close()
+
+
+async def test_a_stalled_writer_leaves_the_backlog_at_the_broker(venue_broker, tmp_path: Path):
+    async with stalled_intake(venue_broker, tmp_path) as intake:
+        store, ingest, collector = intake.store, intake.ingest, intake.collector
         boards = [str(b) for b in range(5, 13)]
         async with FakeNode(venue_broker, "node-c", boards) as node:
             for i in range(BURST):
@@ -53,17 +82,11 @@ async def test_a_stalled_writer_leaves_the_backlog_at_the_broker(venue_broker, t
             assert client._queue.qsize() <= RECEIVE_WINDOW
             assert in_memory < BURST - RECEIVE_WINDOW  # the rest waits at the broker
             # The writer starts: everything arrives, once.
-            writer = asyncio.create_task(ingest.run_writer())
+            intake.start_writer()
             async with asyncio.timeout(60):
                 while await store.count_events() < BURST:
                     await asyncio.sleep(0.2)
         assert await store.count_events() == BURST
-    finally:
-        reading.cancel()
-        if writer is not None:
-            writer.cancel()
-        await asyncio.gather(reading, *(t for t in [writer] if t), return_exceptions=True)
-        await store.close()
 
 
 async def test_a_resumed_session_sends_its_backlog_no_faster_than_the_station_reads(
@@ -74,18 +97,11 @@ async def test_a_resumed_session_sends_its_backlog_no_faster_than_the_station_re
     Mosquitto 2.0 sends the queue at once, past the Receive Maximum (seen: 12,593 messages in
     the client's queue, 1 GB after a 5-minute overload). The station stops reading its socket
     instead, so the rest waits in TCP and at the broker."""
-    config = station_config(tmp_path, venue_broker)
-    store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
-    ingest = Ingest(store, venue=config.venue, metrics=Metrics(), hub=Hub())
-    await ingest.load()
-    collector = Collector(config.broker, Topics(config.venue), ingest, session=1)
-    reading = asyncio.create_task(collector.run())
-    writer: asyncio.Task[None] | None = None
     # Under the flood gate's burst (1,500 per board) on each of the 8 boards.
     burst = WRITER_QUEUE_BOUND + 5 * RECEIVE_WINDOW
     boards = [str(b) for b in range(5, 13)]
-    try:
-        await asyncio.wait_for(collector.connected.wait(), 10)
+    async with stalled_intake(venue_broker, tmp_path) as intake:
+        store, ingest, collector = intake.store, intake.ingest, intake.collector
         async with FakeNode(venue_broker, "node-c", boards) as node:
             for i in range(burst):
                 await node.emit(boards[i % len(boards)])
@@ -97,7 +113,7 @@ async def test_a_resumed_session_sends_its_backlog_no_faster_than_the_station_re
             client._client.socket().shutdown(socket.SHUT_RDWR)  # the connection breaks
             # The writer moves again; the collector resumes its session and the broker sends
             # what it queued meanwhile. Look at the receive queue until everything is stored.
-            writer = asyncio.create_task(ingest.run_writer())
+            intake.start_writer()
             most = 0
             async with asyncio.timeout(90):
                 while await store.count_events() < burst:
@@ -108,9 +124,3 @@ async def test_a_resumed_session_sends_its_backlog_no_faster_than_the_station_re
             assert collector.connections >= 2  # it did resume
             assert most <= RECEIVE_WINDOW + READ_OVERSHOOT
         assert await store.count_events() == burst
-    finally:
-        reading.cancel()
-        if writer is not None:
-            writer.cancel()
-        await asyncio.gather(reading, *(t for t in [writer] if t), return_exceptions=True)
-        await store.close()
