@@ -99,6 +99,16 @@ async def drive(
     return sent, sent / (time.monotonic() - pace.t0)
 
 
+def tally(want: set[Any], keys: set[Any], rows: int) -> dict[str, int]:
+    """Published keys against stored ones: ``rows`` stored rows holding the distinct ``keys``."""
+    return {
+        "published": len(want),
+        "stored": rows,
+        "missing": len(want - keys),
+        "unknown": len(keys - want) + (rows - len(keys)),
+    }
+
+
 def summary(
     side: str,
     *,
@@ -109,10 +119,7 @@ def summary(
     sampler: MemorySampler,
     proc: str,
     catch_up_s: float,
-    published: int,
-    stored: int,
-    missing: int,
-    unknown: int,
+    counts: dict[str, int],
     extra: dict[str, Any],
 ) -> dict[str, Any]:
     peak = sampler.peak(proc)
@@ -130,9 +137,9 @@ def summary(
         "bound_mb": BOUND_MB,
         "rss_ratio_to_bound": round(peak / BOUND_MB, 2),
         "catch_up_s": round(catch_up_s, 1),
-        "published": published,
-        "stored": stored,
-        "lost": missing,
-        "unknown": unknown,
+        "published": counts["published"],
+        "stored": counts["stored"],
+        "lost": counts["missing"],
+        "unknown": counts["unknown"],
         **extra,
     }

@@ -17,7 +17,7 @@ from typing import Any
 
 import asyncpg
 import nats
-from _overload_common import MemorySampler, rss_mb, summary
+from _overload_common import MemorySampler, rss_mb, summary, tally
 from _overload_fedpub import START_DELAY_S, Key, Publisher, all_boards, publish_parallel
 
 from federation_hub.centre_runner import HUB_USER, NatsCentre, free_port
@@ -126,10 +126,7 @@ async def run_hub(boards: int, window_s: float, factor: float, burst: int) -> di
             sampler=sampler,
             proc="hub",
             catch_up_s=catch_up,
-            published=len(want),
-            stored=len(rows),
-            missing=len(want - keys),
-            unknown=len(keys - want) + (len(rows) - len(keys)),
+            counts=tally(want, keys, len(rows)),
             extra={
                 "boards": len(pub.boards),
                 "publisher_processes": processes,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import aiomqtt
-from _overload_common import MemorySampler, drive, rss_mb, summary
+from _overload_common import MemorySampler, drive, rss_mb, summary, tally
 from _station_bench import client
 
 from broker_config import Roster
@@ -170,10 +170,7 @@ async def run_station(boards: int, window_s: float, factor: float, burst: int) -
             sampler=sampler,
             proc="station",
             catch_up_s=catch_up,
-            published=len(want),
-            stored=rows,
-            missing=len(want - keys),
-            unknown=len(keys - want) + (rows - len(keys)),
+            counts=tally(want, keys, rows),
             extra={
                 "boards": boards,
                 "overload_events": sent,
