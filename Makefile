@@ -42,11 +42,11 @@ bench: $(STAMP)
 # qemu-user-static, and the Debian mirror and PyPI once. CPU heavy: niced.
 PI_ARGS ?=
 pi-roots: $(STAMP)
-	nice -n 10 $(BIN)/python -m qizhong.deploy_piroot
+	nice -n 10 $(BIN)/python -m qizhong.deploy.piroot
 
 pi-check: $(STAMP)
 	@start=$$(date +%s); \
-	nice -n 10 $(BIN)/python -m qizhong.deploy_piroot \
+	nice -n 10 $(BIN)/python -m qizhong.deploy.piroot \
 	  && nice -n 10 $(BIN)/pytest -m pi tests/pi -p no:cacheprovider $(PI_ARGS); rc=$$?; \
 	echo "pi-check: exit $$rc in $$(( $$(date +%s) - start )) s (roots cached in var/pi-roots/)"; \
 	exit $$rc

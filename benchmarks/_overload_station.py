@@ -21,7 +21,7 @@ from _overload_common import MemorySampler, drive, rss_mb, summary, tally
 from _station_bench import client
 
 from broker_config import Roster
-from qizhong.venue import LocalVenue
+from qizhong.simulation.venue import LocalVenue
 
 __all__ = ["run_station"]
 

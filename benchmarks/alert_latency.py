@@ -44,8 +44,8 @@ from _station_bench import WATCHER, qos1_round_trips
 from broker_config import MosquittoProcess, Roster
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb
+from venue_station.domain.station import Station
+from venue_station.web.web_server import StationWithWeb
 
 VENUE = "bench"
 SPREAD_MS = 10_000  # one round's flags fall over this span (--spread)

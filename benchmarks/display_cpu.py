@@ -157,7 +157,7 @@ def old_files(commit: str) -> dict[str, str]:
     out = {}
     for name in OLD_FILES:
         proc = subprocess.run(
-            ["git", "show", f"{commit}:venue_station/static/{name}"],
+            ["git", "show", f"{commit}:venue_station/web/static/{name}"],
             cwd=REPO, capture_output=True, text=True, check=True,
         )  # fmt: skip
         out[name] = proc.stdout
@@ -205,7 +205,7 @@ async def main() -> None:
     window = args.window or (6.0 if args.quick else 30.0)
     from playwright.async_api import async_playwright
 
-    from venue_station.web_server import StationWithWeb
+    from venue_station.web.web_server import StationWithWeb
 
     broker, directory, nodes = start_broker(BOARDS)
     data = Path(tempfile.mkdtemp(prefix="qz-bench-display-"))

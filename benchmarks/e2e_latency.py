@@ -51,7 +51,7 @@ async def background(broker: Any, nodes: dict[str, list[str]], stop: asyncio.Eve
 
 
 async def station_trips(broker: Any, samples: int, data_dir: Path) -> list[float]:
-    from venue_station.web_server import StationWithWeb
+    from venue_station.web.web_server import StationWithWeb
 
     station = StationWithWeb(station_config(broker, data_dir, rebirth_grace_ms=600_000))
     await station.start()

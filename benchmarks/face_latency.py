@@ -23,8 +23,8 @@ import tty
 from _common import emit, parse_args, percentiles
 
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator
-from firmware_bridge.serial_face import SerialClockFace
+from firmware_bridge.serial.emulator import ClockEmulator
+from firmware_bridge.serial.face import SerialClockFace
 
 GPIO_DEBOUNCE_MS = 1  # the smallest window the config allows: measure the path, not the wait
 

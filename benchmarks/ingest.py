@@ -58,7 +58,7 @@ async def drain_bare(broker: Any, total: int) -> float:
 
 
 async def drain_station(config: Any, total: int) -> float:
-    from venue_station.station import Station
+    from venue_station.domain.station import Station
 
     station = Station(config)
     starting = asyncio.create_task(station.start())
@@ -88,7 +88,7 @@ async def main() -> None:
     broker, directory, nodes = start_broker(args.boards)
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            from venue_station.station import Station
+            from venue_station.domain.station import Station
 
             config = station_config(broker, Path(tmp), rebirth_grace_ms=600_000)
             async with persistent(broker) as sub:  # create both sessions, then go away

@@ -28,10 +28,10 @@ from board_nodes.config import NodeConfig
 from board_nodes.node import Node
 from broker_config import MosquittoProcess, Roster
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator
 from firmware_bridge.face import FaceEvent, FaceEventKind
-from firmware_bridge.serial_face import SerialClockFace
-from firmware_bridge.serial_faults import FaultyLine, LineFaults
+from firmware_bridge.serial.emulator import ClockEmulator
+from firmware_bridge.serial.face import SerialClockFace
+from firmware_bridge.serial.faults import FaultyLine, LineFaults
 from wire_contract import messages as wire
 from wire_contract.broker import BrokerSettings, mqtt_client
 

@@ -9,7 +9,7 @@ CPU per minute and RSS are measured the same way. A Pi Zero 2 W has 512 MB; the 
 and < 1 % of a core.
 
 ``--emulated aarch64|armv7l``: the same, inside the pi-check's cached Debian bookworm root of
-that CPU (qizhong.deploy_piroot; built first if needed) under proot + qemu-user-static: the
+that CPU (qizhong.deploy.piroot; built first if needed) under proot + qemu-user-static: the
 bundle for that CPU is built (PyPI needed) and installed into a venv there with
 ``pip --no-index``, and the node and the bare timer both run emulated, so the emulation slows
 both alike and the ratios stand. Each process is measured with its proot tracer and qemu (the
@@ -190,13 +190,13 @@ async def count_events(broker: MosquittoProcess, seconds: float) -> int:
 def emulated_commands(machine: str, work: Path, toml: Path) -> tuple[list[str], list[str]]:
     """The node and the bare timer inside ``machine``'s root, from a venv installed there
     with the bundle (pip --no-index), as the playbook does."""
-    from qizhong.deploy_bundle import REQUIREMENTS, build_bundle
-    from qizhong.deploy_piroot import ensure_root, root_env
+    from qizhong.deploy.bundle import REQUIREMENTS, build_bundle
+    from qizhong.deploy.piroot import ensure_root, root_env
 
     root = ensure_root(machine)
     report = build_bundle(work / "bundle", targets=(machine,), host=False)
     venv = work / "venv"
-    # The machine's exact pins, as the playbook installs them (qizhong/deploy_bundle.py).
+    # The machine's exact pins, as the playbook installs them (qizhong/deploy/bundle.py).
     requirements = work / "requirements.txt"
     with tarfile.open(report.dir / report.archives[machine]) as tar:
         member = tar.extractfile(REQUIREMENTS)
@@ -240,7 +240,7 @@ def main() -> None:
     if args.emulated:
         node_cmd, bare_cmd = emulated_commands(args.emulated, work, toml)
         env: dict[str, str] | None = None
-        from qizhong.deploy_piroot import root_env
+        from qizhong.deploy.piroot import root_env
 
         env = root_env()
     else:

@@ -1,6 +1,6 @@
 """How long a pairings import holds SQLite's write lock, now that it is all or nothing.
 
-``venue_station.round_import.replace_rounds`` stages the rows in a temporary table (no lock on
+``venue_station.store.round_import.replace_rounds`` stages the rows in a temporary table (no lock on
 the station's tables), then swaps them in with one transaction. Timed, on a fresh SQLite store
 each repeat: the whole import, and the swap (the only time the station's writers wait).
 Baseline, same run: the plain way to make it one transaction — one ``executemany`` of every
@@ -20,9 +20,9 @@ from typing import Any
 import sqlalchemy as sa
 from _common import emit, parse_args
 
-from venue_station import round_import
-from venue_station import tables as t
-from venue_station.store import Store, game_id
+from venue_station.store import round_import
+from venue_station.store import tables as t
+from venue_station.store.database import Store, game_id
 
 TC = "30m+5s"
 

@@ -3,7 +3,7 @@ move rate: events lost, ingest lag, station CPU and memory, broker CPU, and the 
 latency (event ts -> received by the station) against the number of boards, as a ratio to the
 raw broker QoS 1 round trip of the same run.
 
-One venue (qizhong.venue.LocalVenue without node processes) whose roster holds every size
+One venue (qizhong.simulation.venue.LocalVenue without node processes) whose roster holds every size
 side by side: Mosquitto from broker-config output, ``qizhong station`` as a process; each size
 plays its own nodes in ``qizhong sim`` processes (one per 500 boards, non-durable journals)
 that set and start a game on every board themselves. After the measurement window the arbiter
@@ -34,8 +34,8 @@ from typing import Any
 from _common import emit, parse_args, percentiles
 from _station_bench import private_broker, qos1_round_trips
 
-from qizhong.demo import ArbiterClient
-from qizhong.venue import BOARDS_PER_NODE, LocalVenue
+from qizhong.simulation.demo import ArbiterClient
+from qizhong.simulation.venue import BOARDS_PER_NODE, LocalVenue
 
 SPEED = 10.0  # players think 10x faster than real ones
 MEAN_MOVE_S = 20.0  # a real player's mean thinking time

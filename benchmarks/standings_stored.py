@@ -22,7 +22,7 @@ from standings import simulate
 from clock_service.regulation import Regulation
 from clock_service.standings import GameRecord, compute_standings
 from venue_station.config import StationConfig
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 
 def events_of(games: list[GameRecord], boards: dict[tuple[int, str], str]) -> list[dict[str, Any]]:

@@ -19,8 +19,8 @@ from _common import best_of, emit, parse_args, percentiles
 
 from clock_service.regulation import Regulation
 from clock_service.standings import GameRecord, compute_standings
-from clock_service.trf import Trf
-from clock_service.trf_build import Entrant, GameResult, TrfHeader, build_trf
+from clock_service.trf.build import Entrant, GameResult, TrfHeader, build_trf
+from clock_service.trf.document import Trf
 
 ROUNDS = 9
 

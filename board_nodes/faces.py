@@ -25,7 +25,7 @@ def make_face(config: BoardConfig, *, pin_factory: object | None = None) -> Cloc
             name=f"board-{config.id}",
         )
     if config.face == "serial":
-        from firmware_bridge.serial_face import SerialClockFace
+        from firmware_bridge.serial.face import SerialClockFace
 
         assert config.url is not None
         return SerialClockFace(config.url)

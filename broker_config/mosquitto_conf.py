@@ -26,7 +26,7 @@ HEADROOM = 2
 MAX_PACKET_BYTES = 256 * 1024  # a state snapshot is < 1 KiB; refuse anything absurd
 # A floor for the station's queue whatever the venue's size: one board flooding (a node's
 # password is at every table) must not push the other boards' messages out of the station's
-# queue while the station drains and throttles it (venue_station/guard.py, docs/security.md;
+# queue while the station drains and throttles it (venue_station/intake/guard.py, docs/security.md;
 # tests/station/test_attack_messages.py floods past the old 1,000-per-board sizing).
 FLOOD_FLOOR = 100_000
 

@@ -4,7 +4,7 @@ A screen is a machine in the hall (a Pi or any Debian PC on a TV) whose chromium
 mode, opens the station's display page at the screen's own address: its boards
 (``boards = "1-40"``, or the boards of some nodes: ``nodes = ["pi-01", "pi-02"]``, one part
 of the hall), its paging (``page_s``, ``per_page``) and its language. The range grammar is
-the page's own (``venue_station/static/screen.js``): items split by commas, each a board id
+the page's own (``venue_station/web/static/screen.js``): items split by commas, each a board id
 or a ``low-high`` range of numbers; at most 64 items, 1000 boards a range, 512 characters.
 """
 

@@ -6,7 +6,7 @@ the bridge carries (docs/federation.md "Standings at the hub"):
 
 - the players: the ``red``/``black`` of the game's latest ``ready`` event (the node echoes the
   station's ``set_game``); a game without both names cannot be ranked and is listed as skipped;
-- the round: from the station's game id ``r{round}-b{board}`` (venue_station/store.py
+- the round: from the station's game id ``r{round}-b{board}`` (venue_station/store/database.py
   ``game_id``); another id (a knockout game, a hand-made one) is no Swiss game: skipped;
 - the decision: only a ruling that answers a station command (it carries ``txn``) decides; the
   station marks a board's own ruling ``unverified`` before storing it, but the hub reads the
@@ -67,7 +67,7 @@ class VenueProfiles:
 
 
 def _unverified(fact: Mapping[str, Any]) -> bool:
-    """A decision the board made without the station's command (venue_station/guard.py's
+    """A decision the board made without the station's command (venue_station/intake/guard.py's
     ``is_decision`` without a ``txn``), or one the station already marked."""
     body = fact["body"]
     data = body.get("data") or {}

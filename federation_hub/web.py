@@ -53,7 +53,7 @@ class LiveConfig:
 
 
 def security_headers(connect: str | None = None) -> dict[str, str]:
-    """The venue station's page headers (venue_station/pages.py), ``connect`` added to
+    """The venue station's page headers (venue_station/web/pages.py), ``connect`` added to
     ``connect-src`` (the live page's WebSocket)."""
     extra = f" {connect}" if connect else ""
     return {

@@ -23,8 +23,8 @@ from typing import Any
 
 from firmware_bridge.face import FaceError, FaceView
 from firmware_bridge.selftest_steps import KEY_STEPS, Step
-from firmware_bridge.serial_face import SerialClockFace
-from firmware_bridge.serial_messages import Capability
+from firmware_bridge.serial.face import SerialClockFace
+from firmware_bridge.serial.messages import Capability
 
 __all__ = ["Check", "run_serial", "run_serial_selftest", "serial_steps"]
 
@@ -149,7 +149,7 @@ async def _acknowledged(face: SerialClockFace, timeout_s: float) -> bool:
 
 
 async def _main(args: argparse.Namespace, url: str | None) -> int:
-    from firmware_bridge.emulator import ClockEmulator
+    from firmware_bridge.serial.emulator import ClockEmulator
 
     async with ClockEmulator() as emu:
         on_ask = None

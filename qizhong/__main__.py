@@ -1,3 +1,3 @@
-from qizhong.cli import main
+from qizhong.cli.main import main
 
 raise SystemExit(main())

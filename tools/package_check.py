@@ -55,7 +55,7 @@ print(json.dumps({"purelib": sysconfig.get_paths()["purelib"],
 # Printed by the installed interpreter: the tables its code expects in the database.
 TABLES = """
 import json
-from venue_station.tables import metadata
+from venue_station.store.tables import metadata
 print(json.dumps(sorted(metadata.tables)))
 """
 

@@ -46,11 +46,11 @@ def _folder(package: str, name: str | None, needs: tuple[str, ...]) -> Path:
 
 @functools.cache
 def static_dir() -> Path:
-    """``venue_station/static`` as installed: the pages, scripts, styles and icon."""
-    return _folder("venue_station", "static", PAGES)
+    """``venue_station/web/static`` as installed: the pages, scripts, styles and icon."""
+    return _folder("venue_station.web", "static", PAGES)
 
 
 @functools.cache
 def migrations_dir() -> Path:
-    """``venue_station/migrations`` as installed: alembic's ``script_location``."""
-    return _folder("venue_station.migrations", None, _MIGRATION_FILES)
+    """``venue_station/store/migrations`` as installed: alembic's ``script_location``."""
+    return _folder("venue_station.store.migrations", None, _MIGRATION_FILES)

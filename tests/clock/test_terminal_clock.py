@@ -13,7 +13,7 @@ import pytest
 from support.fake_time import MS, FakeTime
 
 from clock_service import GameClock, Phase, TimeControl
-from qizhong.terminal_clock import Action, action_for_key, apply, format_ms, render, split_keys
+from qizhong.cli.terminal_clock import Action, action_for_key, apply, format_ms, render, split_keys
 
 
 @pytest.mark.parametrize(

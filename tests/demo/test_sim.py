@@ -9,7 +9,7 @@ import pytest
 from support.broker import mqtt_client
 
 from broker_config import Roster
-from qizhong.sim import SimFleet
+from qizhong.simulation.sim import SimFleet
 
 pytestmark = pytest.mark.broker
 

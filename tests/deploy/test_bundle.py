@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from support.deploy import host_bundle, run
 
-from qizhong.deploy_bundle import (
+from qizhong.deploy.bundle import (
     REQUIREMENTS,
     BundleError,
     build_bundle,
@@ -74,9 +74,9 @@ def test_host_bundle_installs_with_no_index(tmp_path: Path) -> None:
     with zipfile.ZipFile(bundle / manifest["project_wheel"]) as wheel:
         files = set(wheel.namelist())
     for page in ("display", "board", "arbiter", "standings"):
-        assert f"venue_station/static/{page}.html" in files
-    assert {"venue_station/static/display.js", "venue_station/static/style.css"} <= files
-    assert "venue_station/migrations/script.py.mako" in files
+        assert f"venue_station/web/static/{page}.html" in files
+    assert {"venue_station/web/static/display.js", "venue_station/web/static/style.css"} <= files
+    assert "venue_station/store/migrations/script.py.mako" in files
     assert "clock_service/profiles/meishan-2016.toml" in files
 
 

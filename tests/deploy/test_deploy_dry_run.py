@@ -23,7 +23,7 @@ from support.broker import collect, mqtt_client
 from support.deploy import ANSIBLE_DIR, ansible_env, host_bundle, run, tool
 
 from broker_config import Roster, free_port
-from qizhong import deploy_cli
+from qizhong.deploy import cli as deploy_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.broker]
 

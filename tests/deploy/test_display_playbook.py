@@ -16,7 +16,7 @@ from support.deploy import ANSIBLE_DIR, ansible_env, run, tool
 
 from broker_config import Roster, RosterError
 from broker_config.screens import check_boards_spec, compact_spec
-from qizhong import deploy_cli
+from qizhong.deploy import cli as deploy_cli
 
 ROSTER = """\
 venue = "hall"

@@ -10,8 +10,8 @@ import pytest
 from support.deploy import ansible_env, run, tool
 
 from broker_config import Roster
-from qizhong import deploy_cli
-from qizhong.deploy_inventory import InventoryOptions, build_inventory, render_yaml
+from qizhong.deploy import cli as deploy_cli
+from qizhong.deploy.inventory import InventoryOptions, build_inventory, render_yaml
 
 ROSTER = """\
 venue = "teahouse"

@@ -1,4 +1,4 @@
-"""qizhong.deploy_nostatx: the command it runs sees ENOSYS from statx/faccessat2/openat2 (so
+"""qizhong.deploy.nostatx: the command it runs sees ENOSYS from statx/faccessat2/openat2 (so
 glibc falls back to calls proot translates) and everything else as before."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from qizhong.deploy_nostatx import main
+from qizhong.deploy.nostatx import main
 
 NUMBERS = {"x86_64": (332, 439), "aarch64": (291, 439)}
 
@@ -34,7 +34,7 @@ def test_the_filtered_calls_say_enosys_and_glibc_still_works() -> None:
                            text=True, check=True).stdout.split()  # fmt: skip
     assert plain[0] == "0"  # statx works without the filter
     filtered = subprocess.run(
-        [sys.executable, "-m", "qizhong.deploy_nostatx", sys.executable, "-c", PROBE, *nums],
+        [sys.executable, "-m", "qizhong.deploy.nostatx", sys.executable, "-c", PROBE, *nums],
         capture_output=True, text=True, check=True,
     ).stdout.split()  # fmt: skip
     assert filtered[:4] == ["-1", "ENOSYS", "-1", "ENOSYS"]
@@ -46,7 +46,7 @@ def test_no_program_or_a_missing_one_is_a_clear_error(capsys: pytest.CaptureFixt
     assert main([]) == 2
     assert "usage:" in capsys.readouterr().err
     proc = subprocess.run(
-        [sys.executable, "-m", "qizhong.deploy_nostatx", "/nonexistent/prog"],
+        [sys.executable, "-m", "qizhong.deploy.nostatx", "/nonexistent/prog"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert proc.returncode == 127 and "/nonexistent/prog" in proc.stderr

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from qizhong.deploy_piroot import (
+from qizhong.deploy.piroot import (
     MACHINES,
     PiRoot,
     PiRootError,

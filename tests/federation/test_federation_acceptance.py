@@ -24,8 +24,8 @@ from support.station import station_config
 
 from broker_config import MosquittoProcess, Roster
 from federation_hub.store import HubStore
-from qizhong.sim import SimFleet
-from venue_station.station import Station
+from qizhong.simulation.sim import SimFleet
+from venue_station.domain.station import Station
 
 pytestmark = [pytest.mark.postgres, pytest.mark.broker, pytest.mark.slow]
 Factory = Callable[..., MosquittoProcess]

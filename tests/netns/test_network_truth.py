@@ -34,7 +34,7 @@ from support.netns import NetnsLink
 from support.station import station_config
 
 from broker_config import MosquittoProcess, Roster
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 pytestmark = [pytest.mark.netns, pytest.mark.broker, pytest.mark.slow]
 

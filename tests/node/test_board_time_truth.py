@@ -23,10 +23,10 @@ from board_nodes.board import Board
 from board_nodes.commands import apply_command
 from board_nodes.journal import Journal
 from clock_service import Regulation, Side
-from firmware_bridge.emulator import ClockEmulator
-from firmware_bridge.serial_face import SerialClockFace
-from firmware_bridge.serial_faults import FaultyLine, LineFaults
-from firmware_bridge.serial_frames import SHOW_FLAG_RED
+from firmware_bridge.serial.emulator import ClockEmulator
+from firmware_bridge.serial.face import SerialClockFace
+from firmware_bridge.serial.faults import FaultyLine, LineFaults
+from firmware_bridge.serial.frames import SHOW_FLAG_RED
 from wire_contract import messages as wire
 
 

@@ -14,9 +14,9 @@ import pytest
 from support.node import Probe, node_config, running_node
 
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator
-from firmware_bridge.serial_face import SerialClockFace
-from firmware_bridge.serial_frames import PROTOCOL_VERSION
+from firmware_bridge.serial.emulator import ClockEmulator
+from firmware_bridge.serial.face import SerialClockFace
+from firmware_bridge.serial.frames import PROTOCOL_VERSION
 
 pytestmark = pytest.mark.broker
 

@@ -8,8 +8,8 @@ import pytest
 from support.node import Probe, node_config, running_node
 
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator
-from firmware_bridge.serial_face import SerialClockFace
+from firmware_bridge.serial.emulator import ClockEmulator
+from firmware_bridge.serial.face import SerialClockFace
 
 pytestmark = pytest.mark.broker
 

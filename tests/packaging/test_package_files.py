@@ -95,5 +95,5 @@ def test_the_project_ships_every_top_level_package_of_the_tree() -> None:
     assert {"venue_station", "clock_service", "qizhong"} <= set(packages)
     assert files.unlisted_packages(ROOT, packages) == []
     shipped = files.tree_files(ROOT, packages)
-    assert "venue_station/static/display.html" in shipped
-    assert "venue_station/migrations/script.py.mako" in shipped
+    assert "venue_station/web/static/display.html" in shipped
+    assert "venue_station/store/migrations/script.py.mako" in shipped

@@ -22,7 +22,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SHIPPED = ("qizhong", "clock_service", "firmware_bridge", "wire_contract", "board_nodes",
            "venue_station", "broker_config")  # fmt: skip
 # Builds the wheel from a source checkout (``qizhong deploy bundle``): the tree is its input.
-MAY_USE_FILE = {"qizhong/deploy_bundle.py"}
+MAY_USE_FILE = {"qizhong/deploy/bundle.py"}
 
 
 def _uses_file(path: Path) -> bool:
@@ -42,7 +42,7 @@ def test_no_shipped_module_builds_a_path_from_dunder_file() -> None:
 
 def test_the_pages_folder_is_the_package_resource_and_holds_every_page() -> None:
     folder = resources.static_dir()
-    assert folder == importlib.resources.files("venue_station") / "static"
+    assert folder == importlib.resources.files("venue_station.web") / "static"
     for page in ("display.html", "board.html", "arbiter.html", "standings.html"):
         assert (folder / page).is_file(), page
 
@@ -64,7 +64,7 @@ def test_every_asset_a_page_references_is_in_the_pages_folder() -> None:
 
 def test_the_migrations_folder_is_the_package_resource() -> None:
     folder = resources.migrations_dir()
-    assert folder == importlib.resources.files("venue_station.migrations")
+    assert folder == importlib.resources.files("venue_station.store.migrations")
     assert (folder / "script.py.mako").is_file() and (folder / "env.py").is_file()
 
 

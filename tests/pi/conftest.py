@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from qizhong.deploy_bundle import build_bundle
-from qizhong.deploy_piroot import MACHINES, PiRoot, ensure_root
+from qizhong.deploy.bundle import build_bundle
+from qizhong.deploy.piroot import MACHINES, PiRoot, ensure_root
 
 pytestmark = pytest.mark.pi
 

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-# The emulator's keyboard (firmware_bridge.emulator_cli.KEYS) for what the serial self-test
+# The emulator's keyboard (firmware_bridge.serial.emulator_cli.KEYS) for what the serial self-test
 # asks (firmware_bridge.selftest_steps.KEY_STEPS, English): the power switch toggles, so "o" twice.
 KEY_FOR_ASK = {
     "press RED's button": "a",

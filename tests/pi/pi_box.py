@@ -24,8 +24,8 @@ from typing import Any
 
 from support.deploy import ANSIBLE_DIR, ansible_env, run, tool
 
-from qizhong import deploy_cli
-from qizhong.deploy_piroot import PiRoot, root_env
+from qizhong.deploy import cli as deploy_cli
+from qizhong.deploy.piroot import PiRoot, root_env
 
 # What the check writes into a root; removed before each install so every run starts fresh.
 PI_PATHS = ("opt/qizhong", "etc/qizhong", "var/lib/qizhong")

@@ -27,8 +27,8 @@ from support.station import station_config
 
 from broker_config import MosquittoProcess, Roster
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator
-from qizhong.deploy_piroot import PiRoot, root_env
+from firmware_bridge.serial.emulator import ClockEmulator
+from qizhong.deploy.piroot import PiRoot, root_env
 
 # Minutes, not seconds: the install and every start run emulated (docs/deploy.md has the times).
 pytestmark = [pytest.mark.pi, pytest.mark.slow, pytest.mark.timeout(3600)]

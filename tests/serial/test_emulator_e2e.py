@@ -11,10 +11,10 @@ from collections.abc import AsyncIterator
 import pytest
 
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator, EmulatorError
 from firmware_bridge.face import FaceEvent, FaceEventKind, FaceView
-from firmware_bridge.serial_face import LinkError, ProtocolVersionError, SerialClockFace
-from firmware_bridge.serial_frames import PROTOCOL_VERSION, SHOW_FLAG_RED, Frame, Press
+from firmware_bridge.serial.emulator import ClockEmulator, EmulatorError
+from firmware_bridge.serial.face import LinkError, ProtocolVersionError, SerialClockFace
+from firmware_bridge.serial.frames import PROTOCOL_VERSION, SHOW_FLAG_RED, Frame, Press
 
 K = FaceEventKind
 

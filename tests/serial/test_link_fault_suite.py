@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator
 from firmware_bridge.face import FaceEventKind
-from firmware_bridge.serial_face import SerialClockFace
-from firmware_bridge.serial_faults import FaultyLine, LineFaults
+from firmware_bridge.serial.emulator import ClockEmulator
+from firmware_bridge.serial.face import SerialClockFace
+from firmware_bridge.serial.faults import FaultyLine, LineFaults
 
 schedules = st.fixed_dictionaries({
     "drop": st.sampled_from([0.0, 0.1, 0.3]),

@@ -8,7 +8,7 @@ import socket
 import threading
 
 from firmware_bridge import selftest
-from firmware_bridge.emulator import ClockEmulator
+from firmware_bridge.serial.emulator import ClockEmulator
 
 FAST = ("--timeout", "1", "--lang", "en")
 

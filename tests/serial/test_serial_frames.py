@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from clock_service import Side
 from firmware_bridge.face import FaceError
-from firmware_bridge.serial_frames import (
+from firmware_bridge.serial.frames import (
     MAX_WIRE,
     Ack,
     BadPayloadError,
@@ -39,8 +39,8 @@ from firmware_bridge.serial_frames import (
     cobs_encode,
     crc16,
 )
-from firmware_bridge.serial_golden import EXAMPLES
-from firmware_bridge.serial_stream import FrameDecoder, LinkStats
+from firmware_bridge.serial.golden import EXAMPLES
+from firmware_bridge.serial.stream import FrameDecoder, LinkStats
 
 u32 = st.integers(0, 0xFFFF_FFFF)
 seqs = st.integers(1, 255)

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from support.serial_fakes import FakeTransport
 
 from clock_service import Side
-from firmware_bridge.serial_frames import (
+from firmware_bridge.serial.frames import (
     PROTOCOL_VERSION,
     Capability,
     Frame,
@@ -25,7 +25,7 @@ from firmware_bridge.serial_frames import (
     cobs_encode,
     crc16,
 )
-from firmware_bridge.serial_link import HostLink
+from firmware_bridge.serial.link import HostLink
 
 HELLO = Hello(PROTOCOL_VERSION, (1, 0, 0), Capability(0), 7, 0x77, 1)
 

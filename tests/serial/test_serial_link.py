@@ -10,8 +10,8 @@ from support.serial_fakes import FakeTransport, connect_pair, feed_bytewise
 from support.serial_link import DeviceRecorder, HostRecorder, host_alone, until
 
 from clock_service import Side
-from firmware_bridge.serial_device import DeviceLink
-from firmware_bridge.serial_frames import (
+from firmware_bridge.serial.device import DeviceLink
+from firmware_bridge.serial.frames import (
     PROTOCOL_VERSION,
     Ack,
     Frame,
@@ -22,8 +22,8 @@ from firmware_bridge.serial_frames import (
     cobs_encode,
     crc16,
 )
-from firmware_bridge.serial_link import HostLink, OffsetEstimator, ProtocolVersionError
-from firmware_bridge.serial_stream import FrameDecoder, LinkStats
+from firmware_bridge.serial.link import HostLink, OffsetEstimator, ProtocolVersionError
+from firmware_bridge.serial.stream import FrameDecoder, LinkStats
 
 
 def frames_in(data: bytes) -> list[Frame]:

@@ -14,11 +14,11 @@ from support.serial_fakes import FakeTransport, connect_pair, feed_bytewise, reb
 from support.serial_link import DeviceRecorder, HostRecorder, device_alone, host_alone, until
 
 from clock_service import Side
-from firmware_bridge.emulator import ClockEmulator
 from firmware_bridge.face import FaceEventKind, FaceView
-from firmware_bridge.serial_device import DeviceLink
-from firmware_bridge.serial_face import SerialClockFace
-from firmware_bridge.serial_frames import (
+from firmware_bridge.serial.device import DeviceLink
+from firmware_bridge.serial.emulator import ClockEmulator
+from firmware_bridge.serial.face import SerialClockFace
+from firmware_bridge.serial.frames import (
     PROTOCOL_VERSION,
     Capability,
     Frame,
@@ -27,8 +27,8 @@ from firmware_bridge.serial_frames import (
     Press,
     Show,
 )
-from firmware_bridge.serial_link import HostLink
-from firmware_bridge.serial_stream import FrameDecoder, LinkStats
+from firmware_bridge.serial.link import HostLink
+from firmware_bridge.serial.stream import FrameDecoder, LinkStats
 
 
 def drop_presses_to_host(device_t: FakeTransport) -> dict[str, bool]:

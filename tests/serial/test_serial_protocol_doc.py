@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-import firmware_bridge.serial_frames as frames_module
+import firmware_bridge.serial.frames as frames_module
 from clock_service import Side
-from firmware_bridge.serial_frames import MESSAGE_TYPES, Frame, crc16
-from firmware_bridge.serial_golden import BEGIN, END, render
+from firmware_bridge.serial.frames import MESSAGE_TYPES, Frame, crc16
+from firmware_bridge.serial.golden import BEGIN, END, render
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 BLOCK = re.compile(
@@ -25,7 +25,7 @@ def golden_blocks() -> list[re.Match[str]]:
 def test_the_golden_section_is_what_the_code_generates() -> None:
     text = DOC.read_text(encoding="utf-8")
     section = text[text.index(BEGIN) : text.index(END) + len(END)]
-    assert section == render(), "regenerate with: python -m firmware_bridge.serial_golden"
+    assert section == render(), "regenerate with: python -m firmware_bridge.serial.golden"
 
 
 def test_every_golden_example_decodes_and_encodes_as_stated() -> None:

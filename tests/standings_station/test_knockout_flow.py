@@ -24,7 +24,7 @@ from support.station import (
 )
 
 from clock_service import Knockout, Regulation
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 # After round 2: 甲 4, 乙 2, 丁 1 (two games as black), 丙 1 -> semi-finals 甲-丙 and 乙-丁
 PAIRINGS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n2,1,甲,丙\n2,2,乙,丁\n"

@@ -14,7 +14,7 @@ import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
 
 from clock_service import GameRecord, Regulation, compute_standings
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 # 甲 local, 乙 u14, 丙 women, 丁 local+u14 (Meishan: 1 progressive point off per foul)
 PLAYERS = "name,club,tags\n甲,杭州,local\n乙,,u14\n丙,,women\n丁,四川,local;u14\n"

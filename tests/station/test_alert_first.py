@@ -15,7 +15,7 @@ import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config, wait_until
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 
 @pytest.fixture

@@ -21,8 +21,8 @@ from support.station import (
     wait_until,
 )
 
-from venue_station.openapi import SCHEMA
-from venue_station.station import Station
+from venue_station.domain.station import Station
+from venue_station.web.openapi import SCHEMA
 
 
 async def login(client: httpx.AsyncClient) -> str:

@@ -26,8 +26,8 @@ from support.node import node_config, running_node
 from support.station import ARBITER, ARBITER_PASSWORD, FakeNode, station_config, wait_until
 
 from venue_station.auth import hash_password
-from venue_station.openapi import SCHEMA
-from venue_station.station import Station
+from venue_station.domain.station import Station
+from venue_station.web.openapi import SCHEMA
 
 ARBITER_HASH = hash_password(ARBITER_PASSWORD)
 DOC_URI = "urn:qizhong:station-openapi"
@@ -318,7 +318,7 @@ def test_a_renamed_or_dropped_field_fails_the_check() -> None:
 def test_every_route_of_the_app_is_in_the_document_with_a_schema(tmp_path: Path) -> None:
     """Every route and method of the built app (API, pages, /static) is an operation, each
     200 declares a non-empty schema, and every JSON one is a generated component."""
-    from venue_station.api import build_app
+    from venue_station.web.api import build_app
 
     station = Station(station_config(tmp_path), connect=False)  # the domain; the app beside it
     app = build_app(station)

@@ -16,7 +16,7 @@ import pytest
 from support.broker import mqtt_client
 from support.station import FakeNode, arbiter_txn, envelope, station_config, wait_until
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 pytestmark = pytest.mark.broker
 R = "qz/v1/test"

@@ -25,7 +25,7 @@ import httpx
 import pytest
 from support.station import FakeNode, envelope, station_config, wait_until
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 from wire_contract.messages import ClockPart, EventEnvelope
 from wire_contract.wallclock import wall_ms
 

@@ -12,11 +12,11 @@ import asyncio
 import json
 from typing import Any
 
-from venue_station.clock_probe import ClockProbes
-from venue_station.commands import CommandBus
-from venue_station.metrics import Metrics
-from venue_station.public_feed import PublicFeed
-from venue_station.store import Store
+from venue_station.domain.commands import CommandBus
+from venue_station.intake.clock_probe import ClockProbes
+from venue_station.live.metrics import Metrics
+from venue_station.live.public_feed import PublicFeed
+from venue_station.store.database import Store
 from wire_contract.messages import Reply, Topics, encode
 
 ENDS_WITHIN_S = 5.0  # a task that ignored its cancellation would never end: bound the test

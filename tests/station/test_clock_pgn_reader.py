@@ -9,8 +9,8 @@ from typing import Any
 import chess
 import chess.pgn
 
-from venue_station import exports
-from venue_station.results import derive_game
+from venue_station.domain import exports
+from venue_station.live.results import derive_game
 
 GAME = {
     "game": "r3-b7",

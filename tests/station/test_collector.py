@@ -11,7 +11,7 @@ import pytest
 from support.broker import collect, mqtt_client
 from support.station import FakeNode, station_config, wait_until
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 pytestmark = pytest.mark.broker
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from clock_service.regulation import Scoring
-from venue_station import exports
-from venue_station.results import derive_game
+from venue_station.domain import exports
+from venue_station.live.results import derive_game
 
 SCORING = Scoring(win=2, draw=1, loss=0)  # the usual 2/1/0
 

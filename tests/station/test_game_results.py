@@ -4,7 +4,7 @@ a pending proposal is shown as one and counts nowhere until the arbiter confirms
 from __future__ import annotations
 
 from clock_service.regulation import Scoring
-from venue_station.results import derive_game, points, tournament_fouls
+from venue_station.live.results import derive_game, points, tournament_fouls
 
 
 def ev(seq: int, type: str, **data: object) -> dict:

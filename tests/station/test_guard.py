@@ -8,10 +8,10 @@ import logging
 import pytest
 import sqlalchemy as sa
 
-from venue_station.containment import is_transient
-from venue_station.guard import DropLog, FloodGate
-from venue_station.metrics import Metrics
-from venue_station.seqs import RangeSet
+from venue_station.intake.containment import is_transient
+from venue_station.intake.guard import DropLog, FloodGate
+from venue_station.intake.seqs import RangeSet
+from venue_station.live.metrics import Metrics
 
 
 def test_the_flood_gate_passes_a_burst_then_the_rate_then_recovers() -> None:

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from support.station import arbiter_txn, envelope, station_config
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 from wire_contract.messages import SidePair, StateSnapshot, to_payload
 
 T = "qz/v1/test/board"

@@ -11,8 +11,8 @@ import httpx
 from prometheus_client.parser import text_string_to_metric_families
 from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config
 
-from venue_station.metrics import LAG_BUCKETS_MS
-from venue_station.station import Station
+from venue_station.domain.station import Station
+from venue_station.live.metrics import LAG_BUCKETS_MS
 
 
 async def _scrape(station: Station) -> tuple[str, dict[str, Any]]:

@@ -15,7 +15,7 @@ from typing import Any
 import httpx
 from support.station import arbiter_txn, envelope, station_config
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 PAIRINGS = (
     "round,board,red,black\n"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
+from venue_station.domain.pairings import Pairing, parse_pairings, parse_players
 from venue_station.errors import PairingsError
-from venue_station.pairings import Pairing, parse_pairings, parse_players
 
 GOOD = "round,board,red,black\n7,1,王天一,郑惟桐\n7,12,许银川,吕钦\n"
 

@@ -17,8 +17,8 @@ import pytest
 import sqlalchemy as sa
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 
-from venue_station.station import Station
-from venue_station.store import IMPORT_CHUNK, Store
+from venue_station.domain.station import Station
+from venue_station.store.database import IMPORT_CHUNK, Store
 
 EARLIER = "round,board,red,black\n7,1,王天一,郑惟桐\n7,2,许银川,吕钦\n"
 REFUSED_BOARD = "b700"

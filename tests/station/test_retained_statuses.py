@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from support.station import FakeNode, envelope, station_config, wait_until
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 from wire_contract.messages import Topics
 
 TOPICS = Topics("test")

@@ -13,8 +13,8 @@ import pytest
 from support.station import envelope, station_config
 
 from clock_service.regulation import Regulation
-from venue_station.round_clock import next_session
-from venue_station.station import Station
+from venue_station.domain.station import Station
+from venue_station.web.round_clock import next_session
 
 
 def feed(station: Station, ev: dict[str, Any]) -> None:

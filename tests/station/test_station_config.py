@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from venue_station import cli
 from venue_station.auth import Sessions, hash_password, verify_password
 from venue_station.config import StationConfig
 from venue_station.errors import ConfigError
+from venue_station.web import cli
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 from support.station import FakeNode, station_config
 
-from venue_station.collector import RECEIVE_WINDOW, WRITER_QUEUE_BOUND, Collector
-from venue_station.hub import Hub
-from venue_station.ingest import Ingest
-from venue_station.metrics import Metrics
-from venue_station.store import Store
+from venue_station.intake.collector import RECEIVE_WINDOW, WRITER_QUEUE_BOUND, Collector
+from venue_station.intake.ingest import Ingest
+from venue_station.live.fanout import Hub
+from venue_station.live.metrics import Metrics
+from venue_station.store.database import Store
 from wire_contract.messages import Topics
 
 pytestmark = pytest.mark.broker

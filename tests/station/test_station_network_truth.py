@@ -22,9 +22,9 @@ from support.node import node_config, running_node
 from support.station import station_config
 
 from firmware_bridge.simulated import SimulatedFace
-from venue_station.clock_probe import REFUSED, ClockProbes, RoundTrip
-from venue_station.clock_truth import ClockTruth
-from venue_station.station import Station
+from venue_station.domain.station import Station
+from venue_station.intake.clock_probe import REFUSED, ClockProbes, RoundTrip
+from venue_station.intake.clock_truth import ClockTruth
 
 T = "qz/v1/test/board"
 

@@ -6,10 +6,10 @@ import pytest
 import sqlalchemy as sa
 from support.station import envelope
 
-from venue_station import tables
 from venue_station.errors import StoreError
-from venue_station.ingest_writer import round_of
-from venue_station.store import Store
+from venue_station.intake.ingest_writer import round_of
+from venue_station.store import tables
+from venue_station.store.database import Store
 
 
 def _row(board: str, seq: int, session: int = 1) -> dict:

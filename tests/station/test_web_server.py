@@ -11,9 +11,9 @@ import httpx
 import pytest
 from support.station import station_config
 
+from venue_station.domain.station import Station
 from venue_station.errors import StationError
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb, WebServer
+from venue_station.web.web_server import StationWithWeb, WebServer
 
 PAIRINGS = "round,board,red,black\n1,1,王天一,郑惟桐\n"
 

@@ -4,7 +4,7 @@
 - :class:`ChaosPlan`: how many boards and which faults; :data:`SHORT` (CI) and :data:`LONG`.
 - :class:`TcpProxy`: an asyncio TCP proxy between some nodes and the broker; ``cut(s)`` closes
   every proxied connection and refuses new ones for ``s`` seconds.
-- :class:`ChaosVenue`: a :class:`qizhong.venue.LocalVenue` whose first nodes are
+- :class:`ChaosVenue`: a :class:`qizhong.simulation.venue.LocalVenue` whose first nodes are
   ``qizhong node`` processes (durable journals: they get power-cut) and whose other nodes run
   in one ``qizhong sim`` process (non-durable journals: they only carry load); the proxied
   nodes get the proxy's port in their node.toml. The round itself is driven by
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import pytest
 
-from qizhong.venue import LocalVenue
+from qizhong.simulation.venue import LocalVenue
 
 __all__ = ["LONG", "SHORT", "ChaosPlan", "ChaosVenue", "TcpProxy"]
 

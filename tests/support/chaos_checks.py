@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from board_nodes.journal import Journal
-from venue_station.results import derive_game
+from venue_station.live.results import derive_game
 
 __all__ = [
     "ClockCheck",

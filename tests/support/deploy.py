@@ -57,7 +57,7 @@ def run(cmd: list[str], *, env: dict[str, str] | None = None, cwd: Path | None =
 @functools.lru_cache(maxsize=1)
 def host_bundle() -> Path:
     """A bundle for this machine only (no cross-platform targets), built once per session."""
-    from qizhong.deploy_bundle import build_bundle
+    from qizhong.deploy.bundle import build_bundle
 
     top = Path(tempfile.mkdtemp(prefix="qz-bundle-"))
     atexit.register(shutil.rmtree, top, True)

@@ -11,9 +11,9 @@ import asyncio
 import time
 from collections.abc import Callable
 
-from firmware_bridge.serial_device import DeviceLink
-from firmware_bridge.serial_frames import PROTOCOL_VERSION, Capability, Frame, Hello, Message
-from firmware_bridge.serial_link import HostLink
+from firmware_bridge.serial.device import DeviceLink
+from firmware_bridge.serial.frames import PROTOCOL_VERSION, Capability, Frame, Hello, Message
+from firmware_bridge.serial.link import HostLink
 from support.serial_fakes import FakeTransport, feed_bytewise
 
 HELLO = Hello(PROTOCOL_VERSION, (1, 0, 0), Capability.BUZZER, 0x1234, 0x0042, 1)

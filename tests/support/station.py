@@ -2,7 +2,7 @@
 
 - ``db_url`` (function, parametrised ``sqlite`` / ``postgres``): a fresh database; the
   PostgreSQL one is a new database on 127.0.0.1:5432 (created from ``test``), dropped after.
-- ``store``: a migrated :class:`venue_station.store.Store` on ``db_url``.
+- ``store``: a migrated :class:`venue_station.store.database.Store` on ``db_url``.
 - ``station_config(tmp_path, broker=None, **kw)``: a :class:`StationConfig` for the test venue
   with the arbiter account ``ARBITER`` (password ``ARBITER_PASSWORD``).
 - ``start_station``: ``await start_station(config, **kw)`` -> a started station with its web
@@ -30,9 +30,9 @@ from support.broker import mqtt_client
 from support.postgres import throwaway_database
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
-from venue_station.station import Station
-from venue_station.store import Store
-from venue_station.web_server import StationWithWeb
+from venue_station.domain.station import Station
+from venue_station.store.database import Store
+from venue_station.web.web_server import StationWithWeb
 from wire_contract.messages import Command, Reply, Topics, encode
 
 __all__ = [

@@ -31,8 +31,8 @@ import pytest_asyncio
 
 from support.chromium import CHROMIUM, CHROMIUM_ARGS
 from support.station import FakeNode, station_config
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb
+from venue_station.domain.station import Station
+from venue_station.web.web_server import StationWithWeb
 from wire_contract.messages import SidePair, StateSnapshot, to_payload
 
 __all__ = [

@@ -63,9 +63,10 @@ def test_a_part_imports_only_what_it_may(part: str) -> None:
 def test_the_rule_sees_a_forbidden_import(tmp_path: Path, monkeypatch) -> None:
     fake = tmp_path / "clock_service"
     fake.mkdir()
-    (fake / "bad.py").write_text("from venue_station.store import Store\nimport board_nodes\n")
+    bad = "from venue_station.store.database import Store\nimport board_nodes\n"
+    (fake / "bad.py").write_text(bad)
     monkeypatch.setattr(__import__(__name__), "ROOT", tmp_path)
     assert sorted(violations("clock_service")) == [
         "clock_service/bad.py imports board_nodes",
-        "clock_service/bad.py imports venue_station.store",
+        "clock_service/bad.py imports venue_station.store.database",
     ]

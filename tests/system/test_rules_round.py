@@ -18,7 +18,7 @@ from support.station import station_config
 
 from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
-from venue_station import exports
+from venue_station.domain import exports
 from wire_contract.messages import to_payload
 
 pytestmark = pytest.mark.broker

@@ -1,11 +1,14 @@
-"""The station's domain knows nothing of HTTP, and its web reads only through the store (issue 14).
+"""The station's layers are its folders (issues 14 and 24).
 
-- Every ``venue_station`` module is either the web (``WEB``: routes, auth on the wire, pages,
-  exports over HTTP, SSE, the server) or the domain. A domain module imports nothing of
-  Starlette, uvicorn or httpx and no web module, at any depth in the module (an import inside
-  a function or under ``TYPE_CHECKING`` counts too): so the domain starts, runs and is tested
-  without a web server, and the web is started beside it (``web_server.py``).
-- No web module imports SQLAlchemy or ``venue_station.tables``: reads go through ``Store``.
+``venue_station`` is built in wings (``venue_station.WINGS``, top down: web, domain, intake,
+live, store), each a folder, on the ground of the package root. The rules, read from the tree:
+
+- A module imports its own wing and the wings below it, never one above; a root module (the
+  ground: errors, config, auth, resources) imports no wing. Every import counts, at any depth in
+  the module (an import inside a function or under ``TYPE_CHECKING`` too).
+- Only the web imports Starlette, uvicorn or httpx: the domain starts, runs and is tested without
+  a web server, and the web is started beside it (``web/web_server.py``).
+- No web module imports SQLAlchemy or the store's tables: reads go through ``Store``.
 """
 
 from __future__ import annotations
@@ -15,47 +18,34 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "venue_station"
-WEB = {
-    "access",
-    "api",
-    "api_action_models",
-    "api_actions",
-    "api_models",
-    "bodies",
-    "cli",  # the launcher: starts the web beside the domain
-    "http_base",
-    "knockout_flow",
-    "openapi",
-    "pages",
-    "reasons_view",
-    "round_clock",
-    "standings_view",
-    "text_bounds",
-    "trf_view",
-    "web_server",
-}
-# The domain named in the issue: each must stay out of WEB (a rename cannot hide one).
-DOMAIN_CORE = {
-    "station",
-    "collector",
-    "ingest",
-    "ingest_writer",
-    "store",
-    "store_reads",
-    "tables",
-    "results",
-    "alerts",
-    "commands",
-    "standings",
-    "knockout",
-    "trf_io",
-}
 HTTP_LIBRARIES = ("starlette", "uvicorn", "httpx", "fastapi")
-SQL = ("sqlalchemy", "venue_station.tables")
+SQL = ("sqlalchemy", "venue_station.store.tables")
+GROUND = ""  # the wing of a module in the package root
 
 
-def modules(package: Path = PACKAGE) -> dict[str, Path]:
-    return {p.stem: p for p in sorted(package.glob("*.py")) if p.stem != "__init__"}
+def wings(package: Path = PACKAGE) -> tuple[str, ...]:
+    """``WINGS`` as the package's ``__init__.py`` writes it (read, not imported)."""
+    for node in ast.parse((package / "__init__.py").read_text(encoding="utf-8")).body:
+        if isinstance(node, ast.Assign) and any(
+            isinstance(t, ast.Name) and t.id == "WINGS" for t in node.targets
+        ):
+            return tuple(ast.literal_eval(node.value))
+    raise AssertionError(f"{package}/__init__.py sets no WINGS")
+
+
+def modules(package: Path = PACKAGE) -> dict[str, tuple[str, Path]]:
+    """dotted name below the package -> (its wing, its file), for every module."""
+    out = {}
+    for path in sorted(package.rglob("*.py")):
+        rel = path.relative_to(package)
+        if rel.parts[0] in ("migrations",) or "migrations" in rel.parts:
+            continue  # alembic's scripts, run by alembic, import nothing of ours
+        if rel.name == "__init__.py" and len(rel.parts) == 1:
+            continue
+        wing = rel.parts[0] if len(rel.parts) > 1 else GROUND
+        name = ".".join(rel.with_suffix("").parts)
+        out[name] = (wing, path)
+    return out
 
 
 def imports_of(path: Path) -> set[str]:
@@ -74,62 +64,99 @@ def _is(name: str, prefixes: tuple[str, ...]) -> bool:
     return any(name == p or name.startswith(p + ".") for p in prefixes)
 
 
-def domain_violations(package: Path = PACKAGE) -> list[str]:
-    web = tuple(f"venue_station.{m}" for m in WEB)
+def wing_of_import(name: str, order: tuple[str, ...]) -> str | None:
+    """The wing a ``venue_station`` import lands in (GROUND for the root), None if not ours."""
+    parts = name.split(".")
+    if parts[0] != "venue_station" or len(parts) == 1:
+        return None
+    return parts[1] if parts[1] in order else GROUND
+
+
+def layer_violations(package: Path = PACKAGE) -> list[str]:
+    order = wings(package)
+    floor = {w: i for i, w in enumerate(order)}
+    floor[GROUND] = len(order)
     out = []
-    for name, path in modules(package).items():
-        if name in WEB:
+    for name, (wing, path) in modules(package).items():
+        if wing not in floor:
+            out.append(f"{name} is in a folder that is no wing: {wing}")
             continue
         for imported in sorted(imports_of(path)):
-            if _is(imported, HTTP_LIBRARIES) or _is(imported, web):
-                out.append(f"{name} imports {imported}")
+            target = wing_of_import(imported, order)
+            if target is None or target == wing:
+                continue
+            if floor[target] < floor[wing]:
+                out.append(f"{name} ({wing or 'root'}) imports {imported} ({target or 'root'})")
+    return out
+
+
+def http_outside_web(package: Path = PACKAGE) -> list[str]:
+    out = []
+    for name, (wing, path) in modules(package).items():
+        if wing != "web":
+            out += [f"{name} imports {i}" for i in sorted(imports_of(path)) if _is(i, HTTP_LIBRARIES)]
     return out
 
 
 def web_sql(package: Path = PACKAGE) -> list[str]:
     out = []
-    for name, path in modules(package).items():
-        if name in WEB:
+    for name, (wing, path) in modules(package).items():
+        if wing == "web":
             out += [f"{name} imports {i}" for i in sorted(imports_of(path)) if _is(i, SQL)]
     return out
 
 
-def test_the_domain_imports_nothing_of_the_web() -> None:
-    assert domain_violations() == []
+def test_no_import_runs_back_up_the_wings() -> None:
+    assert layer_violations() == []
+
+
+def test_only_the_web_speaks_http() -> None:
+    assert http_outside_web() == []
 
 
 def test_the_web_runs_no_sql_of_its_own() -> None:
     assert web_sql() == []
 
 
-def test_the_named_domain_modules_exist_and_are_domain() -> None:
-    present = set(modules())
-    assert present >= DOMAIN_CORE, DOMAIN_CORE - present
-    assert not DOMAIN_CORE & WEB
-    assert {"web_server", "api", "standings_view", "knockout_flow"} <= present
+def test_every_wing_is_a_folder_with_a_readme_line() -> None:
+    readme = (PACKAGE / "README.md").read_text(encoding="utf-8")
+    for wing in wings():
+        assert (PACKAGE / wing / "__init__.py").is_file(), wing
+        assert f"`{wing}/`" in readme, f"README.md says nothing of {wing}/"
 
 
-def test_every_module_importing_starlette_is_web() -> None:
-    """So a new route module must be listed in WEB (else the domain test names it)."""
-    for name, path in modules().items():
-        if any(_is(i, HTTP_LIBRARIES) for i in imports_of(path)):
-            assert name in WEB, name
+def test_the_named_rooms_are_where_the_issue_put_them() -> None:
+    where = {name: wing for name, (wing, _) in modules().items()}
+    assert where["domain.station"] == "domain"
+    assert where["web.web_server"] == "web" and where["web.api"] == "web"
+    assert where["intake.collector"] == "intake" and where["intake.ingest"] == "intake"
+    assert where["store.database"] == "store" and where["store.tables"] == "store"
 
 
 def test_the_checks_see_a_violation(tmp_path: Path) -> None:
     pkg = tmp_path / "venue_station"
-    pkg.mkdir()
-    (pkg / "station.py").write_text(
+    for wing in ("web", "domain", "intake", "store"):
+        (pkg / wing).mkdir(parents=True)
+        (pkg / wing / "__init__.py").write_text("")
+    (pkg / "__init__.py").write_text('WINGS = ("web", "domain", "intake", "store")\n')
+    (pkg / "domain" / "station.py").write_text(
         "from typing import TYPE_CHECKING\n"
-        "if TYPE_CHECKING:\n    from venue_station.api import build_app\n"
+        "if TYPE_CHECKING:\n    from venue_station.web.api import build_app\n"
         "def serve():\n    import uvicorn\n"
     )
-    (pkg / "standings_view.py").write_text("import sqlalchemy as sa\n")
-    (pkg / "ingest.py").write_text("from venue_station import http_base\n")
-    assert domain_violations(pkg) == [
-        "ingest imports venue_station.http_base",
-        "station imports uvicorn",
-        "station imports venue_station.api",
-        "station imports venue_station.api.build_app",
+    (pkg / "web" / "standings_view.py").write_text("import sqlalchemy as sa\n")
+    (pkg / "intake" / "ingest.py").write_text("from venue_station.web import http_base\n")
+    (pkg / "errors.py").write_text("from venue_station.store import tables\n")
+    (pkg / "stray").mkdir()
+    (pkg / "stray" / "x.py").write_text("")
+    assert layer_violations(pkg) == [
+        "domain.station (domain) imports venue_station.web.api (web)",
+        "domain.station (domain) imports venue_station.web.api.build_app (web)",
+        "errors (root) imports venue_station.store (store)",
+        "errors (root) imports venue_station.store.tables (store)",
+        "intake.ingest (intake) imports venue_station.web (web)",
+        "intake.ingest (intake) imports venue_station.web.http_base (web)",
+        "stray.x is in a folder that is no wing: stray",
     ]
-    assert web_sql(pkg) == ["standings_view imports sqlalchemy"]
+    assert http_outside_web(pkg) == ["domain.station imports uvicorn"]
+    assert web_sql(pkg) == ["web.standings_view imports sqlalchemy"]

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from clock_service.trf import TrfError
-from clock_service.trf_pairs import pairs_text, parse_pairs
+from clock_service.trf.document import TrfError
+from clock_service.trf.pairs import pairs_text, parse_pairs
 
 GOLDEN = Path(__file__).parent / "golden"
 

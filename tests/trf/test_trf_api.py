@@ -10,9 +10,9 @@ import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 
-from clock_service.trf import Trf
+from clock_service.trf.document import Trf
 from venue_station.auth import hash_password
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 GOLDEN = Path(__file__).parent / "golden"
 BAD_RATING = (GOLDEN / "xiangqi-r3.trf").read_bytes().decode().replace(" 2480 CHN", " 24a0 CHN")

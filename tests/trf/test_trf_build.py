@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from clock_service.trf import Trf, TrfError
-from clock_service.trf_build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
+from clock_service.trf.build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
+from clock_service.trf.document import Trf, TrfError
 
 GOLDEN = Path(__file__).parent / "golden"
 

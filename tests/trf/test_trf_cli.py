@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 from support.station import station_config
 
-from clock_service.trf import Trf
-from qizhong.cli import main
+from clock_service.trf.document import Trf
+from qizhong.cli.main import main
 from venue_station.auth import hash_password
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 GOLDEN = Path(__file__).parent / "golden"
 

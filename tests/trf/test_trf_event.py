@@ -17,10 +17,10 @@ import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
 
-from clock_service.trf import Trf
-from clock_service.trf_pairs import pairs_text
+from clock_service.trf.document import Trf
+from clock_service.trf.pairs import pairs_text
 from venue_station.auth import hash_password
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 CHIEF, CHIEF_PASSWORD = "chief1", "总裁判-secret-2"
 SURNAMES = "王张李刘陈杨黄赵吴周徐孙马朱胡郭何高林罗"

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from clock_service.trf import Trf, TrfError
+from clock_service.trf.document import Trf, TrfError
 
 GOLDEN = Path(__file__).parent / "golden"
 

@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support.web import WebStation, login, wall_ms
 
-from venue_station.clock_truth import ClockTruth, OffsetEstimator
+from venue_station.intake.clock_truth import ClockTruth, OffsetEstimator
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

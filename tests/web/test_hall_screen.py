@@ -18,7 +18,7 @@ from support.station import station_config
 from support.web import CHROMIUM, CHROMIUM_ARGS, WebStation, open_page, screenshot, wall_ms
 
 from broker_config import Roster
-from venue_station.web_server import StationWithWeb
+from venue_station.web.web_server import StationWithWeb
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 

@@ -14,8 +14,8 @@ import pytest_asyncio
 from support.station import station_config
 
 from venue_station.auth import hash_password
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb
+from venue_station.domain.station import Station
+from venue_station.web.web_server import StationWithWeb
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from venue_station.hub import Hub
-from venue_station.public_feed import PublicFeed
+from venue_station.live.fanout import Hub
+from venue_station.live.public_feed import PublicFeed
 
 
 def _messages(chunk: bytes) -> list[tuple[str, dict[str, Any]]]:

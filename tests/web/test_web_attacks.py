@@ -18,8 +18,8 @@ import pytest
 import pytest_asyncio
 from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config
 
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb
+from venue_station.domain.station import Station
+from venue_station.web.web_server import StationWithWeb
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -14,8 +14,8 @@ from typing import Any
 import httpx
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 
-from venue_station.openapi import build_document
-from venue_station.station import Station
+from venue_station.domain.station import Station
+from venue_station.web.openapi import build_document
 
 EXTRA = "qz_not_a_field"
 # A path parameter each body route accepts before it reads the body (session, path, then body).

@@ -21,8 +21,8 @@ from typing import Any
 import httpx
 from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config, wait_until
 
-from venue_station.public_feed import EVENTS_PER_BOARD_PER_TICK
-from venue_station.station import Station
+from venue_station.domain.station import Station
+from venue_station.live.public_feed import EVENTS_PER_BOARD_PER_TICK
 
 PHONES = 300
 STREAM_REQUEST = b"GET /api/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"

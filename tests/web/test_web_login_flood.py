@@ -19,7 +19,7 @@ import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, FakeNode, station_config
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 pytestmark = [pytest.mark.broker]
 

@@ -1,5 +1,5 @@
 """A long import (issue 12): a 60,000-row pairings CSV is parsed off the event loop and staged
-in short chunks (then swapped in at once, all or nothing: venue_station/round_import.py), so
+in short chunks (then swapped in at once, all or nothing: venue_station/store/round_import.py), so
 the station keeps serving and another write completes while it runs (it used to hold SQLite's
 write lock for 47 s and the gap watcher's "database is locked" stopped the station). No timing
 asserts: the other write must finish *before the import does*.
@@ -15,7 +15,7 @@ import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 ROWS = 60_000
 

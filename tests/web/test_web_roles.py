@@ -21,8 +21,8 @@ from starlette.routing import Route
 from support.station import envelope, station_config
 
 from venue_station.auth import hash_password
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb
+from venue_station.domain.station import Station
+from venue_station.web.web_server import StationWithWeb
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

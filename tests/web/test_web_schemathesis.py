@@ -18,7 +18,7 @@ import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 pytestmark = pytest.mark.slow
 

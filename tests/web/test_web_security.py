@@ -14,10 +14,10 @@ import pytest_asyncio
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 from support.web import WebStation, login
 
-from venue_station.api_actions import action_routes
-from venue_station.pages import STATIC_DIR
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb
+from venue_station.domain.station import Station
+from venue_station.web.api_actions import action_routes
+from venue_station.web.pages import STATIC_DIR
+from venue_station.web.web_server import StationWithWeb
 
 pytestmark = pytest.mark.asyncio(loop_scope="session")
 

@@ -16,7 +16,7 @@ import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 
-from venue_station.station import Station
+from venue_station.domain.station import Station
 
 STREAM_REQUEST = b"GET /api/stream HTTP/1.1\r\nHost: x\r\nAccept: text/event-stream\r\n\r\n"
 
@@ -134,7 +134,7 @@ def test_the_station_unit_allows_more_open_files_than_the_streams_cap() -> None:
 
 async def test_the_arbiters_streams_are_served_before_the_halls() -> None:
     """With a hall full of phones subscribed first, the arbiter's stream still wakes first."""
-    from venue_station.hub import Hub
+    from venue_station.live.fanout import Hub
 
     hub = Hub()
     order: list[str] = []

@@ -16,9 +16,9 @@ from support.tls import make_test_certs
 
 from broker_config import Roster
 from broker_config.files import write_broker_config
+from venue_station.domain.station import Station
 from venue_station.errors import ConfigError
-from venue_station.station import Station
-from venue_station.web_server import StationWithWeb
+from venue_station.web.web_server import StationWithWeb
 
 
 def _venue_ca(folder: Path) -> dict[str, str]:

@@ -1,0 +1,1 @@
+"""FIDE's TRF and the pairs list: pure text in, text out."""

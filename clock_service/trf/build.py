@@ -1,0 +1,272 @@
+"""Write the TRF-2026 file of a tournament after any round, from plain results.
+
+Pure: the caller hands in the players (``Entrant``, the start rank is the id), the games by start
+rank (``GameResult``; red = white, the side that moves first), the byes and the ranks it computed
+(the regulation's tiebreaks). The points are declared three ways so that every engine in use
+reads the point system as is: TRF-2026's ``162``, bbpPairings' ``BBW``…``BBU`` and JaVaFo's
+``XXS``. The result is checked (``Trf.check``) before it is returned: points that do not follow
+from the results never leave this module.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Iterable, Mapping
+from decimal import Decimal
+
+from clock_service.trf.document import Record, Trf
+from clock_service.trf.player import PlayerRecord, RoundCell
+from clock_service.trf.records import (
+    ByeRecord,
+    PointsRecord,
+    ProhibitedRecord,
+    RawRecord,
+    RoundsRecord,
+    ScoringRecord,
+    TrfError,
+    XxsRecord,
+)
+
+__all__ = ["Entrant", "GameResult", "RoundBye", "TrfHeader", "build_trf"]
+
+GAME_RESULTS = ("white", "black", "draw", "double_forfeit")
+ROUND_BYES = "FHUZ"  # full-point, half-point, pairing-allocated, zero-point (absent)
+RULERS = (
+    "###      1         2         3         4         5         6         7         8         9"
+    "        10        11        12        13",
+    "###4567890123456789012345678901234567890123456789012345678901234567890123456789012345678901"
+    "234567890123456789012345678901234567890",
+    "### SSSS sTTT NNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNNN RRRR FFF IIIIIIIIIII BBBB/BB/BB PPPP RRRR"
+    "  OOOO C R  OOOO C R  OOOO C R  OOOO C R",
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Entrant:
+    """A player of the file: ``start_rank`` is his stable id; the name is only a label."""
+
+    start_rank: int
+    name: str
+    sex: str = ""
+    title: str = ""
+    rating: int | None = None
+    federation: str = ""
+    fide_id: str = ""
+    birth: str = ""
+
+
+@dataclasses.dataclass(frozen=True)
+class GameResult:
+    """One game by start rank. ``result``: ``white`` | ``black`` (the winner), ``draw``,
+    ``double_forfeit`` (both lose), None (paired, not decided). ``forfeit``: decided without
+    play (written ``+``/``-``)."""
+
+    round: int
+    white: int
+    black: int
+    result: str | None = None
+    forfeit: bool = False
+
+    def __post_init__(self) -> None:
+        where = f"game round {self.round} {self.white}-{self.black}"
+        if self.result is not None and self.result not in GAME_RESULTS:
+            raise TrfError(f"{where}: result {self.result!r} is not one of {GAME_RESULTS} or None")
+        if self.white == self.black:
+            raise TrfError(f"{where}: a player cannot play himself")
+        if self.forfeit and self.result not in ("white", "black"):
+            raise TrfError(
+                f"{where}: a forfeit needs a winner (a double forfeit is its own result)"
+            )
+
+
+@dataclasses.dataclass(frozen=True)
+class RoundBye:
+    """A round without a game: ``F`` full-point, ``H`` half-point, ``U`` pairing-allocated,
+    ``Z`` zero-point bye (a known absence)."""
+
+    round: int
+    player: int
+    kind: str = "U"
+
+    def __post_init__(self) -> None:
+        if self.kind not in ROUND_BYES:
+            where = f"bye round {self.round} player {self.player}"
+            raise TrfError(f"{where}: kind {self.kind!r} is not F, H, U or Z")
+
+
+@dataclasses.dataclass(frozen=True)
+class TrfHeader:
+    """The tournament lines; empty fields are left out."""
+
+    name: str
+    city: str = ""
+    federation: str = ""
+    start: str = ""  # YYYY/MM/DD
+    end: str = ""
+    type: str = "Individual: Swiss-System"
+    chief_arbiter: str = ""
+    rounds: int = 9
+    # The colour of the highest-ranked player paired in round 1 (152); None: read it from
+    # round 1 when it is there, else W.
+    initial_colour: str | None = None
+
+
+def _d(value: int | Decimal) -> Decimal:
+    return Decimal(value).quantize(Decimal("0.1"))
+
+
+def _cell(
+    rnd: int,
+    me: int,
+    games: Mapping[tuple[int, int], GameResult],
+    byes: Mapping[tuple[int, int], str],
+) -> RoundCell:
+    g = games.get((rnd, me))
+    if g is None:
+        return RoundCell(0, "-", byes.get((rnd, me), "Z"))
+    white = g.white == me
+    opponent, colour = (g.black, "w") if white else (g.white, "b")
+    if g.result is None:
+        return RoundCell(opponent, colour, "")
+    if g.result == "double_forfeit":
+        return RoundCell(opponent, colour, "-")
+    if g.result == "draw":
+        return RoundCell(opponent, colour, "=")
+    won = (g.result == "white") == white
+    if g.forfeit:
+        return RoundCell(opponent, colour, "+" if won else "-")
+    return RoundCell(opponent, colour, "1" if won else "0")
+
+
+def _index(
+    games: Iterable[GameResult], byes: Iterable[RoundBye], ids: Collection[int], after: int
+) -> tuple[dict[tuple[int, int], GameResult], dict[tuple[int, int], str]]:
+    by_player: dict[tuple[int, int], GameResult] = {}
+    by_bye: dict[tuple[int, int], str] = {}
+    for g in games:
+        if g.round > after:
+            continue
+        for who in (g.white, g.black):
+            if who not in ids:
+                raise TrfError(f"game round {g.round} {g.white}-{g.black}: no player {who}")
+            if (g.round, who) in by_player:
+                raise TrfError(f"player {who} has two games in round {g.round}")
+            by_player[g.round, who] = g
+    for b in byes:
+        if b.round > after:
+            continue
+        if b.player not in ids:
+            raise TrfError(f"bye round {b.round}: no player {b.player}")
+        if (b.round, b.player) in by_player or (b.round, b.player) in by_bye:
+            raise TrfError(f"player {b.player} has a bye and another entry in round {b.round}")
+        by_bye[b.round, b.player] = b.kind
+    return by_player, by_bye
+
+
+def _initial_colour(games: Mapping[tuple[int, int], GameResult]) -> str:
+    first = sorted(who for rnd, who in games if rnd == 1)
+    if not first:
+        return "W"
+    return "W" if games[1, first[0]].white == first[0] else "B"
+
+
+def build_trf(
+    header: TrfHeader,
+    entrants: Iterable[Entrant],
+    games: Iterable[GameResult],
+    *,
+    after_round: int,
+    byes: Iterable[RoundBye] = (),
+    ranks: Mapping[int, int] | None = None,
+    win: int | Decimal = 2,
+    draw: int | Decimal = 1,
+    loss: int | Decimal = 0,
+    next_round_byes: Mapping[int, str] | None = None,
+    prohibited: Iterable[tuple[int, int, tuple[int, ...]]] = (),
+    newline: str = "\r\n",
+) -> Trf:
+    """The TRF of rounds 1..``after_round``. ``next_round_byes``: start rank -> ``Z`` (known
+    absent), ``H`` or ``F`` in round ``after_round + 1`` (written as ``240`` records, as
+    TRF-2026 asks for a round not paired yet). ``prohibited``: (first round, last round,
+    players) who must not meet. Raises ``TrfError``."""
+    people = sorted(entrants, key=lambda e: e.start_rank)
+    ids = {e.start_rank for e in people}
+    if len(ids) != len(people):
+        raise TrfError("two entrants share a start rank")
+    if not 0 <= after_round <= header.rounds:
+        raise TrfError(f"after_round {after_round} is not 0..{header.rounds}")
+    by_game, by_bye = _index(games, byes, ids, after_round)
+    w, d, lo = _d(win), _d(draw), _d(loss)
+    score = {"1": w, "+": w, "F": w, "U": w, "=": d, "H": d, "0": lo, "-": lo, "Z": Decimal(0)}
+    records: list[Record] = []
+
+    def raw(code: str, value: str) -> None:
+        if value:
+            records.append(RawRecord(f"{code} {value}"))
+
+    raw("012", header.name)
+    raw("022", header.city)
+    raw("032", header.federation)
+    raw("042", header.start)
+    raw("052", header.end)
+    raw("062", str(len(people)))
+    raw("092", header.type)
+    raw("102", header.chief_arbiter)
+    records.append(RoundsRecord("142", header.rounds))
+    raw("152", header.initial_colour or _initial_colour(by_game))
+    records.append(RawRecord("### P CCCC    P CCCC    P CCCC    P CCCC    P CCCC    P CCCC"))
+    records.append(ScoringRecord((("W", w), ("D", d), ("L", lo), ("A", lo), ("P", w), ("X", d))))
+    for code, value in (
+        ("BBW", w),
+        ("BBD", d),
+        ("BBL", lo),
+        ("BBZ", Decimal(0)),
+        ("BBF", lo),
+        ("BBU", w),
+    ):
+        records.append(PointsRecord(code, _d(value)))
+    records.append(RoundsRecord("XXR", header.rounds))
+    xxs = (
+        ("WW", w), ("BW", w), ("WD", d), ("BD", d), ("WL", lo), ("BL", lo), ("ZPB", Decimal(0)),
+        ("HPB", d), ("FPB", w), ("PAB", w), ("FW", w), ("FL", lo),
+    )  # fmt: skip
+    records.append(XxsRecord(tuple((c, _d(v)) for c, v in xxs)))
+    records.append(
+        RawRecord(
+            f"### {w:.0f}/{d:.0f}/{lo:.0f}: W win (OTB, forfeit, full-point bye), D draw or "
+            "half-point bye, L loss, A absence, P pairing-allocated bye"
+        )
+    )
+    records.extend(RawRecord(r) for r in RULERS)
+    for e in people:
+        cells = tuple(_cell(r, e.start_rank, by_game, by_bye) for r in range(1, after_round + 1))
+        points = sum((score[c.result] for c in cells if c.result), Decimal(0))
+        records.append(
+            PlayerRecord(
+                start_rank=e.start_rank,
+                name=e.name,
+                points=_d(points),
+                rank=(ranks or {}).get(e.start_rank),
+                rounds=cells,
+                sex=e.sex,
+                title=e.title,
+                rating=e.rating,
+                federation=e.federation,
+                fide_id=e.fide_id,
+                birth=e.birth,
+            )
+        )
+    nxt = after_round + 1
+    if next_round_byes and nxt <= header.rounds:
+        records.append(RawRecord("### T RRR PPPP"))
+        for kind in "FHZ":
+            who = tuple(sorted(p for p, k in next_round_byes.items() if k == kind))
+            if who:
+                records.append(ByeRecord(kind, nxt, who))
+    rules = [ProhibitedRecord(a, b, tuple(ps)) for a, b, ps in prohibited]
+    if rules:
+        records.append(RawRecord("### RR1 RRL PPP1 PPP2"))
+        records.extend(rules)
+    trf = Trf(tuple(records), newline)
+    trf.check()
+    return trf

@@ -1,0 +1,1 @@
+"""The serial clock protocol stack (docs/protocol.md), codec to face."""

@@ -1,0 +1,1 @@
+"""Provisioning: inventory, offline bundle, Pi roots, `qizhong deploy`."""

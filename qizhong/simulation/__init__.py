@@ -1,0 +1,1 @@
+"""A simulated venue: the demo, the simulator, the local venue runner."""

@@ -1,0 +1,198 @@
+"""``qizhong demo``: a simulated venue on this machine, with the display and arbiter pages.
+
+A private Mosquitto, the station and one node process per four boards; simulated players with
+realistic move times (a few in time trouble, a few who pause the clock, one clock switched off
+mid-game), one node killed and restarted (a power cut), and an arbiter bot that pairs round 1,
+starts it, and enters results as games end. Stops cleanly on Ctrl-C or after ``--duration``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import http.cookiejar
+import json
+import random
+import signal
+import sys
+import tempfile
+import threading
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+from qizhong.simulation.venue import LocalVenue, VenueError
+
+__all__ = ["ArbiterClient", "add_arguments", "run"]
+
+SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋蔡余杜"
+GIVEN = "天一惟桐志强伟东海波建国春明华立新宏斌俊杰文博宇浩然子轩思远嘉豪振宇德胜家乐铭泽"
+
+
+def player_names(count: int, rng: random.Random) -> list[str]:
+    names: set[str] = set()
+    while len(names) < count:
+        names.add(rng.choice(SURNAMES) + "".join(rng.sample(GIVEN, rng.choice((1, 2)))))
+    return sorted(names, key=lambda _: rng.random())
+
+
+class ArbiterClient:
+    """The station's HTTP API as the arbiter uses it: a session cookie and the CSRF token."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.csrf = ""
+        self._opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(http.cookiejar.CookieJar())
+        )
+
+    def request(self, method: str, path: str, body: Any = None, *, raw: bool = False) -> Any:
+        data = None
+        headers = {"X-CSRF-Token": self.csrf} if self.csrf else {}
+        if body is not None:
+            data = body.encode() if raw else json.dumps(body).encode()
+            headers["Content-Type"] = "text/csv" if raw else "application/json"
+        req = urllib.request.Request(self.url + path, data, headers, method=method)
+        try:
+            with self._opener.open(req, timeout=10) as response:
+                return json.loads(response.read() or b"null")
+        except urllib.error.HTTPError as exc:
+            return json.loads(exc.read() or b"null")
+
+    def login(self, username: str, password: str) -> None:
+        body = self.request("POST", "/api/auth/login", {"username": username, "password": password})
+        if not body or "csrf" not in body:
+            raise VenueError(f"the demo arbiter cannot log in: {body}")
+        self.csrf = body["csrf"]
+
+
+class Director:
+    """The demo's arbiter bot and fault injector."""
+
+    def __init__(self, venue: LocalVenue, *, seed: int) -> None:
+        self.venue = venue
+        self.rng = random.Random(seed)
+        self.api = ArbiterClient(venue.url)
+        self.results_entered = 0
+        self.restarted: str | None = None
+
+    def wait_online(self, timeout_s: float = 60.0) -> None:
+        deadline = time.monotonic() + timeout_s
+        while time.monotonic() < deadline:
+            if sum(bool(view.get("online")) for view in self.boards()) >= self.venue.boards:
+                return
+            time.sleep(0.3)
+        raise VenueError(f"not every board came online within {timeout_s:.0f} s")
+
+    def pair_and_start_round(self) -> None:
+        self.api.login("arbiter", self.venue.arbiter_password)
+        self.wait_online()
+        names = player_names(2 * self.venue.boards, self.rng)
+        rows = ["round,board,red,black"] + [
+            f"1,{b},{names[2 * b - 2]},{names[2 * b - 1]}" for b in range(1, self.venue.boards + 1)
+        ]
+        reply = self.api.request("POST", "/api/pairings", "\n".join(rows) + "\n", raw=True)
+        if not reply or reply.get("error"):
+            raise VenueError(f"the station refused the demo pairings: {reply}")
+        start_at = int(time.time() * 1000) + 2000
+        self.api.request("POST", "/api/venue/cmd", {"cmd": "start", "args": {"at": start_at}})
+
+    def boards(self) -> list[dict[str, Any]]:
+        body = self.api.request("GET", "/api/boards")
+        if isinstance(body, dict):
+            body = body.get("boards", [])
+        return body if isinstance(body, list) else []
+
+    def enter_results(self, boards: list[dict[str, Any]]) -> None:
+        for view in boards:
+            state = view.get("state") or {}
+            board = str(view.get("board") or state.get("board"))
+            plan = self.venue.plans.get(board)
+            if plan is None or state.get("phase") != "running":
+                continue
+            if min(state["moves"]["red"], state["moves"]["black"]) < plan.moves:
+                continue
+            winner = self.rng.choices(["red", "black", None], weights=(4, 3, 3))[0]
+            reason = "resigned" if winner else "agreed"
+            args = {"winner": winner, "reason": reason}
+            self.api.request("POST", f"/api/boards/{board}/cmd", {"cmd": "result", "args": args})
+            self.results_entered += 1
+
+    def summary(self, boards: list[dict[str, Any]], elapsed: float) -> str:
+        phases: dict[str, int] = {}
+        online = 0
+        for view in boards:
+            phase = (view.get("state") or {}).get("phase", "?")
+            phases[phase] = phases.get(phase, 0) + 1
+            online += bool(view.get("online"))
+        alerts = self.api.request("GET", "/api/alerts?status=open") or []
+        if isinstance(alerts, dict):
+            alerts = alerts.get("alerts", [])
+        shown = " ".join(f"{k} {v}" for k, v in sorted(phases.items()))
+        return (
+            f"{elapsed:6.0f}s | online {online}/{self.venue.boards} | {shown} | "
+            f"results {self.results_entered} | open alerts {len(alerts)}"
+        )
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--boards", type=int, default=40, help="simulated boards (default 40)")
+    parser.add_argument("--speed", type=float, default=10.0, help="players think X times faster")
+    parser.add_argument("--duration", type=float, default=None, help="stop after S seconds")
+    parser.add_argument("--info", type=Path, default=None, help="write URLs and accounts as JSON")
+    parser.add_argument("--dir", type=Path, default=None, help="working folder (default: /tmp)")
+    parser.add_argument("--seed", type=int, default=2016)
+    parser.add_argument("--quiet", action="store_true", help="no live summary line")
+
+
+def run(args: argparse.Namespace) -> int:
+    work = args.dir or Path(tempfile.mkdtemp(prefix="qizhong-demo-"))
+    venue = LocalVenue(work, boards=args.boards, speed=args.speed, seed=args.seed)
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        venue.start()
+        director = Director(venue, seed=args.seed)
+        director.pair_and_start_round()
+        info = venue.info()
+        if args.info:
+            args.info.write_text(json.dumps(info, ensure_ascii=False, indent=2), encoding="utf-8")
+        print(
+            f"\n棋钟 qizhong demo — {venue.boards} boards, players ×{venue.speed:g}\n"
+            f"  display 显示屏:   {info['station']['display']}\n"
+            f"  hall screen 大屏: {info['station']['display']}?page_s=20  (or ?boards=1-40)\n"
+            f"  arbiter 裁判台:   {info['station']['arbiter']}  "
+            f"(user {info['arbiter']['username']}, password {info['arbiter']['password']})\n"
+            f"  broker:           {info['broker']['url']} "
+            f"(read-only: {info['read_only']['username']})\n"
+            f"  files and logs:   {work}\n"
+            "Ctrl-C stops everything.\n",
+            flush=True,
+        )
+        started = time.monotonic()
+        restart_at = started + 90 / max(args.speed / 10, 0.1)
+        while not stop.is_set():
+            elapsed = time.monotonic() - started
+            if args.duration is not None and elapsed >= args.duration:
+                break
+            if director.restarted is None and time.monotonic() >= restart_at:
+                node = list(venue.node_boards)[len(venue.node_boards) // 2]
+                venue.kill_node(node)  # a power cut on one Pi
+                time.sleep(1.0)
+                venue.start_node(node)
+                director.restarted = node
+            boards = director.boards()
+            director.enter_results(boards)
+            if not args.quiet:
+                print("\r" + director.summary(boards, elapsed), end="", flush=True)
+            stop.wait(1.0)
+    except KeyboardInterrupt:
+        pass
+    except VenueError as exc:
+        print(f"qizhong demo: {exc}", file=sys.stderr)
+        venue.stop()
+        return 2
+    print("\nstopping…", flush=True)
+    venue.stop()
+    return 0

@@ -1,0 +1,1 @@
+"""The domain: the Station and what it does for the tournament."""

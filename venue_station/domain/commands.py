@@ -1,0 +1,181 @@
+"""Commands to the boards: a fresh txn, publish, wait for the reply(ies), log it all.
+
+A board command waits for that board's reply; a venue command waits for a reply from every
+board online when it was sent. A reply whose txn the station did not send (or that comes from
+another board than the one asked) is ignored, logged and counted.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import secrets
+import time
+from collections.abc import Awaitable, Callable, Collection
+from dataclasses import dataclass, field
+from typing import Any
+
+from venue_station.live.metrics import Metrics
+from venue_station.store.database import Store
+from wire_contract.messages import Command, Reply, Topics, WireError, decode, encode, parse_command
+from wire_contract.wallclock import wall_ms
+
+__all__ = ["CommandBus", "CommandResult"]
+
+log = logging.getLogger(__name__)
+Publish = Callable[[str, bytes], Awaitable[None]]
+
+
+@dataclass
+class CommandResult:
+    txn: str
+    cmd: str
+    board: str | None
+    outcome: str  # "ok" | "rejected" (a board said ok=false) | "timeout" | "sent" (not waited for)
+    replies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    missing: list[str] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.outcome == "ok"
+
+    def as_dict(self) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "txn": self.txn,
+            "cmd": self.cmd,
+            "board": self.board,
+            "outcome": self.outcome,
+            "ok": self.ok,
+            "replies": self.replies,
+            "missing": self.missing,
+        }
+        if self.board is not None:
+            reply = self.replies.get(self.board)
+            out["error"] = reply.get("error") if reply else None
+        return out
+
+
+@dataclass
+class _Pending:
+    board: str | None
+    expect: set[str]
+    replies: dict[str, dict[str, Any]] = field(default_factory=dict)
+    done: asyncio.Event = field(default_factory=asyncio.Event)
+
+
+class CommandBus:
+    def __init__(
+        self, topics: Topics, store: Store, metrics: Metrics, *, timeout_s: float = 3.0
+    ) -> None:
+        self.topics = topics
+        self.store = store
+        self.metrics = metrics
+        self.timeout_s = timeout_s
+        self.publish: Publish | None = None  # set by the collector while connected
+        # Told of every txn before it is published (the ingest's authority: only events that
+        # answer the station's own commands decide a game).
+        self.on_sent: Callable[[str, str | None], None] | None = None
+        self._pending: dict[str, _Pending] = {}
+        self._expired: dict[str, float] = {}
+        self._unwaited: dict[str, str | None] = {}  # txn -> board, for commands not waited for
+
+    @staticmethod
+    def validate(cmd: str, args: dict[str, Any], *, venue_wide: bool = False) -> None:
+        """Raise ``WireError`` for a command the boards would refuse anyway (before sending)."""
+        parse_command(encode(Command(txn="check", cmd=cmd, args=args)), venue_wide=venue_wide)
+
+    async def send(
+        self,
+        board: str | None,
+        cmd: str,
+        args: dict[str, Any] | None = None,
+        *,
+        user: str | None = None,
+        expect: Collection[str] = (),
+        wait: bool = True,
+        timeout_s: float | None = None,
+    ) -> CommandResult:
+        """Send ``cmd`` to ``board`` (None: the venue topic) and wait for the replies."""
+        args = dict(args or {})
+        self.validate(cmd, args, venue_wide=board is None)
+        if self.publish is None:
+            raise ConnectionError("the station is not connected to the broker")
+        txn = f"st-{secrets.token_hex(8)}"
+        expected = {board} if board is not None else set(expect)
+        pending = _Pending(board, expected)
+        if wait:
+            self._pending[txn] = pending
+        else:
+            self._unwaited[txn] = board
+        topic = self.topics.cmd(board) if board is not None else self.topics.venue_cmd
+        if self.on_sent is not None:
+            self.on_sent(txn, board)
+        await self.store.log_command(
+            {
+                "txn": txn,
+                "board": board,
+                "cmd": cmd,
+                "args": args,
+                "user": user,
+                "sent_ms": wall_ms(),
+                "replies": None,
+                "outcome": "sent",
+            }
+        )
+        try:
+            await self.publish(topic, encode(Command(txn=txn, cmd=cmd, args=args)))
+            if not wait:
+                return CommandResult(txn, cmd, board, "sent")
+            if expected:
+                # asyncio.timeout, not wait_for: on 3.11 wait_for swallows a cancellation that
+                # lands in the same pass as the reply (gh-86296), and a stop would hang on it.
+                try:
+                    async with asyncio.timeout(timeout_s or self.timeout_s):
+                        await pending.done.wait()
+                except TimeoutError:
+                    pass
+        finally:
+            if wait:
+                self._pending.pop(txn, None)
+                self._expired[txn] = time.monotonic()
+        missing = sorted(expected - set(pending.replies))
+        if missing:
+            outcome = "timeout"
+        elif all(r["ok"] for r in pending.replies.values()):
+            outcome = "ok"
+        else:
+            outcome = "rejected"
+        self.metrics.commands[outcome] += 1
+        await self.store.finish_command(txn, outcome=outcome, replies=pending.replies)
+        return CommandResult(txn, cmd, board, outcome, dict(pending.replies), missing)
+
+    def on_reply(self, board: str, payload: bytes) -> None:
+        try:
+            reply = decode(Reply, payload)
+        except WireError as exc:
+            self.metrics.bad_payload("bad_reply")
+            log.warning("dropped a reply from board %s: %s", board, exc)
+            return
+        if reply.txn in self._unwaited and self._unwaited[reply.txn] in (None, board):
+            if self._unwaited[reply.txn] is not None:
+                del self._unwaited[reply.txn]
+            log.debug(
+                "board %s: reply to %s: ok=%s %s", board, reply.txn, reply.ok, reply.error or ""
+            )
+            return
+        pending = self._pending.get(reply.txn)
+        if pending is None or (pending.board is not None and pending.board != board):
+            if reply.txn in self._expired:
+                self.metrics.bad_payload("late_reply")
+                log.warning("board %s replied to txn %s after the time-out", board, reply.txn)
+            else:
+                self.metrics.bad_payload("unsolicited_reply")
+                log.warning(
+                    "board %s sent a reply to txn %r the station never sent", board, reply.txn
+                )
+            return
+        pending.replies[board] = {"ok": reply.ok, "error": reply.error}
+        if pending.expect and pending.expect <= set(pending.replies):
+            pending.done.set()
+        if len(self._expired) > 10_000:
+            self._expired.clear()

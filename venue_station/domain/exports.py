@@ -1,0 +1,192 @@
+"""Exports: a round's results for the pairing software, and each game's clock log.
+
+Times in the clock log are whole seconds, truncated (what the clock showed after the move,
+never more): ``[%clk h:mm:ss]`` as in PGN clock annotations.
+
+Every CSV cell that a spreadsheet would read as a formula (one starting with ``=``, ``+``,
+``-``, ``@``, a tab or a carriage return) is written with a leading ``'`` (OWASP's advice on
+CSV injection): a player named ``=cmd|' /C calc'!A0`` stays a name when the file is opened.
+Numbers the station itself writes (points, milliseconds) are never negative, so no real value
+changes.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from clock_service.regulation import Scoring
+from clock_service.timecontrol import TimeControl
+from venue_station.live.results import Outcome, points
+
+__all__ = [
+    "ClockRow",
+    "clock_log",
+    "clock_log_csv",
+    "clock_log_pgn",
+    "hms",
+    "round_results",
+    "round_results_csv",
+    "round_results_json",
+    "safe_cell",
+]
+
+RESULT_FIELDS = [
+    "round",
+    "board",
+    "game",
+    "red",
+    "black",
+    "result",
+    "red_points",
+    "black_points",
+    "reason",
+]
+
+
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def safe_cell(value: Any) -> Any:
+    """``value`` with a ``'`` in front when, as text, it starts like a formula."""
+    if isinstance(value, str) and value.startswith(_FORMULA_START):
+        return "'" + value
+    return value
+
+
+def hms(ms: int) -> str:
+    """``h:mm:ss`` of a non-negative duration, truncated to whole seconds."""
+    seconds = max(0, ms) // 1000
+    return f"{seconds // 3600}:{seconds // 60 % 60:02d}:{seconds % 60:02d}"
+
+
+def round_results(
+    games: Iterable[tuple[Mapping[str, Any], Outcome]], scoring: Scoring
+) -> list[dict[str, Any]]:
+    out = []
+    for game, outcome in games:
+        red_pts, black_pts = points(outcome.result, scoring)
+        out.append(
+            {
+                "round": game["round"],
+                "board": game["board"],
+                "game": game["game"],
+                "red": game["red"],
+                "black": game["black"],
+                "result": outcome.result or "",
+                "red_points": red_pts,
+                "black_points": black_pts,
+                "reason": outcome.reason or "",
+            }
+        )
+    return out
+
+
+def round_results_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+    buf = io.StringIO()
+    writer = csv.DictWriter(buf, RESULT_FIELDS, lineterminator="\n")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({k: "" if row[k] is None else safe_cell(row[k]) for k in RESULT_FIELDS})
+    return buf.getvalue()
+
+
+def round_results_json(round_no: int, regulation: str, rows: Sequence[Mapping[str, Any]]) -> str:
+    body = {"round": round_no, "regulation": regulation, "games": list(rows)}
+    return json.dumps(body, ensure_ascii=False, indent=2) + "\n"
+
+
+@dataclass(frozen=True)
+class ClockRow:
+    move: int  # the side's own move number (red's 1st, black's 1st, ...)
+    side: str
+    used_ms: int
+    remaining_ms: int  # the mover's time after the move (increment included)
+
+
+def clock_log(events: Iterable[Mapping[str, Any]]) -> list[ClockRow]:
+    """The moves of a game, in seq order, from its stored ``move`` events."""
+    rows = []
+    for ev in sorted(events, key=lambda e: int(e["seq"])):
+        if ev["type"] != "move":
+            continue
+        side = ev["data"]["side"]
+        rows.append(
+            ClockRow(
+                int(ev["data"]["move"]), side, int(ev["data"]["used_ms"]), int(ev[f"{side}_ms"])
+            )
+        )
+    return rows
+
+
+def clock_log_csv(rows: Iterable[ClockRow]) -> str:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["move", "side", "used_ms", "remaining_ms", "used", "remaining"])
+    for r in rows:
+        writer.writerow(
+            [
+                r.move,
+                safe_cell(r.side),
+                r.used_ms,
+                r.remaining_ms,
+                f"{r.used_ms / 1000:.1f}",
+                hms(r.remaining_ms),
+            ]
+        )
+    return buf.getvalue()
+
+
+def _pgn_tc(tc: str) -> str:
+    try:
+        return str(TimeControl.parse(tc).pgn())
+    except Exception:  # an unknown spelling is exported as written rather than lost
+        return tc
+
+
+def clock_log_pgn(
+    game: Mapping[str, Any], rows: Sequence[ClockRow], outcome: Outcome, *, event: str = "?"
+) -> str:
+    """PGN: the tags, then one null move ``--`` per ply with the mover's clock after it,
+    ``1. -- {[%clk 0:29:52]} -- {[%clk 0:29:47]} 2. ...``, and the result. The clock does not
+    know the moves, only that one was made; the null move lets a PGN reader (python-chess, …)
+    pair each time with its ply. Red moves first, so red is PGN's white."""
+    result = outcome.result or "*"
+    tags = [
+        ("Event", event),
+        ("Round", str(game["round"])),
+        ("Board", str(game["board"])),
+        ("Game", game["game"]),
+        ("Red", game["red"]),
+        ("Black", game["black"]),
+        ("Result", result),
+        ("TimeControl", _pgn_tc(game["tc"])),
+    ]
+    lines = [
+        f'[{k} "{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]'
+        for k, v in tags
+    ]
+    tokens: list[str] = []
+    previous: ClockRow | None = None
+    for r in rows:
+        if r.side == "red":
+            tokens.append(f"{r.move}.")
+        elif previous is None or previous.side != "red" or previous.move != r.move:
+            tokens.append(f"{r.move}...")  # a black move not right after red's of the same number
+        tokens.append("--")
+        tokens.append(f"{{[%clk {hms(r.remaining_ms)}]}}")
+        previous = r
+    tokens.append(result)
+    movetext, line = [], ""
+    for tok in tokens:  # PGN keeps lines under 80 characters
+        if line and len(line) + 1 + len(tok) > 79:
+            movetext.append(line)
+            line = tok
+        else:
+            line = f"{line} {tok}" if line else tok
+    movetext.append(line)
+    return "\n".join(lines) + "\n\n" + "\n".join(movetext) + "\n"

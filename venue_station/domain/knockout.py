@@ -1,0 +1,192 @@
+"""The knockout at the station (Meishan), its domain half: the stored record, replayed.
+
+The state machine is ``clock_service.knockout.Knockout`` (pure). The station keeps only what it
+needs to rebuild it: the lot's seed, the four players and every input in order (confirm,
+record, colour choice) as one JSON document in the ``meta`` table (key ``knockout``). Every
+request replays it, so a station restart loses nothing and the lots come out the same.
+
+Results come from the stored events of the knockout's game ids (``ko-sf1`` …, a tie-break game
+``…-tb``) once the game is confirmed on a board, by the one outcome function (confirmed only);
+the arbiter can also enter one by hand. Each result read from the events is appended to the
+inputs, so the record says where it came from.
+
+``KnockoutDesk`` is the station's one keeper of it (``Station.knockout``): its lock makes each
+change one read-apply-save. The routes are ``knockout_flow.py``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import logging
+import random
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from clock_service.knockout import Knockout, KnockoutError, ProposedGame
+from clock_service.regulation import Regulation
+from venue_station.live.results import derive_game
+from wire_contract.wallclock import wall_ms
+
+if TYPE_CHECKING:
+    from venue_station.live.fanout import Hub
+    from venue_station.store.database import Store
+
+__all__ = ["META_KEY", "KnockoutDesk", "KnockoutRecord", "game_json", "view"]
+
+log = logging.getLogger(__name__)
+META_KEY = "knockout"
+
+
+class KnockoutRecord:
+    """The stored document and the Knockout replayed from it."""
+
+    def __init__(self, doc: dict[str, Any], knockout: Knockout) -> None:
+        self.doc = doc
+        self.ko = knockout
+
+    @classmethod
+    def replay(cls, regulation: Regulation, doc: dict[str, Any]) -> KnockoutRecord:
+        ko = Knockout.start(doc["top"], random.Random(doc["seed"]), regulation=regulation)
+        for step in doc["inputs"]:
+            op = step["op"]
+            if op == "confirm":
+                ko.confirm(step["game"], board=step["board"])
+            elif op == "record":
+                ko.record(step["game"], step["result"])
+            elif op == "choose":
+                ko.choose_colour(step["game"], step["side"])
+            else:
+                raise KnockoutError(f"stored knockout: unknown input {op!r}")
+        return cls(doc, ko)
+
+    def apply(self, step: dict[str, Any]) -> Any:
+        """Apply one new input (raises ``KnockoutError`` and changes nothing when refused)."""
+        op = step["op"]
+        if op == "confirm":
+            out: Any = self.ko.confirm(step["game"], board=step["board"])
+        elif op == "record":
+            out = self.ko.record(step["game"], step["result"])
+        else:
+            out = self.ko.choose_colour(step["game"], step["side"])
+        self.doc["inputs"].append(step)
+        return out
+
+    def results(self) -> dict[str, dict[str, Any]]:
+        return {s["game"]: s for s in self.doc["inputs"] if s["op"] == "record"}
+
+    def game_ids(self) -> list[str]:
+        """Every game opened so far, in the order they appeared."""
+        ids: list[str] = []
+        for lot in self.ko.lots:
+            if lot.game_id not in ids:
+                ids.append(lot.game_id)
+        return ids
+
+
+def game_json(p: ProposedGame, result: dict[str, Any] | None, drawn: bool) -> dict[str, Any]:
+    return {
+        "id": p.id,
+        "stage": p.stage.value,
+        "stage_zh": p.stage.zh,
+        "red": p.red,
+        "black": p.black,
+        "tc": p.tc,
+        "tiebreak": p.tiebreak,
+        "board": p.board,
+        "draw_winner": None if p.draw_winner is None else p.draw_winner.value,
+        "result": None if result is None else result["result"],
+        "result_source": None if result is None else result.get("source"),
+        "drawn": drawn,
+    }
+
+
+def view(rec: KnockoutRecord | None) -> dict[str, Any]:
+    if rec is None:
+        return {"started": False}
+    ko, results = rec.ko, rec.results()
+    proposed = ko.propose_next()
+    games = []
+    for gid in rec.game_ids():
+        res = results.get(gid)
+        drawn = res is not None and res["result"] == "draw" and not gid.endswith("-tb")
+        games.append(game_json(ko.game(gid), res, drawn))
+    return {
+        "started": True,
+        "after_round": rec.doc["after_round"],
+        "seed": rec.doc["seed"],
+        "top": rec.doc["top"],
+        "started_by": rec.doc.get("by"),
+        "started_ms": rec.doc.get("started_ms"),
+        "games": games,
+        "proposed": [game_json(p, None, False) for p in proposed],
+        "pending_choices": [
+            {"game": c.slow_game_id, "chooser": c.chooser, "opponent": c.opponent}
+            for c in ko.pending_choices()
+        ],
+        "lots": [
+            {
+                "game": lot.game_id,
+                "red": lot.red,
+                "black": lot.black,
+                "method": lot.method,
+                "chooser": lot.chooser,
+            }
+            for lot in ko.lots
+        ],
+        "placings": [{"place": p.place, "player": p.player} for p in ko.placings()],
+        "finished": ko.finished,
+    }
+
+
+class KnockoutDesk:
+    """The station's knockout: load, bring up to date from the boards' results, save. Hold
+    ``lock`` around a read-apply-save, so two arbiters acting at once cannot lose an input."""
+
+    def __init__(self, store: Callable[[], Store], hub: Hub, regulation: Regulation) -> None:
+        self._store = store  # the station's, once started
+        self.hub = hub
+        self.regulation = regulation
+        self.lock = asyncio.Lock()
+
+    async def load(self) -> KnockoutRecord | None:
+        text = await self._store().get_meta(META_KEY)
+        if text is None:
+            return None
+        return KnockoutRecord.replay(self.regulation, json.loads(text))
+
+    def start(self, doc: dict[str, Any]) -> KnockoutRecord:
+        """A new record (not saved yet; raises ``KnockoutError`` when refused)."""
+        return KnockoutRecord.replay(self.regulation, doc)
+
+    async def save(self, rec: KnockoutRecord) -> None:
+        await self._store().set_meta(META_KEY, json.dumps(rec.doc, ensure_ascii=False))
+        self.hub.publish("knockout", {"knockout": view(rec)})
+
+    async def sync(self, rec: KnockoutRecord) -> bool:
+        """Record the results the boards reported for confirmed, undecided games; True if any."""
+        open_games = [p for p in rec.ko.propose_next() if p.board is not None]
+        if not open_games:
+            return False
+        events = await self._store().decisive_events(p.id for p in open_games)
+        changed = False
+        for p in open_games:
+            outcome = derive_game(events[p.id], self.regulation)
+            if outcome.decided:
+                result = outcome.outcome  # red | black | draw | double_forfeit (the profile)
+                step = {"op": "record", "game": p.id, "result": result, "source": "events"}
+                try:
+                    rec.apply({**step, "ts": wall_ms()})
+                except KnockoutError as exc:  # e.g. a drawn tie-break game in a "none" profile
+                    log.warning("knockout %s: the board's result needs the arbiter: %s", p.id, exc)
+                    continue
+                changed = True
+        return changed
+
+    async def current(self) -> KnockoutRecord | None:
+        """The record brought up to date (saved when the boards reported a result); hold
+        ``lock``."""
+        rec = await self.load()
+        if rec is not None and await self.sync(rec):
+            await self.save(rec)
+        return rec

@@ -1,0 +1,72 @@
+"""The standings from what the station stored: games, confirmed results and fouls, colours, tags.
+
+The ranking itself is ``clock_service.standings`` (pure); this module only turns the store into
+its inputs (the route and the page are ``standings_view.py``; the TRF export and the knockout's
+four players read the same standings from here).
+
+Only what is settled counts, by the one outcome function (``clock_service.outcome``, through
+``results.derive_game``): a proposal still pending (a flag's loss, a forfeit, a double forfeit)
+or a dismissed result is ignored, a forfeit counts once confirmed, a confirmed double forfeit
+is a loss for both, and only confirmed fouls reach the standings. Byes are the pairing
+program's (a TRF's or a pairs list's, kept by ``trf_io``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from clock_service.regulation import Regulation
+from clock_service.standings import GameRecord, Standing, compute_standings
+from venue_station.domain.trf_state import load_state, station_byes
+from venue_station.live.results import Outcome, derive_game
+
+if TYPE_CHECKING:
+    from venue_station.store.database import Store
+
+__all__ = ["game_records", "standings_of"]
+
+
+def _record(game: Mapping[str, Any], outcome: Outcome) -> GameRecord:
+    result = outcome.outcome  # red | black | draw | double_forfeit, confirmed only
+    fouls = outcome.fouls
+    return GameRecord(
+        int(game["round"]),
+        game["red"],
+        game["black"],
+        result,
+        forfeit=result is not None and outcome.forfeit,
+        red_fouls=fouls.get("red", {}).get("confirmed", 0),
+        black_fouls=fouls.get("black", {}).get("confirmed", 0),
+    )
+
+
+async def game_records(store: Store, regulation: Regulation | None = None) -> list[GameRecord]:
+    """Every paired Swiss game of the store as a ``GameRecord`` (undecided ones: result None)."""
+    games = await store.games()
+    events = await store.decisive_events(g["game"] for g in games)
+    return [_record(g, derive_game(events[g["game"]], regulation)) for g in games]
+
+
+async def standings_of(
+    store: Store,
+    regulation: Regulation,
+    *,
+    after_round: int | None = None,
+    tag: str | tuple[str, ...] | None = None,
+) -> list[Standing]:
+    """The standings after ``after_round`` (default: the last round with a game), optionally
+    only the players holding ``tag`` (any of several). Raises ``StandingsError``."""
+    records = await game_records(store, regulation)
+    players: dict[str, frozenset[str]] = dict(await store.player_tags())
+    for rec in records:  # a name paired before the player list was imported has no tags
+        players.setdefault(rec.red, frozenset())
+        players.setdefault(rec.black, frozenset())
+    # Byes come from the pairing program (TRF 240 records, a pairs list's "N 0").
+    scoring = regulation.scoring
+    byes = station_byes(await load_state(store), scoring.win, scoring.draw)
+    for bye in byes:
+        players.setdefault(bye.player, frozenset())
+    return compute_standings(
+        regulation, records, players=players, byes=byes, after_round=after_round, tag=tag
+    )

@@ -1,0 +1,264 @@
+"""Pairing software in, results out: the station's side of the FIDE TRF and the pairs list.
+
+* ``import_trf``: the players (start rank = stable id; the station's player key is the name,
+  or ``name (start rank)`` when two players share a name) and, when the file carries a round
+  paired but not played (a pairing program's export), that round's games on boards 1..n in the
+  file's board order, and its byes; then ``set_game`` to the boards.
+* ``import_pairs``: an engine's pairs list for the next round (``white black`` = red black).
+* ``export_trf``: the TRF-2026 file after any round, from the stored results, the byes and the
+  standings' ranks (the regulation's tiebreaks).
+
+The mapping start rank <-> player key, the byes and the tournament lines of an imported file
+are kept in the ``meta`` table (key ``trf.state``, JSON), so no schema change is needed. The
+results of rounds already played in an imported file are not imported: the station's own
+results are the truth, and the export writes them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Collection, Mapping
+from typing import TYPE_CHECKING, Any
+
+from clock_service.trf.build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
+from clock_service.trf.document import Trf, TrfError
+from clock_service.trf.pairs import parse_pairs
+from venue_station.domain.standings import game_records
+from venue_station.domain.trf_state import TrfState, load_state, save_state
+
+if TYPE_CHECKING:
+    from venue_station.domain.station import Station
+    from venue_station.store.database import Store
+
+__all__ = ["export_trf", "import_pairs", "import_trf"]
+
+_WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
+
+
+def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
+    """start rank -> the station's player key: the name, made unique with the start rank."""
+    count: dict[str, int] = {}
+    for _, name in players:
+        count[name] = count.get(name, 0) + 1
+    out = {}
+    for start, name in players:
+        base = name or f"#{start}"
+        out[start] = base if count[name] == 1 and name else f"{base} ({start})"
+    return out
+
+
+async def _ensure_entrants(store: Store, state: TrfState, names: Collection[str]) -> bool:
+    """Give every known player a start rank (kept once given): players imported from CSV are
+    numbered after the others by rating (highest first), then name. True if any was added."""
+    have = state.rank_of()
+    missing = sorted(set(names) - set(have))
+    if not missing:
+        return False
+    ratings = await store.player_ratings()
+    missing.sort(key=lambda n: (-(ratings.get(n) or 0), n))
+    nxt = max((int(e["start_rank"]) for e in state.entrants), default=0)
+    for name in missing:
+        nxt += 1
+        if nxt > 9999:
+            raise TrfError("more than 9999 players: a TRF start rank has four digits")
+        state.entrants.append(
+            {"start_rank": nxt, "key": name, "name": name[:33], "rating": ratings.get(name)}
+        )
+    return True
+
+
+def _entrant(e: Mapping[str, Any]) -> Entrant:
+    fields = {f.name for f in dataclasses.fields(Entrant)}
+    return Entrant(**{k: v for k, v in e.items() if k in fields})
+
+
+# -- import ------------------------------------------------------------------------------------
+async def _set_round(
+    station: Station,
+    state: TrfState,
+    round_no: int,
+    pairs: list[tuple[int, int]],
+    byes: Mapping[int, str],
+    *,
+    send: bool,
+    user: str | None,
+) -> dict[str, Any]:
+    """Store the round's games on boards 1..n in order, its byes, and send ``set_game``."""
+    store = station.require_store()
+    rounds = station.regulation.tournament.rounds
+    if not 1 <= round_no <= rounds:
+        raise TrfError(f"round {round_no} is not 1..{rounds} (the regulation's rounds)")
+    key = state.key_of()
+    rows = []
+    for board, (white, black) in enumerate(pairs, 1):
+        for who in (white, black):
+            if who not in key:
+                raise TrfError(f"round {round_no} board {board}: no player with start rank {who}")
+        rows.append({"board": str(board), "red": key[white], "black": key[black]})
+    for who in byes:
+        if who not in key:
+            raise TrfError(f"round {round_no} bye: no player with start rank {who}")
+    state.byes = [b for b in state.byes if b["round"] != round_no]
+    state.byes += [{"round": round_no, "player": p, "kind": k} for p, k in sorted(byes.items())]
+    await save_state(store, state)
+    if rows:
+        await store.replace_round(round_no, station.tc, rows)
+        assert station.ingest is not None
+        station.ingest.add_paired_boards({r["board"] for r in rows})
+    out: dict[str, Any] = {"round": round_no, "games": len(rows), "byes": len(byes)}
+    if send and rows:
+        out["set_game"] = await station.send_round(round_no, user=user)
+    return out
+
+
+async def import_trf(
+    station: Station, data: str | bytes, *, send: bool = True, user: str | None = None
+) -> dict[str, Any]:
+    """Players of a TRF, and the round it carries paired (if any). Raises ``TrfError``."""
+    trf = Trf.parse(data)
+    store = station.require_store()
+    keys = _keys([(p.start_rank, p.name) for p in trf.players])
+    state = await load_state(store)
+    state.entrants = [
+        {
+            "start_rank": p.start_rank,
+            "key": keys[p.start_rank],
+            "name": p.name,
+            "sex": p.sex,
+            "title": p.title,
+            "rating": p.rating,
+            "federation": p.federation,
+            "fide_id": p.fide_id,
+            "birth": p.birth,
+        }
+        for p in trf.players
+    ]
+    state.header = {
+        code: rec
+        for code, rec in (
+            ("name", trf.name),
+            ("city", trf.value("022")),
+            ("federation", trf.value("032")),
+            ("start", trf.value("042")),
+            ("end", trf.value("052")),
+            ("chief_arbiter", trf.value("102")),
+            ("initial_colour", trf.initial_colour),
+        )
+        if rec
+    }
+    state.prohibited = [[x.first_round, x.last_round, list(x.players)] for x in trf.prohibited]
+    await store.add_players([{"name": keys[p.start_rank], "rating": p.rating} for p in trf.players])
+    await save_state(store, state)
+    out: dict[str, Any] = {"players": len(trf.players), "round": None}
+    paired = trf.paired_round()
+    if paired is None:
+        nxt = trf.rounds_played + 1
+        if trf.absent(nxt):  # a round not paired yet may already have its byes (240)
+            out.update(
+                await _set_round(station, state, nxt, [], trf.absent(nxt), send=False, user=user)
+            )
+        return out
+    out.update(
+        await _set_round(
+            station, state, paired, trf.pairings(paired), trf.absent(paired), send=send, user=user
+        )
+    )
+    return out
+
+
+async def _last_round(store: Store) -> int:
+    return max((int(r["round"]) for r in await store.rounds()), default=0)
+
+
+async def import_pairs(
+    station: Station,
+    data: str | bytes,
+    *,
+    round_no: int | None = None,
+    send: bool = True,
+    user: str | None = None,
+) -> dict[str, Any]:
+    """An engine's pairs list as round ``round_no`` (default: the round after the last one
+    paired); ``N 0`` is a pairing-allocated bye. Raises ``TrfError``."""
+    pairs = parse_pairs(data)
+    store = station.require_store()
+    state = await load_state(store)
+    if await _ensure_entrants(store, state, await store.player_names()):
+        await save_state(store, state)
+    if round_no is None:
+        round_no = await _last_round(store) + 1
+    games = [(w, b) for w, b in pairs if b]
+    byes = {w: "U" for w, b in pairs if not b}
+    kept = {  # absences already known for the round (a TRF's 240 records) stay
+        int(b["player"]): str(b["kind"])
+        for b in state.byes
+        if b["round"] == round_no and b["kind"] != "U"
+    }
+    return await _set_round(station, state, round_no, games, {**kept, **byes}, send=send, user=user)
+
+
+# -- export ------------------------------------------------------------------------------------
+async def export_trf(
+    station: Station,
+    *,
+    after_round: int | None = None,
+    absent_next: Collection[int] = (),
+    newline: str = "\r\n",
+) -> str:
+    """The TRF-2026 text after ``after_round`` (default: the last round with a result).
+    ``absent_next``: start ranks known absent in the next round (written as ``240 Z``)."""
+    store = station.require_store()
+    reg = station.regulation
+    records = await game_records(store, station.regulation)
+    state = await load_state(store)
+    names = set(await store.player_names()) | {n for g in records for n in (g.red, g.black)}
+    if await _ensure_entrants(store, state, names):
+        await save_state(store, state)
+    rank_of = state.rank_of()
+    if after_round is None:
+        decided = [g.round for g in records if g.result is not None]
+        decided += [int(b["round"]) for b in state.byes if b["kind"] != "Z"]
+        after_round = min(max(decided, default=0), reg.tournament.rounds)
+    games = []
+    for g in records:
+        result = None if g.result is None else _WINNER[g.result]
+        # a double forfeit is its own result in the TRF ("-" on both lines)
+        forfeit = g.forfeit and result in ("white", "black")
+        games.append(GameResult(g.round, rank_of[g.red], rank_of[g.black], result, forfeit=forfeit))
+    byes = [RoundBye(int(b["round"]), int(b["player"]), str(b["kind"])) for b in state.byes]
+    ranks: dict[int, int] = {}
+    if after_round:
+        for row in await station.standings(after_round=after_round):
+            ranks[rank_of[row.player]] = row.rank
+    nxt = after_round + 1
+    next_byes = {int(b["player"]): str(b["kind"]) for b in state.byes if b["round"] == nxt}
+    next_byes = {p: k for p, k in next_byes.items() if k in "FHZ"}
+    for who in absent_next:
+        if who not in state.key_of():
+            raise TrfError(f"absent: no player with start rank {who}")
+        next_byes[who] = "Z"
+    header = TrfHeader(
+        name=state.header.get("name") or station.config.venue,
+        city=state.header.get("city", ""),
+        federation=state.header.get("federation", ""),
+        start=state.header.get("start", ""),
+        end=state.header.get("end", ""),
+        chief_arbiter=state.header.get("chief_arbiter", ""),
+        rounds=reg.tournament.rounds,
+        initial_colour=state.header.get("initial_colour"),
+    )
+    trf = build_trf(
+        header,
+        [_entrant(e) for e in state.entrants],
+        games,
+        after_round=after_round,
+        byes=byes,
+        ranks=ranks,
+        win=reg.scoring.win,
+        draw=reg.scoring.draw,
+        loss=reg.scoring.loss,
+        next_round_byes=next_byes,
+        prohibited=[(a, b, tuple(ps)) for a, b, ps in state.prohibited],
+        newline=newline,
+    )
+    return str(trf)

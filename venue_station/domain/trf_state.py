@@ -1,0 +1,56 @@
+"""What the station keeps of the TRF side: start ranks <-> player keys, the byes, the header.
+
+JSON in the ``meta`` table (key ``trf.state``), read by the TRF import/export (``trf_io``) and
+by the standings (the byes count), so neither imports the other for it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import TYPE_CHECKING, Any
+
+from clock_service.standings import Bye
+
+if TYPE_CHECKING:
+    from venue_station.store.database import Store
+
+__all__ = ["STATE_KEY", "TrfState", "load_state", "save_state", "station_byes"]
+
+STATE_KEY = "trf.state"
+
+
+@dataclasses.dataclass
+class TrfState:
+    """What the station keeps of the TRF side (JSON in ``meta``)."""
+
+    entrants: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # Entrant + "key"
+    byes: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # round, player, kind
+    header: dict[str, Any] = dataclasses.field(default_factory=dict)
+    prohibited: list[list[Any]] = dataclasses.field(default_factory=list)
+
+    def key_of(self) -> dict[int, str]:
+        return {int(e["start_rank"]): str(e["key"]) for e in self.entrants}
+
+    def rank_of(self) -> dict[str, int]:
+        return {str(e["key"]): int(e["start_rank"]) for e in self.entrants}
+
+
+async def load_state(store: Store) -> TrfState:
+    text = await store.get_meta(STATE_KEY)
+    return TrfState(**json.loads(text)) if text else TrfState()
+
+
+async def save_state(store: Store, state: TrfState) -> None:
+    await store.set_meta(STATE_KEY, json.dumps(dataclasses.asdict(state), ensure_ascii=False))
+
+
+def station_byes(state: TrfState, win: int, draw: int) -> list[Bye]:
+    """The byes as the standings count them: U and F the win's points, H the draw's (Z none)."""
+    points = {"U": win, "F": win, "H": draw}
+    key = state.key_of()
+    return [
+        Bye(int(b["round"]), key[int(b["player"])], points[b["kind"]])
+        for b in state.byes
+        if b["kind"] in points and int(b["player"]) in key
+    ]

@@ -1,0 +1,1 @@
+"""The intake: what the boards say, from the broker into the store."""

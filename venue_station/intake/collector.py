@@ -1,0 +1,159 @@
+"""The station's one MQTT client: a persistent session that feeds ``Ingest`` and sends commands.
+
+MQTT 5, ``clean_start=False`` with a session expiry and a stable client id, so the broker keeps
+the station's subscription and queues its QoS 1 messages while it is away; the subscription is
+no-local, so the station never hears its own commands. The station status is retained:
+``online`` after connecting, the will ``lost`` on a broken connection, ``offline`` on a clean stop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import Any
+
+import aiomqtt
+from paho.mqtt.packettypes import PacketTypes
+from paho.mqtt.properties import Properties
+from paho.mqtt.subscribeoptions import SubscribeOptions
+
+from venue_station.config import BrokerConfig
+from venue_station.intake.ingest import Ingest
+from venue_station.intake.read_gate import ReadGateQueue, gated_queue
+from wire_contract.broker import mqtt_client
+from wire_contract.messages import StationStatus, Topics, encode
+from wire_contract.wallclock import wall_ms
+
+__all__ = ["Collector"]
+
+log = logging.getLogger(__name__)
+BACKLOG_MS = 5000  # after a (re)connect, messages may be the broker's queue for us, not live
+# Bounded intake (issue 18): past ~500 boards at 10x the receive side grew to 1.2 GB, because
+# paho acks each QoS 1 message on arrival and the broker sends the next at once. Now a message
+# is acked only once the writer's queue has room, and the broker keeps at most RECEIVE_WINDOW
+# unacked messages in flight to us (MQTT 5 Receive Maximum; Mosquitto's max_inflight_messages
+# caps it too): the rest waits at the broker (its queue is sized for an outage). Mosquitto
+# 2.0 skips the Receive Maximum when it resumes a session with a backlog, so the socket is not
+# read while RECEIVE_WINDOW messages wait for the collector (read_gate.py): the same bound.
+RECEIVE_WINDOW = 1000
+WRITER_QUEUE_BOUND = 5000
+ROOM_POLL_S = 0.005  # only while the writer is full
+
+
+class Collector:
+    def __init__(
+        self, config: BrokerConfig, topics: Topics, ingest: Ingest, *, session: int
+    ) -> None:
+        self.config = config
+        self.topics = topics
+        self.ingest = ingest
+        self.session = session
+        self.client_id = config.client_id or f"qz-station-{topics.venue}"
+        self.connected = asyncio.Event()
+        self._client: aiomqtt.Client | None = None
+        self.connections = 0
+
+    def _status(self, state: str) -> bytes:
+        return encode(StationStatus(state=state, session=self.session, ts=wall_ms()))  # type: ignore[arg-type]
+
+    def _make_client(self) -> aiomqtt.Client:
+        props = Properties(PacketTypes.CONNECT)  # type: ignore[no-untyped-call]
+        props.SessionExpiryInterval = self.config.session_expiry_s
+        props.ReceiveMaximum = RECEIVE_WINDOW
+        will = aiomqtt.Will(self.topics.station_status, self._status("lost"), qos=1, retain=True)
+        client = mqtt_client(
+            self.config,
+            identifier=self.client_id,
+            clean_start=False,
+            properties=props,
+            will=will,
+            timeout=10,
+            max_queued_outgoing_messages=100_000,
+            # Paused only past the window, i.e. only when the broker broke its Receive Maximum:
+            # a paused socket also holds back the PUBACKs of the station's own commands.
+            queue_type=gated_queue(RECEIVE_WINDOW + 1, RECEIVE_WINDOW // 2),
+        )
+        # aiomqtt has no option for it: ack each message ourselves, after it found room.
+        client._client.manual_ack_set(True)
+        return client
+
+    async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
+        client = self._client
+        if client is None:
+            raise ConnectionError("the station is not connected to the broker")
+        await client.publish(topic, payload, qos=1, retain=retain)
+
+    async def run(self) -> None:
+        """Connect, subscribe, feed the ingest; reconnect with back-off until cancelled."""
+        delay = 0.2
+        while True:
+            try:
+                async with self._make_client() as client:
+                    await self._serve(client)
+            except aiomqtt.MqttError as exc:
+                self._client = None
+                self.connected.clear()
+                log.warning(
+                    "broker connection %s: %s; reconnecting in %.1f s", self.config.url, exc, delay
+                )
+                await asyncio.sleep(delay)
+                delay = min(delay * 2, 5.0)
+            else:
+                return
+
+    async def _serve(self, client: aiomqtt.Client) -> None:
+        # Subscribe before announcing online: nodes replay when they see us online.
+        await client.subscribe(
+            f"{self.topics.root}/#", options=SubscribeOptions(qos=1, noLocal=True)
+        )
+        await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
+        self._client = client
+        sock = client._client.socket()
+        if isinstance(client._queue, ReadGateQueue) and sock is not None:
+            client._queue.attach(sock.fileno())
+        self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
+        self.connections += 1
+        self.connected.set()
+        log.info(
+            "station connected to %s as %s (session %d)",
+            self.config.url,
+            self.client_id,
+            self.session,
+        )
+        handle, ingest = self.ingest.handle, self.ingest
+        ack = client._client.ack
+        try:
+            async for message in client.messages:
+                payload: Any = message.payload
+                if isinstance(payload, str):
+                    payload = payload.encode()
+                elif not isinstance(payload, bytes | bytearray):
+                    payload = b"" if payload is None else str(payload).encode()
+                handle(
+                    str(message.topic),
+                    bytes(payload),
+                    received_ms=wall_ms(),
+                    retained=bool(message.retain),
+                )
+                # A poll, not an Event: it keeps the change in the collector (the writer knows
+                # nothing of it) and only runs while the writer is full.
+                while ingest.pending() >= WRITER_QUEUE_BOUND:  # noqa: ASYNC110
+                    await asyncio.sleep(ROOM_POLL_S)
+                if message.qos:
+                    ack(message.mid, message.qos)
+        finally:
+            self._client = None
+            self.connected.clear()
+
+    async def say_offline(self) -> None:
+        """The clean-stop announcement; best effort (the will covers a failure)."""
+        client = self._client
+        if client is None:
+            return
+        try:
+            async with asyncio.timeout(2.0):  # not wait_for: see commands.py
+                await client.publish(
+                    self.topics.station_status, self._status("offline"), qos=1, retain=True
+                )
+        except (aiomqtt.MqttError, TimeoutError) as exc:
+            log.warning("could not publish the station's offline status: %s", exc)

@@ -1,0 +1,393 @@
+"""From MQTT messages to the store: validate, keep every board's current view, store once.
+
+``Ingest.handle(topic, payload, ...)`` is synchronous and never raises: a message that breaks
+the contract is logged at WARNING, counted by kind in the metrics and dropped. Good messages
+update the in-memory board views at once (the API and SSE read those) and go on one queue to a
+single writer task, which stores them in batches — in arrival order, so the seq bookkeeping
+sees what the store sees. An alert is decided and sent to the pages the moment its fact
+arrives (the arbiter hears of a flag within a second even while the writer is busy with a
+round's start); it goes on the same queue and is stored in its event's transaction.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from venue_station.intake.clock_probe import ClockProbes, RoundTrip
+from venue_station.intake.clock_truth import ClockTruth
+from venue_station.intake.containment import WriterHealth
+from venue_station.intake.guard import Authority, DropLog, FloodGate, is_decision
+from venue_station.intake.ingest_writer import IngestWriter
+from venue_station.intake.seqs import RangeSet, SeqTracker
+from venue_station.live import alerts as alert_rules
+from venue_station.live.fanout import Hub
+from venue_station.live.metrics import Metrics
+from venue_station.store.database import Store
+from wire_contract.messages import (
+    BoardStatus,
+    EventEnvelope,
+    StateSnapshot,
+    Topics,
+    WireError,
+    decode,
+    parse_topic,
+)
+from wire_contract.wallclock import wall_ms
+
+__all__ = ["BoardView", "Ingest"]
+
+log = logging.getLogger(__name__)
+OFFSET_LIMIT_MS = 100
+
+
+@dataclass
+class BoardView:
+    """What the station knows about a board now."""
+
+    board: str
+    status: dict[str, Any] | None = None
+    state: dict[str, Any] | None = None
+    # min(received - ts) over recent live messages (clock_truth.ClockTruth): the node's clock
+    # offset plus the smallest network delay seen, an upper bound of how far it is behind.
+    offset_ms: int | None = None
+
+    def as_dict(self, seqs: Any = None) -> dict[str, Any]:
+        out: dict[str, Any] = {
+            "board": self.board,
+            "status": self.status,
+            "state": self.state,
+            "online": bool(self.status and self.status["state"] == "online"),
+            "clock_offset_ms": self.offset_ms,
+        }
+        if seqs is not None:
+            out["last_seq"] = seqs.watermark
+            out["missing"] = [list(r) for r in seqs.missing()]
+        return out
+
+
+def _is_older(new: BoardStatus, held: dict[str, Any]) -> bool:
+    """Whether ``new`` says less recent news than the status ``held``.
+
+    Both numbered (``conn``, docs/wire.md "Status order"): by session, connection, and within a
+    connection its end (``lost``, ``offline``) after its ``online`` — a will's ``ts`` is stamped
+    before its connection's ``online`` and says nothing about order. Otherwise (a node that
+    predates ``conn``): by session and ``ts`` as before."""
+    if new.conn is not None and held.get("conn") is not None:
+        end = 0 if held["state"] == "online" else 1
+        return (held["session"], held["conn"], end) > new.order_key()
+    return bool((held["session"], held["ts"]) > (new.session, new.ts))
+
+
+class Ingest(IngestWriter):
+    def __init__(
+        self,
+        store: Store,
+        *,
+        venue: str,
+        metrics: Metrics,
+        hub: Hub,
+        known_boards: frozenset[str] = frozenset(),
+        on_reply: Callable[[str, bytes], None] | None = None,
+        clock_probe_s: float = 5.0,
+    ) -> None:
+        self.store = store
+        self.venue = venue
+        self.metrics = metrics
+        self.hub = hub
+        self.on_reply = on_reply
+        self._configured = known_boards
+        self._paired: set[str] = set()
+        self.boards: dict[str, BoardView] = {}
+        self.seqs = SeqTracker()
+        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
+        self.clock_probes = ClockProbes(Topics(venue), interval_s=clock_probe_s)
+        self.alert_ledger = alert_rules.AlertLedger()
+        self.drops = DropLog(metrics)
+        self.flood = FloodGate()
+        self.authority = Authority()
+        self.writer_health = WriterHealth()
+        # Which (board, session, seq) are stored (a tracker per board and session) or queued:
+        # a duplicate raises no alert, whatever it says.
+        self._stored: dict[tuple[str, int], RangeSet] = {}
+        self._queued: set[tuple[str, int, int]] = set()
+        # Messages before this (wall ms) may be a backlog the broker queued while we were away:
+        # their age says nothing about a node's clock. The collector moves it on each connect.
+        self.live_after_ms = 0
+        # A retained status older than this, for a board the station has no business with, is
+        # an earlier event's leftover: shown, not alerted (_left_from_before).
+        self.started_ms = wall_ms()
+
+    async def load(self) -> None:
+        """Rebuild the views and the seq bookkeeping from the store (at start)."""
+        self.seqs.load(await self.store.seqs_by_board(), time.monotonic())
+        for key, seqs in (await self.store.seqs_by_session()).items():
+            stored = self._stored[key] = RangeSet()
+            for seq in seqs:
+                stored.add(seq)
+        self.authority.load(await self.store.games_boards(), await self.store.command_boards())
+        for row in await self.store.boards():
+            self.boards[row["board"]] = BoardView(row["board"], row["status"], row["state"])
+        self._paired = {p["board"] for p in await self.store.pairings()}
+        self.alert_ledger.load(*await self.store.alert_index())
+        self.metrics.gauges["qz_boards_online"] = lambda: sum(
+            1 for v in self.boards.values() if v.status and v.status["state"] == "online"
+        )
+        self.metrics.gauges["qz_gaps_open"] = lambda: len(self.seqs.open_gaps())
+        self.metrics.gauges["qz_writer_queue"] = lambda: self._queue.qsize()
+
+    def add_paired_boards(self, boards: set[str]) -> None:
+        self._paired |= boards
+
+    def is_known(self, board: str) -> bool:
+        if not self._configured:
+            return True  # no roster configured: every board of the venue (the broker's ACL vouches)
+        return board in self._configured or board in self._paired
+
+    # -- reading messages -------------------------------------------------------------------
+    def _reject(self, kind: str, topic: str, reason: str) -> None:
+        self.drops.drop(kind, topic, reason)
+
+    def handle(
+        self, topic: str, payload: bytes, *, received_ms: int | None = None, retained: bool = False
+    ) -> None:
+        """Take one message; never raises (whatever one message does is contained to it)."""
+        try:
+            self._handle(topic, payload, received_ms=received_ms, retained=retained)
+        except Exception as exc:  # a bug met by a message: drop it, keep the station
+            log.warning("message on %s broke the ingest", topic[:200], exc_info=True)
+            self._reject("internal", topic[:200], f"{type(exc).__name__}: {exc}")
+
+    def _handle(
+        self, topic: str, payload: bytes, *, received_ms: int | None, retained: bool
+    ) -> None:
+        received_ms = wall_ms() if received_ms is None else received_ms
+        try:
+            name = parse_topic(topic)
+        except WireError as exc:
+            return self._reject("topic", topic, str(exc))
+        if name.venue != self.venue:
+            return self._reject(
+                "topic", topic, f"venue {name.venue!r} is not this station's {self.venue!r}"
+            )
+        if name.kind == "station":
+            return None  # another station's status (or a stale will): not ours to act on
+        if name.kind == "venue" or name.leaf == "cmd":
+            # Our own commands never come back (no-local subscription): someone else sent this.
+            return self._reject("foreign_cmd", topic, "a command the station did not send")
+        board = name.board
+        assert board is not None
+        if not payload:
+            return None  # a cleared retained message
+        if not self.is_known(board):
+            return self._reject(
+                "unknown_board", topic, f"board {board!r} is not in the roster or any pairing"
+            )
+        if not self.flood.admit(board):
+            self._flooded(board)
+            return self._reject("flood", topic, f"board {board!r} sends faster than a clock can")
+        if name.leaf == "reply":
+            answer = self.clock_probes.take_reply(board, payload, received_ms)
+            if answer is not None:
+                return self._on_probe_answer(board, answer, received_ms)
+            if self.on_reply is not None:
+                self.on_reply(board, payload)
+            return None
+        models: dict[str, type[BoardStatus | StateSnapshot | EventEnvelope]] = {
+            "status": BoardStatus,
+            "state": StateSnapshot,
+            "event": EventEnvelope,
+        }
+        model = models[name.leaf]
+        try:
+            msg: Any = decode(model, payload)
+        except WireError as exc:
+            text = str(exc)
+            if text.startswith("too large"):
+                kind = "too_large"  # over a byte-level bound: never parsed
+            elif text.startswith(("not JSON", "expected a JSON object")):
+                kind = "not_json"
+            else:
+                kind = f"bad_{name.leaf}"
+            return self._reject(kind, topic, str(exc))
+        if name.leaf != "status" and msg.board != board:
+            return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
+        live = received_ms >= self.live_after_ms
+        if live and not retained and not getattr(msg, "replay", False):
+            self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))
+        if name.leaf == "status":
+            self._on_status(board, msg, received_ms, retained=retained)
+        elif name.leaf == "state":
+            self._on_state(board, msg)
+        else:
+            self._on_event(board, topic, msg, received_ms)
+        return None
+
+    def _on_event(self, board: str, topic: str, ev: EventEnvelope, received_ms: int) -> None:
+        if not self.authority.may_name(board, ev.game):
+            return self._reject(
+                "game_board_mismatch", topic, f"game {ev.game!r} is not bound to board {board!r}"
+            )
+        if is_decision(ev) and not self.authority.decides(board, ev):
+            # Only the station's own arbiter actions decide; the board's word is a proposal.
+            self.drops.drop(
+                "unverified_decision",
+                topic,
+                f"a {ev.type} without a command of the station: stored as a proposal",
+                what="kept as a proposal",
+            )
+            ev = Authority.as_proposal(ev)
+        key = (ev.board, ev.session, ev.seq)
+        stored = self._stored.get((ev.board, ev.session))
+        duplicate = key in self._queued or (stored is not None and ev.seq in stored)
+        self._queued.add(key)
+        self._queue.put_nowait(("event", (ev, received_ms)))
+        if duplicate:
+            return None  # stored (or about to be) once already: it raises nothing again
+        for spec in alert_rules.alerts_for_event(ev):
+            self.raise_alert(spec)
+        return None
+
+    def _flooded(self, board: str) -> None:
+        minute = wall_ms() // 60_000
+        spec = alert_rules.AlertSpec(
+            f"flood:{board}:{minute}",
+            "flood",
+            board,
+            wall_ms(),
+            detail={"rate_per_s": self.flood.rate, "burst": self.flood.burst},
+        )
+        self.raise_alert(spec)
+
+    def _view(self, board: str) -> BoardView:
+        view = self.boards.get(board)
+        if view is None:
+            view = self.boards[board] = BoardView(board)
+        return view
+
+    def _on_status(
+        self, board: str, status: BoardStatus, received_ms: int, *, retained: bool = False
+    ) -> None:
+        view = self._view(board)
+        old = view.status
+        if old is not None and _is_older(status, old):
+            return  # an older status than the one we hold (a late retained copy)
+        view.status = status.model_dump(exclude_none=True)
+        if old is not None and (old["node"], old["session"]) != (status.node, status.session):
+            self.clock_truth.forget_answers(board)  # another node, or restarted: ask again
+        self._queue.put_nowait(
+            ("board", {"board": board, "node": status.node, "status": view.status})
+        )
+        self.hub.publish("status", {"board": board, "status": view.status})
+        spec = alert_rules.alert_for_status(board, status, received_ms=received_ms)
+        if spec is not None and not (retained and self._left_from_before(board, status)):
+            self.raise_alert(spec)
+        self._expect_from(view)
+
+    def _left_from_before(self, board: str, status: BoardStatus) -> bool:
+        """Whether a retained status is an earlier event's leftover: said before this station
+        started, of a board it has no business with (no pairing, no game bound to it, no event
+        stored from it). A board that went offline in last month's event is shown offline but
+        raises no alert; one of today's games found offline at a restart still alerts."""
+        if status.ts >= self.started_ms:
+            return False
+        in_use = (
+            board in self._paired
+            or any(board in boards for boards in self.authority.game_boards.values())
+            or any(key[0] == board for key in self._stored)
+        )
+        if not in_use:
+            log.info(
+                "board %s: %s status left from before this station: no alert", board, status.state
+            )
+        return not in_use
+
+    def _expect_from(self, view: BoardView) -> None:
+        """The events a live board's state names are due (closes a trailing gap by rebirth).
+
+        Only from a node that is online in the same session as its state: it is the one that
+        can replay them. In the writer, after the events received before this state — a node
+        publishes a state only once the events it names are sent."""
+        status, state = view.status, view.state
+        if status is None or state is None or status["state"] != "online":
+            return
+        if status["session"] != state["session"] or status["node"] != state["node"]:
+            return
+        self._queue.put_nowait(("expect", (view.board, int(state["seq"]))))
+
+    def _on_state(self, board: str, state: StateSnapshot) -> None:
+        view = self._view(board)
+        old = view.state
+        if old is not None and (old["seq"], old["ts"]) > (state.seq, state.ts):
+            return
+        view.state = state.model_dump(mode="json")
+        self.metrics.states_stored += 1
+        self._expect_from(view)
+        self._queue.put_nowait(("board", {"board": board, "node": state.node, "state": view.state}))
+        self.hub.publish("state", {"board": board, "state": view.state})
+
+    def _observe_offset(self, board: str, ts: int, received_ms: int, node: str | None) -> None:
+        truth = self.clock_truth
+        spec = truth.observe(board, ts=ts, received_ms=received_ms, node=node)
+        self._view(board).offset_ms = truth.offset_ms(board)
+        if spec is not None:
+            self.raise_alert(spec)
+        if truth.wanted:
+            for wanted in truth.wanted:
+                self.clock_probes.want(wanted)
+            truth.wanted.clear()
+
+    def _on_probe_answer(self, board: str, answer: RoundTrip | str, received_ms: int) -> None:
+        view = self._view(board)
+        node = view.status["node"] if view.status else None
+        truth = self.clock_truth
+        if isinstance(answer, RoundTrip):
+            spec = truth.observe_round_trip(
+                board,
+                delay_ms=answer.delay_ms,
+                behind_ms=answer.behind_ms,
+                at_ms=received_ms,
+                node=node,
+            )
+        else:
+            spec = truth.refused(board, at_ms=received_ms, node=node)
+        view.offset_ms = truth.offset_ms(board)
+        if spec is not None:
+            self.raise_alert(spec)
+
+    def probe_targets(self) -> list[str]:
+        """The boards to probe: every board heard of that is not offline or lost, except those
+        whose node refused a probe (an older node journals every command it answers)."""
+        truth = self.clock_truth.boards
+        return [
+            b
+            for b, v in self.boards.items()
+            if (v.status is None or v.status["state"] == "online")
+            and (b not in truth or truth[b].answers is not False)
+        ]
+
+    def raise_alert(self, spec: alert_rules.AlertSpec) -> int | None:
+        """Decide an alert now: to the pages at once, to the store through the writer.
+
+        Returns its id, or None when the fact already raised it (a replay).
+        """
+        row = self.alert_ledger.decide(spec, wall_ms())
+        if row is None:
+            return None
+        self.metrics.alerts_raised += 1
+        self.hub.publish("alert", {"alert": row})
+        self._queue.put_nowait(("alert", row))
+        return int(row["id"])
+
+    # -- the writer -------------------------------------------------------------------------
+    async def flush(self) -> None:
+        """Wait until everything handled so far is stored."""
+        await self._queue.join()
+
+    def pending(self) -> int:
+        return self._queue.qsize()

@@ -1,0 +1,212 @@
+"""The single writer of ``Ingest``: batches from the queue into the store, in arrival order.
+
+A batch that fails is retried item by item and an item the database refuses is set aside with
+its reason (``containment``); stored events move the seq bookkeeping, settle rulings, update
+their games' outcomes and go out to the pages. Split from ``ingest.py`` (the handling of each
+message as it arrives) so each stays one idea.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+import time
+from typing import Any
+
+from venue_station.intake.containment import WriterHealth, describe_item, write_contained
+from venue_station.intake.seqs import RangeSet, SeqTracker
+from venue_station.live import alerts as alert_rules
+from venue_station.live.fanout import Hub
+from venue_station.live.metrics import Metrics
+from venue_station.live.results import DECISIVE_TYPES, derive_game
+from venue_station.store.database import Store
+from wire_contract.messages import EventEnvelope
+from wire_contract.wallclock import wall_ms
+
+__all__ = ["IngestWriter", "round_of"]
+
+log = logging.getLogger(__name__)
+_ROUND_RE = re.compile(r"^r(\d{1,3})-b")
+_YIELD_EVERY = 64  # stored events handled between two turns of the event loop
+_BATCH = 1000
+
+
+def round_of(game: str | None) -> int | None:
+    m = _ROUND_RE.match(game or "")
+    return int(m.group(1)) if m else None
+
+
+class IngestWriter:
+    """The writer half of ``Ingest`` (which sets these attributes up and fills the queue)."""
+
+    store: Store
+    metrics: Metrics
+    hub: Hub
+    seqs: SeqTracker
+    alert_ledger: alert_rules.AlertLedger
+    writer_health: WriterHealth
+    _queue: asyncio.Queue[tuple[str, Any]]
+    _stored: dict[tuple[str, int], RangeSet]
+    _queued: set[tuple[str, int, int]]
+
+    def raise_alert(self, spec: alert_rules.AlertSpec) -> int | None:
+        raise NotImplementedError
+
+    async def run_writer(self) -> None:
+        while True:
+            batch = [await self._queue.get()]
+            while len(batch) < _BATCH and not self._queue.empty():
+                batch.append(self._queue.get_nowait())
+            try:
+                await write_contained(batch, self._write, self._set_aside, self.writer_health)
+            finally:
+                for kind, item in batch:
+                    if kind == "event":
+                        ev = item[0]
+                        self._queued.discard((ev.board, ev.session, ev.seq))
+                    self._queue.task_done()
+
+    async def _set_aside(self, kind: str, item: Any, exc: BaseException) -> None:
+        """Keep an item the database refuses, with the reason; alert the arbiter; go on."""
+        board, text = describe_item(kind, item)
+        reason = f"{type(exc).__name__}: {str(exc)[:500]}"
+        log.warning("set aside a %s of board %s that cannot be stored: %s", kind, board, reason)
+        self.metrics.bad_payload(f"set_aside_{kind}")
+        try:
+            row_id = await self.store.set_aside(kind=kind, board=board, reason=reason, item=text)
+        except Exception as again:  # not even that: the log line above is all that is left
+            log.warning("could not keep the set-aside %s either: %s", kind, again)
+            return
+        if kind == "alert" and item.get("kind") == "set_aside":
+            return
+        self.raise_alert(
+            alert_rules.AlertSpec(
+                f"aside:{row_id}",
+                "set_aside",
+                (board or "-")[:32],
+                wall_ms(),
+                detail={"id": row_id, "kind": kind, "reason": reason},
+            )
+        )
+
+    async def _write(self, batch: list[tuple[str, Any]]) -> None:
+        events: list[tuple[EventEnvelope, int]] = [item for kind, item in batch if kind == "event"]
+        board_rows: dict[str, dict[str, Any]] = {}
+        alerts: list[dict[str, Any]] = [item for kind, item in batch if kind == "alert"]
+        for kind, item in batch:
+            if kind == "board":
+                board_rows.setdefault(item["board"], {}).update(item)
+        if events:
+            await self._write_events(events, board_rows, alerts)
+        elif alerts:
+            await self.store.insert_events([], alerts=alerts)
+        self.alert_ledger.stored([a["id"] for a in alerts])
+        mono = time.monotonic()
+        for kind, item in batch:
+            if kind != "expect":
+                continue
+            board, seq = item
+            if self.seqs.expect(board, seq, mono).gap_opened:
+                self.metrics.gaps_detected += 1
+                log.info("board %s: its state names seq %d, not all stored", board, seq)
+        if board_rows:
+            await self.store.upsert_boards(list(board_rows.values()))
+
+    async def _write_events(
+        self,
+        events: list[tuple[EventEnvelope, int]],
+        board_rows: dict[str, dict[str, Any]],
+        alerts: list[dict[str, Any]],
+    ) -> None:
+        rows, unique = [], {}
+        for ev, received in events:
+            key = (ev.board, ev.session, ev.seq)
+            if key in unique:
+                self.metrics.duplicates_dropped += 1
+                continue
+            unique[key] = ev
+            rows.append(
+                {
+                    "board": ev.board,
+                    "session": ev.session,
+                    "seq": ev.seq,
+                    "node": ev.node,
+                    "game": ev.game,
+                    "round": round_of(ev.game),
+                    "ts": ev.ts,
+                    "type": ev.type,
+                    "replay": ev.replay,
+                    "red_ms": ev.clock.red_ms,
+                    "black_ms": ev.clock.black_ms,
+                    "running": ev.clock.running,
+                    "data": ev.data,
+                    "received_ms": received,
+                }
+            )
+        # The batch's alerts in its events' transaction, before any ruling below settles one.
+        inserted = await self.store.insert_events(rows, alerts=alerts)
+        self.metrics.duplicates_dropped += len(rows) - len(inserted)
+        stored_ms = wall_ms()
+        mono = time.monotonic()
+        games: set[str] = set()
+        for n, (key, ev) in enumerate(unique.items()):
+            if n % _YIELD_EVERY == _YIELD_EVERY - 1:
+                # A board's burst is hundreds of events in one batch: let a flag's ingest and the
+                # arbiters' streams in between, rather than after all of them.
+                await asyncio.sleep(0)
+            if key not in inserted:
+                continue
+            self._stored.setdefault((ev.board, ev.session), RangeSet()).add(ev.seq)
+            self.metrics.events_stored += 1
+            self.metrics.observe_lag(max(0, stored_ms - ev.ts))
+            step = self.seqs.add(ev.board, ev.seq, mono)
+            if step.reordered:
+                self.metrics.events_reordered += 1
+            if step.gap_opened:
+                self.metrics.gaps_detected += 1
+                log.info(
+                    "board %s: gap in seq, missing %s", ev.board, self.seqs.get(ev.board).missing(3)
+                )
+            if step.gap_closed:
+                self.metrics.gaps_closed += 1
+                log.info(
+                    "board %s: gap closed at seq %d", ev.board, self.seqs.get(ev.board).watermark
+                )
+            board_rows.setdefault(ev.board, {"board": ev.board})["last_seq"] = self.seqs.get(
+                ev.board
+            ).watermark
+            ruling = alert_rules.ruling_of(ev)
+            if ruling is not None:
+                await self._settle(ev.board, *ruling)
+            if ev.game and ev.type in DECISIVE_TYPES:
+                games.add(ev.game)
+            self.hub.publish("event", {"board": ev.board, "event": ev.model_dump(mode="json")})
+        for game in games:
+            await self.update_game(game)
+
+    async def update_game(self, game: str) -> None:
+        outcome = derive_game(await self.store.game_events(game, DECISIVE_TYPES))
+        if await self.store.game(game) is None:
+            return  # a game the station did not pair (a test game, a carry-over id)
+        await self.store.set_game_result(
+            game, outcome.winner if outcome.decided else None, outcome.result, outcome.reason
+        )
+        self.hub.publish(
+            "game",
+            {
+                "game": game,
+                "result": outcome.result,
+                "reason": outcome.reason,
+                "fouls": outcome.fouls,
+                "status": outcome.status,  # a pending proposal is shown as one, never counted
+                "proposed": outcome.proposed,
+            },
+        )
+
+    async def _settle(self, board: str, seq: int, status: str) -> None:
+        alert = await self.store.find_alert(board, ("foul_pending", "forfeit_pending"), seq)
+        if alert is not None and alert["status"] in ("open", "acked"):
+            updated = await self.store.update_alert(alert["id"], status=status, by="board")
+            if updated is not None:
+                self.hub.publish("alert", {"alert": updated})

@@ -1,0 +1,1 @@
+"""What each stored event becomes at once: outcomes, alerts, the fan-out, counters."""

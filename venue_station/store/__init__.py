@@ -1,0 +1,1 @@
+"""The store: SQLAlchemy tables, migrations, reads and writes."""

@@ -1,0 +1,470 @@
+"""The station's store: SQLAlchemy 2 async over SQLite (default, a WAL file) or PostgreSQL.
+
+Every write that must happen once (an event, an alert) is an insert that ignores a conflict on
+the table's unique key, on both dialects, so a replay or a duplicate can never store twice.
+Migrations run at open; a database whose schema is newer than this code is refused.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql as pg_dialect
+from sqlalchemy.dialects import sqlite as sqlite_dialect
+from sqlalchemy.engine import Connection
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+
+from venue_station.errors import StoreError
+from venue_station.resources import migrations_dir
+from venue_station.store import tables as t
+from venue_station.store.reads import TournamentReads
+from venue_station.store.round_import import game_id, replace_rounds
+from wire_contract.wallclock import wall_ms
+
+__all__ = ["Store", "game_id", "normalise_url"]
+
+log = logging.getLogger(__name__)
+IMPORT_CHUNK = 500  # rows per transaction of an import: a few ms of write lock each
+
+
+def normalise_url(url: str) -> str:
+    """Accept plain ``sqlite:///`` and ``postgresql://`` URLs; pick the async drivers."""
+    if url.startswith("sqlite:///"):
+        return "sqlite+aiosqlite:///" + url[len("sqlite:///") :]
+    if url.startswith(("postgresql://", "postgres://")):
+        return "postgresql+asyncpg://" + url.split("://", 1)[1]
+    return url
+
+
+def _alembic_config(connection: Connection) -> Any:
+    from alembic.config import Config
+
+    cfg = Config()
+    cfg.set_main_option("script_location", str(migrations_dir()))
+    cfg.attributes["connection"] = connection
+    return cfg
+
+
+def _migrate(connection: Connection) -> str:
+    """Upgrade to head; refuse a database whose revision this code does not know."""
+    from alembic import command
+    from alembic.runtime.migration import MigrationContext
+    from alembic.script import ScriptDirectory
+
+    cfg = _alembic_config(connection)
+    scripts = ScriptDirectory.from_config(cfg)
+    current = MigrationContext.configure(connection).get_current_revision()
+    head = scripts.get_current_head()
+    if current is not None:
+        try:
+            known = scripts.get_revision(current)
+        except Exception:  # alembic raises several kinds for an unknown id
+            known = None
+        if known is None:
+            raise StoreError(
+                f"the database schema is at revision {current!r}, newer than this qizhong "
+                f"(it knows up to {head!r}); upgrade qizhong or use another database"
+            )
+    command.upgrade(cfg, "head")
+    return head or ""
+
+
+class Store(TournamentReads):
+    """Async access to the station database. Create with ``await Store.open(url)``.
+
+    The tournament reads (standings, TRF, knockout, round) are in ``store_reads.py``."""
+
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+        self.dialect = engine.dialect.name
+        self._closed = False
+        # Rows staged so far by the pairings import under way (0: none): how far it has got.
+        self.import_staged_rows = 0
+
+    @classmethod
+    async def open(cls, url: str, *, migrate: bool = True, **engine_kw: Any) -> Store:
+        url = normalise_url(url)
+        engine = create_async_engine(url, **engine_kw)
+        if engine.dialect.name == "sqlite":
+            _sqlite_pragmas(engine)
+        store = cls(engine)
+        try:
+            if migrate:
+                async with engine.begin() as conn:
+                    version = await conn.run_sync(_migrate)
+                await store.set_meta("schema_version", version)
+        except BaseException:
+            await engine.dispose()
+            raise
+        return store
+
+    async def close(self) -> None:
+        if not self._closed:
+            self._closed = True
+            await self.engine.dispose()
+
+    def insert(self, table: sa.Table) -> Any:
+        dialect = pg_dialect if self.dialect == "postgresql" else sqlite_dialect
+        return dialect.insert(table)
+
+    # -- meta -----------------------------------------------------------------------------
+    async def get_meta(self, key: str) -> str | None:
+        async with self.engine.connect() as conn:
+            row = await conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == key))
+            return row.scalar_one_or_none()
+
+    async def set_meta(self, key: str, value: str) -> None:
+        stmt = self.insert(t.meta).values(key=key, value=value)
+        stmt = stmt.on_conflict_do_update(index_elements=["key"], set_={"value": value})
+        async with self.engine.begin() as conn:
+            await conn.execute(stmt)
+
+    async def next_station_session(self) -> int:
+        """The station's session counter, persisted: one more than the last start's."""
+        session = int(await self.get_meta("station_session") or 0) + 1
+        await self.set_meta("station_session", str(session))
+        return session
+
+    # -- events ---------------------------------------------------------------------------
+    async def insert_events(
+        self, rows: Sequence[Mapping[str, Any]], *, alerts: Sequence[Mapping[str, Any]] = ()
+    ) -> set[tuple[str, int, int]]:
+        """Insert, ignoring any already stored; returns the keys actually inserted.
+
+        ``alerts`` (rows with their ids, decided by the station) go in the same transaction:
+        a failure stores neither, so a retry of the batch loses no alert.
+        """
+        inserted: set[tuple[str, int, int]] = set()
+        if not rows and not alerts:
+            return inserted
+        async with self.engine.begin() as conn:
+            if rows:
+                stmt = (
+                    self.insert(t.events)
+                    .on_conflict_do_nothing(index_elements=["board", "session", "seq"])
+                    .returning(t.events.c.board, t.events.c.session, t.events.c.seq)
+                )
+                result = await conn.execute(stmt, list(rows))
+                inserted = {(r.board, r.session, r.seq) for r in result}
+            if alerts:
+                await self._insert_alerts(conn, alerts)
+        return inserted
+
+    async def _insert_alerts(self, conn: Any, rows: Sequence[Mapping[str, Any]]) -> None:
+        stmt = self.insert(t.alerts).on_conflict_do_nothing(index_elements=["key"])
+        await conn.execute(stmt, list(rows))
+        if self.dialect == "postgresql":
+            # The ids come from the station: keep the column's sequence past them.
+            await conn.execute(
+                sa.text(
+                    "SELECT setval(pg_get_serial_sequence('alerts', 'id'), "
+                    "(SELECT max(id) FROM alerts))"
+                )
+            )
+
+    async def alert_index(self) -> tuple[set[str], int]:
+        """Every alert key stored, and the largest id (0 when none)."""
+        a = t.alerts
+        async with self.engine.connect() as conn:
+            keys = {r[0] for r in await conn.execute(sa.select(a.c.key))}
+            top = (await conn.execute(sa.select(sa.func.max(a.c.id)))).scalar_one_or_none()
+        return keys, int(top or 0)
+
+    async def count_events(self) -> int:
+        async with self.engine.connect() as conn:
+            return int(
+                (await conn.execute(sa.select(sa.func.count()).select_from(t.events))).scalar_one()
+            )
+
+    async def events(
+        self,
+        *,
+        board: str | None = None,
+        round: int | None = None,
+        game: str | None = None,
+        types: Iterable[str] | None = None,
+        after: int | None = None,
+        before: int | None = None,
+        limit: int = 100,
+        newest_first: bool = False,
+    ) -> list[dict[str, Any]]:
+        e = t.events
+        q = sa.select(e)
+        if board is not None:
+            q = q.where(e.c.board == board)
+        if round is not None:
+            q = q.where(e.c.round == round)
+        if game is not None:
+            q = q.where(e.c.game == game)
+        if types is not None:
+            q = q.where(e.c.type.in_(list(types)))
+        if after is not None:
+            q = q.where(e.c.id > after)
+        if before is not None:
+            q = q.where(e.c.id < before)
+        q = q.order_by(e.c.id.desc() if newest_first else e.c.id).limit(limit)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def game_events(
+        self, game: str, types: Iterable[str] | None = None
+    ) -> list[dict[str, Any]]:
+        """A game's events in the board's order (seq)."""
+        e = t.events
+        q = sa.select(e).where(e.c.game == game)
+        if types is not None:
+            q = q.where(e.c.type.in_(list(types)))
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q.order_by(e.c.seq))]
+
+    async def seqs_by_board(self) -> dict[str, list[int]]:
+        """Every stored seq per board, ascending (to rebuild the gap detector at start)."""
+        e = t.events
+        out: dict[str, list[int]] = {}
+        async with self.engine.connect() as conn:
+            for board, seq in await conn.execute(
+                sa.select(e.c.board, e.c.seq).order_by(e.c.board, e.c.seq)
+            ):
+                out.setdefault(board, []).append(int(seq))
+        return out
+
+    async def seqs_by_session(self) -> dict[tuple[str, int], list[int]]:
+        """Every stored seq per (board, session), ascending (which keys are stored)."""
+        e = t.events
+        out: dict[tuple[str, int], list[int]] = {}
+        async with self.engine.connect() as conn:
+            for board, session, seq in await conn.execute(
+                sa.select(e.c.board, e.c.session, e.c.seq).order_by(e.c.board, e.c.seq)
+            ):
+                out.setdefault((board, int(session)), []).append(int(seq))
+        return out
+
+    # -- boards ---------------------------------------------------------------------------
+    async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Write each board's row; only the columns given are changed."""
+        stamp = wall_ms()
+        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
+        for row in rows:
+            values = {"updated_ms": stamp, **row}
+            groups.setdefault(tuple(sorted(values)), []).append(values)
+        async with self.engine.begin() as conn:
+            # One executemany per shape of row: a batch touches hundreds of boards at once.
+            for cols, group in groups.items():
+                stmt = self.insert(t.boards)
+                update = {c: stmt.excluded[c] for c in cols if c != "board"}
+                await conn.execute(
+                    stmt.on_conflict_do_update(index_elements=["board"], set_=update), group
+                )
+
+    async def boards(self) -> list[dict[str, Any]]:
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(t.boards).order_by(t.boards.c.board))
+            ]
+
+    # -- players, rounds, pairings, games -------------------------------------------------
+    async def add_players(self, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Upsert players in chunks of ``IMPORT_CHUNK``, one short transaction each (a long
+        import never holds SQLite's write lock for long; the event loop runs between)."""
+        by_keys: dict[tuple[str, ...], list[Mapping[str, Any]]] = {}
+        for row in rows:  # one statement per column set: executemany needs the same columns
+            by_keys.setdefault(tuple(sorted(row)), []).append(row)
+        for keys, group in by_keys.items():
+            stmt = self.insert(t.players)
+            update = {k: stmt.excluded[k] for k in keys if k != "name"}
+            if update:
+                stmt = stmt.on_conflict_do_update(index_elements=["name"], set_=update)
+            else:
+                stmt = stmt.on_conflict_do_nothing(index_elements=["name"])
+            for start in range(0, len(group), IMPORT_CHUNK):
+                async with self.engine.begin() as conn:
+                    await conn.execute(stmt, [dict(r) for r in group[start : start + IMPORT_CHUNK]])
+                await asyncio.sleep(0)
+
+    async def player_names(self) -> set[str]:
+        async with self.engine.connect() as conn:
+            return {r[0] for r in await conn.execute(sa.select(t.players.c.name))}
+
+    async def replace_round(
+        self, round_no: int, tc: str, rows: Sequence[Mapping[str, Any]]
+    ) -> None:
+        """Store a round's pairings and games, replacing an earlier import of that round; all
+        or nothing (``round_import``). A game that already has a result keeps it: a re-import
+        fixes names, not facts."""
+        await self.replace_rounds(tc, {round_no: rows})
+
+    async def replace_rounds(
+        self, tc: str, rounds: Mapping[int, Sequence[Mapping[str, Any]]]
+    ) -> None:
+        """Several rounds of one file the same way, in one swap: all of them or none."""
+
+        def staged(count: int) -> None:
+            self.import_staged_rows = count
+
+        try:
+            await replace_rounds(self.engine, tc, rounds, on_staged=staged)
+        finally:
+            self.import_staged_rows = 0
+
+    async def pairings(self, round_no: int | None = None) -> list[dict[str, Any]]:
+        q = sa.select(t.pairings).order_by(t.pairings.c.round, t.pairings.c.board)
+        if round_no is not None:
+            q = q.where(t.pairings.c.round == round_no)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def rounds(self) -> list[dict[str, Any]]:
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(t.rounds).order_by(t.rounds.c.round))
+            ]
+
+    async def games(self, round_no: int | None = None) -> list[dict[str, Any]]:
+        q = sa.select(t.games).order_by(t.games.c.round, t.games.c.board)
+        if round_no is not None:
+            q = q.where(t.games.c.round == round_no)
+        async with self.engine.connect() as conn:
+            rows = [dict(r._mapping) for r in await conn.execute(q)]
+        return sorted(rows, key=lambda g: (g["round"], _board_key(g["board"])))
+
+    async def game(self, game: str) -> dict[str, Any] | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(sa.select(t.games).where(t.games.c.game == game))).first()
+            return dict(row._mapping) if row else None
+
+    async def set_game_result(
+        self, game: str, winner: str | None, result: str | None, reason: str | None
+    ) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.update(t.games)
+                .where(t.games.c.game == game)
+                .values(winner=winner, result=result, reason=reason, updated_ms=wall_ms())
+            )
+
+    # -- alerts ---------------------------------------------------------------------------
+    async def insert_alert(self, row: Mapping[str, Any]) -> int | None:
+        """Insert unless an alert with the same key exists; returns the new id or None."""
+        stmt = self.insert(t.alerts).values(**row).on_conflict_do_nothing(index_elements=["key"])
+        async with self.engine.begin() as conn:
+            result = await conn.execute(stmt.returning(t.alerts.c.id))
+            new = result.scalar_one_or_none()
+            return int(new) if new is not None else None
+
+    async def update_alert(
+        self, alert_id: int, *, status: str, by: str | None
+    ) -> dict[str, Any] | None:
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.update(t.alerts)
+                .where(t.alerts.c.id == alert_id)
+                .values(status=status, by=by, updated_ms=wall_ms())
+            )
+            row = (await conn.execute(sa.select(t.alerts).where(t.alerts.c.id == alert_id))).first()
+            return dict(row._mapping) if row else None
+
+    async def alert(self, alert_id: int) -> dict[str, Any] | None:
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(sa.select(t.alerts).where(t.alerts.c.id == alert_id))).first()
+            return dict(row._mapping) if row else None
+
+    async def find_alert(self, board: str, kinds: Iterable[str], seq: int) -> dict[str, Any] | None:
+        a = t.alerts
+        q = sa.select(a).where(a.c.board == board, a.c.kind.in_(list(kinds)), a.c.seq == seq)
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(q.order_by(a.c.id))).first()
+            return dict(row._mapping) if row else None
+
+    async def alerts(self, *, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
+        a = t.alerts
+        q = sa.select(a).order_by(a.c.id.desc()).limit(limit)
+        if status == "active":
+            q = q.where(a.c.status.in_(["open", "acked"]))
+        elif status is not None:
+            q = q.where(a.c.status == status)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
+    # -- rows set aside -------------------------------------------------------------------
+    async def set_aside(self, *, kind: str, board: str | None, reason: str, item: str) -> int:
+        """Keep what the writer could not store, with the reason; returns its id."""
+        row = {
+            "kind": kind[:16],
+            "board": board if board is None else board[:32],
+            "reason": reason,
+            "item": item,
+            "set_aside_ms": wall_ms(),
+        }
+        async with self.engine.begin() as conn:
+            result = await conn.execute(
+                sa.insert(t.set_aside).values(**row).returning(t.set_aside.c.id)
+            )
+            return int(result.scalar_one())
+
+    async def set_aside_rows(self, limit: int = 200) -> list[dict[str, Any]]:
+        s = t.set_aside
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(s).order_by(s.c.id.desc()).limit(limit))
+            ]
+
+    # -- command log ----------------------------------------------------------------------
+    async def log_command(self, row: Mapping[str, Any]) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(sa.insert(t.commands).values(**row))
+
+    async def finish_command(self, txn: str, *, outcome: str, replies: Any) -> None:
+        async with self.engine.begin() as conn:
+            await conn.execute(
+                sa.update(t.commands)
+                .where(t.commands.c.txn == txn)
+                .values(outcome=outcome, replies=replies)
+            )
+
+    async def command_boards(self) -> dict[str, str | None]:
+        """Every txn the station sent -> the board it went to (None: the venue topic)."""
+        c = t.commands
+        async with self.engine.connect() as conn:
+            return {r.txn: r.board for r in await conn.execute(sa.select(c.c.txn, c.c.board))}
+
+    async def games_boards(self) -> dict[str, str]:
+        """Every paired game -> its board."""
+        g = t.games
+        async with self.engine.connect() as conn:
+            return {r.game: r.board for r in await conn.execute(sa.select(g.c.game, g.c.board))}
+
+    async def commands(self, limit: int = 100) -> list[dict[str, Any]]:
+        c = t.commands
+        async with self.engine.connect() as conn:
+            return [
+                dict(r._mapping)
+                for r in await conn.execute(sa.select(c).order_by(c.c.id.desc()).limit(limit))
+            ]
+
+
+def _board_key(board: str) -> tuple[int, int | str]:
+    # Boards sort as numbers when they are numbers ("2" before "10").
+    return (0, int(board)) if board.isdigit() else (1, board)
+
+
+def board_key(board: str) -> tuple[int, int | str]:
+    return _board_key(board)
+
+
+def _sqlite_pragmas(engine: AsyncEngine) -> None:
+    @sa.event.listens_for(engine.sync_engine, "connect")
+    def _on_connect(dbapi_conn: Any, _record: Any) -> None:
+        cur = dbapi_conn.cursor()
+        # WAL: readers (the API) never block the collector's writes; NORMAL is durable
+        # across an application crash, which is the failure that matters here.
+        cur.execute("PRAGMA journal_mode=WAL")
+        cur.execute("PRAGMA synchronous=NORMAL")
+        cur.execute("PRAGMA busy_timeout=5000")
+        cur.close()

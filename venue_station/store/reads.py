@@ -1,0 +1,69 @@
+"""The store's tournament reads: what the standings, the TRF, the knockout and the hall screens
+ask of the stored games, players and events, each in one query.
+
+A mixin of ``Store`` (store.py holds the writes and the per-event reads), so every read of the
+database goes through the store and no view builds SQL of its own.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from clock_service.outcome import FACT_TYPES
+from venue_station.store import tables as t
+
+__all__ = ["TournamentReads"]
+
+
+class TournamentReads:
+    engine: AsyncEngine
+
+    async def decisive_events(self, games: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
+        """game -> the events that decide its outcome (``clock_service.outcome.FACT_TYPES``),
+        in seq order, for every game asked (none: an empty list). One query for all of them,
+        not one per game: 360 games at 9 rounds."""
+        wanted = list(games)
+        out: dict[str, list[dict[str, Any]]] = {g: [] for g in wanted}
+        if not wanted:
+            return out
+        e = t.events
+        q = sa.select(e.c.game, e.c.seq, e.c.type, e.c.data).where(
+            e.c.type.in_(FACT_TYPES), e.c.game.in_(wanted)
+        )
+        async with self.engine.connect() as conn:
+            for row in await conn.execute(q.order_by(e.c.game, e.c.seq)):
+                out[row.game].append(dict(row._mapping))
+        return out
+
+    async def player_tags(self) -> dict[str, frozenset[str]]:
+        """name -> tags of every imported player."""
+        p = t.players
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(sa.select(p.c.name, p.c.tags))
+            return {r.name: frozenset((r.tags or "").split()) for r in rows}
+
+    async def player_ratings(self) -> dict[str, int | None]:
+        """name -> rating (None: unrated) of every imported player."""
+        p = t.players
+        async with self.engine.connect() as conn:
+            rows = await conn.execute(sa.select(p.c.name, p.c.rating))
+            return {r.name: r.rating for r in rows}
+
+    async def current_round(self) -> tuple[int, int] | None:
+        """(round, started ms) of the highest round with a ``started`` event stored (its first
+        ``started`` event's ``ts``), or None while no round has started."""
+        ev = t.events
+        query = (
+            sa.select(ev.c.round, sa.func.min(ev.c.ts))
+            .where(ev.c.type == "started", ev.c.round.is_not(None))
+            .group_by(ev.c.round)
+            .order_by(ev.c.round.desc())
+            .limit(1)
+        )
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(query)).first()
+        return (int(row[0]), int(row[1])) if row is not None else None

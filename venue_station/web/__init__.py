@@ -1,0 +1,1 @@
+"""The web: HTTP routes, pages, the server and the launcher."""

@@ -1,0 +1,58 @@
+"""Who may do what on the web port: the session a request carries, its role, its CSRF token.
+
+- ``require_session(request, role)``: an action (state-changing). 401 without a valid session
+  cookie, 403 without the session's CSRF token in ``X-CSRF-Token``, 403 when the account's role
+  is below ``role`` (see ``auth.ROLES``).
+- ``require_reader(request)``: arbiter-only data (alerts, pending fouls and forfeits, metrics);
+  any logged-in account (a ``viewer`` at least), no CSRF token needed for a read.
+- ``reader_of(request)``: the same without refusing: None for an anonymous request (the public
+  stream and event list leave the arbiter-only items out for it).
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+
+from venue_station.auth import COOKIE, CSRF_HEADER, Session, role_allows
+from venue_station.web.http_base import ApiError, sessions_of
+
+__all__ = ["client_address", "reader_of", "require_reader", "require_session"]
+
+
+def client_address(request: Request) -> str:
+    return request.client.host if request.client is not None else "?"
+
+
+def reader_of(request: Request) -> Session | None:
+    session = sessions_of(request).get(request.cookies.get(COOKIE))
+    if session is None or not role_allows(session.role, "viewer"):
+        return None
+    return session
+
+
+def require_reader(request: Request, role: str = "viewer") -> Session:
+    session = reader_of(request)
+    if session is None:
+        raise ApiError(401, "log in first (arbiter-only data)", kind="unauthenticated")
+    if not role_allows(session.role, role):
+        raise ApiError(
+            403, f"the {session.role} account may not read this (needs {role})", kind="forbidden"
+        )
+    return session
+
+
+def require_session(request: Request, role: str = "arbiter") -> Session:
+    sessions = sessions_of(request)
+    sid = request.cookies.get(COOKIE)
+    session = sessions.get(sid)
+    if session is None:
+        raise ApiError(401, "log in first (no valid session cookie)", kind="unauthenticated")
+    if sessions.check(sid, request.headers.get(CSRF_HEADER)) is None:
+        raise ApiError(403, f"missing or wrong {CSRF_HEADER} header", kind="csrf")
+    if not role_allows(session.role, role):
+        raise ApiError(
+            403,
+            f"the {session.role} account {session.user!r} may not do this (needs {role})",
+            kind="forbidden",
+        )
+    return session

@@ -1,0 +1,235 @@
+"""The actions' request bodies and responses, and the knockout's view, as pydantic models.
+
+The bodies are what the routes validate their requests with (``bodies.parse_body``: a refused
+field is a 400 naming its place, ``body.cmd``, and is counted) and what the OpenAPI document
+shows, so a client or a fuzzer (tests/web/test_web_schemathesis.py) knows what a valid body is.
+What needs the station's state (a round within the regulation, players of the standings) the
+routes check after the model. The responses are
+held to these by ``tests/station/test_api_responses.py`` against the generated document.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, RootModel
+
+from venue_station.web.api_models import Alert, Out
+from wire_contract.topics import ID_PATTERN
+
+__all__ = [
+    "ACTION_MODELS",
+    "AlertAction",
+    "AlertRuled",
+    "CommandBody",
+    "CommandResult",
+    "Imported",
+    "KnockoutChoiceBody",
+    "KnockoutConfirmBody",
+    "KnockoutConfirmed",
+    "KnockoutResultBody",
+    "KnockoutStartBody",
+    "KnockoutState",
+    "LoggedOut",
+    "LoginBody",
+    "PairingsImported",
+    "PairsImported",
+    "RoundSent",
+    "TrfImported",
+]
+
+Side = Literal["red", "black"]
+
+
+class Body(BaseModel):
+    """A request body: the fields named, others refused; JSON types as sent (strict: no
+    ``"3"`` for 3, no ``true`` for 1)."""
+
+    model_config = ConfigDict(extra="forbid", strict=True)
+
+
+# -- request bodies -------------------------------------------------------------------------------
+class LoginBody(Body):
+    username: Annotated[str, Field(min_length=1, max_length=64)]
+    # scrypt of a longer password is refused, not computed
+    password: Annotated[str, Field(max_length=1024)]
+
+
+class CommandBody(Body):
+    cmd: Annotated[str, Field(min_length=1, description="a board command (docs/wire.md)")]
+    args: dict[str, Any] = Field(default_factory=dict)
+
+
+class AlertAction(Body):
+    action: Literal["ack", "confirm", "dismiss"]
+
+
+class KnockoutStartBody(Body):
+    seed: Annotated[int, Field(ge=0, lt=2**63)] | None = None
+    after_round: Annotated[int, Field(ge=1)] | None = None
+    top: Annotated[list[str], Field(min_length=4, max_length=4)] | None = Field(
+        default=None, description="the four players, in order, when the 4th place is shared"
+    )
+
+
+class KnockoutConfirmBody(Body):
+    board: Annotated[str, Field(pattern=ID_PATTERN)] | None = Field(
+        default=None, description="a tie-break game defaults to its slow game's board"
+    )
+
+
+class KnockoutResultBody(Body):
+    result: Literal["red", "black", "draw"]
+
+
+class KnockoutChoiceBody(Body):
+    side: Side
+
+
+# -- action responses -------------------------------------------------------------------------
+class CommandResult(Out):
+    """A command's outcome: every board's reply, and the boards that did not reply in time."""
+
+    txn: str
+    cmd: str
+    board: str | None
+    outcome: str = Field(description="ok | refused | timeout | partial …")
+    ok: bool
+    replies: dict[str, dict[str, Any]]
+    missing: list[str]
+    error: str | None = Field(default=None, description="a board command: its reply's error")
+
+
+class NotSent(Out):
+    outcome: Literal["not_sent"]
+    ok: Literal[False]
+    error: str
+
+
+SetGameReplies = dict[str, CommandResult | NotSent]
+
+
+class LoggedOut(Out):
+    ok: Literal[True]
+
+
+class PairingsImported(Out):
+    imported: int
+    rounds: list[int]
+    set_game: SetGameReplies | None = None
+
+
+class Imported(Out):
+    imported: int
+
+
+class RoundSent(Out):
+    round: int
+    set_game: SetGameReplies
+
+
+class AlertRuled(Out):
+    alert: Alert
+    command: CommandResult | None = Field(
+        default=None, description="a pending foul/forfeit: the board's reply to resolve"
+    )
+
+
+class PairsImported(Out):
+    round: int
+    games: int
+    byes: int
+    set_game: SetGameReplies | None = None
+
+
+class TrfImported(Out):
+    players: int
+    round: int | None
+    games: int | None = None
+    byes: int | None = None
+    set_game: SetGameReplies | None = None
+
+
+# -- the knockout ---------------------------------------------------------------------------------
+class KnockoutGame(Out):
+    id: str
+    stage: str
+    stage_zh: str
+    red: str
+    black: str
+    tc: str
+    tiebreak: bool
+    board: str | None
+    draw_winner: Side | None
+    result: str | None
+    result_source: str | None
+    drawn: bool
+
+
+class PendingChoice(Out):
+    game: str
+    chooser: str
+    opponent: str
+
+
+class Lot(Out):
+    game: str
+    red: str
+    black: str
+    method: str
+    chooser: str | None
+
+
+class Placing(Out):
+    place: int
+    player: str
+
+
+class KnockoutNotStarted(Out):
+    started: Literal[False]
+
+
+class KnockoutStarted(Out):
+    started: Literal[True]
+    after_round: int
+    seed: int
+    top: list[str]
+    started_by: str | None
+    started_ms: int | None
+    games: list[KnockoutGame]
+    proposed: list[KnockoutGame]
+    pending_choices: list[PendingChoice]
+    lots: list[Lot]
+    placings: list[Placing]
+    finished: bool
+
+
+class KnockoutState(RootModel[KnockoutNotStarted | KnockoutStarted]):
+    """``GET /api/knockout`` and every knockout action: not started, or the whole knockout."""
+
+
+class KnockoutConfirmed(Out):
+    game: KnockoutGame
+    set_game: dict[str, Any] = Field(description="the set_game arguments sent to the board")
+    command: CommandResult
+
+
+ACTION_MODELS: tuple[type[BaseModel], ...] = (
+    LoginBody,
+    CommandBody,
+    AlertAction,
+    KnockoutStartBody,
+    KnockoutConfirmBody,
+    KnockoutResultBody,
+    KnockoutChoiceBody,
+    CommandResult,
+    LoggedOut,
+    PairingsImported,
+    Imported,
+    RoundSent,
+    AlertRuled,
+    PairsImported,
+    TrfImported,
+    KnockoutConfirmed,
+    KnockoutState,
+)

@@ -1,0 +1,238 @@
+"""The API's actions: login/logout, commands, imports, alert rulings.
+
+Every action needs the arbiter's session cookie (``qz_session``) and the session's CSRF token
+in the ``X-CSRF-Token`` header (401 without a valid session, 403 without the right token), and
+an account whose role allows it (403 otherwise; see ``access.py``). Login itself needs neither;
+it answers with the token, and is rate-limited (``login_guard.py``: 429 with ``Retry-After``).
+"""
+
+from __future__ import annotations
+
+import urllib.parse
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from venue_station.auth import COOKIE
+from venue_station.errors import PairingsError
+from venue_station.web.access import client_address, require_reader, require_session
+from venue_station.web.api_action_models import (
+    AlertAction,
+    CommandBody,
+    Imported,
+    LoggedOut,
+    LoginBody,
+)
+from venue_station.web.api_models import Accounts, SessionInfo
+from venue_station.web.bodies import parse_body, read_body, validated
+from venue_station.web.http_base import (
+    ApiError,
+    json_response,
+    login_guard_of,
+    model_response,
+    path_int,
+    sessions_of,
+    station_of,
+)
+from venue_station.web.login_guard import HasherBusy
+from venue_station.web.text_bounds import check_command_args
+from wire_contract.messages import ID_PATTERN, WireError
+
+__all__ = ["action_routes", "require_session"]
+
+
+async def _body(request: Request) -> bytes:
+    """A CSV import's body (``http.max_import_bytes``)."""
+    return await read_body(request, station_of(request).config.http.max_import_bytes)
+
+
+# -- auth --------------------------------------------------------------------------------------
+async def login(request: Request) -> Response:
+    station = station_of(request)
+    if request.headers.get("content-type", "").startswith("application/x-www-form-urlencoded"):
+        raw = await read_body(request, station.config.http.max_json_bytes)
+        form = urllib.parse.parse_qs(raw.decode("utf-8", "replace"))
+        login_body = validated(LoginBody, {k: v[0] for k, v in form.items()})
+    else:
+        login_body = await parse_body(request, LoginBody)
+    user, password = login_body.username, login_body.password
+    guard, sessions = login_guard_of(request), sessions_of(request)
+    retry = guard.admit(client_address(request), user)
+    if retry:
+        raise ApiError(
+            429,
+            f"too many login attempts; try again in {retry} s",
+            kind="rate_limited",
+            headers={"Retry-After": str(retry)},
+        )
+    try:
+        role = await guard.hash(lambda: sessions.verify(user, password))
+    except HasherBusy:
+        raise ApiError(
+            503, "too many logins at once; try again", kind="busy", headers={"Retry-After": "1"}
+        ) from None
+    if role is None:
+        guard.failed(user)
+        raise ApiError(401, "wrong username or password", kind="bad_login")
+    session = sessions.open(user, role)
+    response = model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
+    response.set_cookie(
+        COOKIE,
+        session.sid,
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=station.config.http.cookies_secure,
+    )
+    return response
+
+
+async def logout(request: Request) -> Response:
+    session = require_session(request, "viewer")
+    sessions_of(request).logout(session.sid)
+    response = model_response(LoggedOut(ok=True))
+    response.delete_cookie(COOKIE, path="/", secure=station_of(request).config.http.cookies_secure)
+    return response
+
+
+async def whoami(request: Request) -> Response:
+    session = sessions_of(request).get(request.cookies.get(COOKIE))
+    if session is None:
+        raise ApiError(401, "not logged in", kind="unauthenticated")
+    return model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
+
+
+# -- commands ----------------------------------------------------------------------------------
+async def _run_command(request: Request, board: str | None) -> Response:
+    # A board is an arbiter's; the whole venue (start the round, pause all) the chief's.
+    session = require_session(request, "arbiter" if board is not None else "chief")
+    station = station_of(request)
+    sent = await parse_body(request, CommandBody)
+    cmd, args = sent.cmd, sent.args
+    check_command_args(args)
+    try:
+        result = await station.send_command(board, cmd, args, user=session.user)
+    except WireError as exc:
+        raise ApiError(400, str(exc), kind="bad_command", where="body") from None
+    except ConnectionError as exc:
+        raise ApiError(503, str(exc), kind="not_connected") from None
+    body = result.as_dict()
+    if result.outcome == "timeout":
+        who = f"board {board}" if board is not None else f"{len(result.missing)} board(s)"
+        body["error"] = f"no reply from {who} within {station.config.command_timeout_s:g} s"
+        return json_response(body, 504)
+    return json_response(body)
+
+
+async def board_cmd(request: Request) -> Response:
+    import re
+
+    board = request.path_params["board"]
+    if not re.match(ID_PATTERN, board):
+        raise ApiError(400, f"board {board!r} is not a valid id", where="path.board")
+    return await _run_command(request, board)
+
+
+async def venue_cmd(request: Request) -> Response:
+    return await _run_command(request, None)
+
+
+# -- imports -----------------------------------------------------------------------------------
+async def import_pairings(request: Request) -> Response:
+    session = require_session(request, "chief")
+    station = station_of(request)
+    send = request.query_params.get("send", "1") not in ("0", "false", "no")
+    try:
+        body = await station.import_pairings(
+            await _body(request), source="pairings.csv", send=send, user=session.user
+        )
+    except PairingsError as exc:
+        raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
+    return json_response(body)
+
+
+async def import_players(request: Request) -> Response:
+    require_session(request, "chief")
+    try:
+        count = await station_of(request).import_players(await _body(request))
+    except PairingsError as exc:
+        raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
+    return model_response(Imported(imported=count))
+
+
+async def send_round(request: Request) -> Response:
+    session = require_session(request, "chief")
+    station = station_of(request)
+    round_no = path_int(request, "round", high=999)
+    replies = await station.send_round(round_no, user=session.user)
+    if not replies:
+        raise ApiError(404, f"no games in round {round_no}", kind="not_found", where="path.round")
+    return json_response({"round": round_no, "set_game": replies})
+
+
+# -- alerts ------------------------------------------------------------------------------------
+_ACTIONS = {"ack": "acked", "confirm": "confirmed", "dismiss": "dismissed"}
+
+
+async def alert_action(request: Request) -> Response:
+    """Acknowledge, confirm or dismiss; a pending foul/forfeit is ruled on the board (resolve)."""
+    session = require_session(request)
+    station = station_of(request)
+    assert station.store is not None
+    alert_id = path_int(request, "id", high=2**31 - 1)
+    action = (await parse_body(request, AlertAction)).action
+    alert = await station.store.alert(alert_id)
+    if alert is None and station.ingest and station.ingest.alert_ledger.is_unstored(alert_id):
+        await station.ingest.flush()  # shown before it was stored: rule on the stored row
+        alert = await station.store.alert(alert_id)
+    if alert is None:
+        raise ApiError(404, f"no alert {alert_id}", kind="not_found", where="path.id")
+    body: dict[str, Any] = {}
+    if action != "ack" and alert["kind"] in ("foul_pending", "forfeit_pending") and alert["seq"]:
+        try:
+            result = await station.send_command(
+                alert["board"],
+                "resolve",
+                {"seq": alert["seq"], "status": _ACTIONS[action]},
+                user=session.user,
+            )
+        except ConnectionError as exc:
+            raise ApiError(503, str(exc), kind="not_connected") from None
+        body["command"] = result.as_dict()
+        if not result.ok:
+            error = (
+                "the board did not reply in time"
+                if result.outcome == "timeout"
+                else "the board refused"
+            )
+            return json_response(
+                {**body, "error": error, "alert": alert},
+                504 if result.outcome == "timeout" else 409,
+            )
+    updated = await station.store.update_alert(alert_id, status=_ACTIONS[action], by=session.user)
+    station.hub.publish("alert", {"alert": updated})
+    return json_response({**body, "alert": updated})
+
+
+# -- accounts ----------------------------------------------------------------------------------
+async def accounts(request: Request) -> Response:
+    """The station's accounts and their roles (no hashes); admin only."""
+    require_reader(request, "admin")
+    return model_response(Accounts.model_validate({"accounts": sessions_of(request).accounts()}))
+
+
+def action_routes() -> list[BaseRoute]:
+    return [
+        Route("/api/accounts", accounts),
+        Route("/api/auth/login", login, methods=["POST"]),
+        Route("/api/auth/logout", logout, methods=["POST"]),
+        Route("/api/auth/session", whoami),
+        Route("/api/boards/{board}/cmd", board_cmd, methods=["POST"]),
+        Route("/api/venue/cmd", venue_cmd, methods=["POST"]),
+        Route("/api/pairings", import_pairings, methods=["POST"]),
+        Route("/api/players", import_players, methods=["POST"]),
+        Route("/api/rounds/{round}/set_games", send_round, methods=["POST"]),
+        Route("/api/alerts/{id}", alert_action, methods=["POST"]),
+    ]

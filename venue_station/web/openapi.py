@@ -1,0 +1,446 @@
+"""The OpenAPI 3.1 document of the station's web port, served at ``/api/openapi.json``,
+generated from the pydantic models of ``api_models.py`` and ``api_action_models.py``.
+
+Each operation names its response model (or the media type of a download, a stream or a page)
+and its request body; the models' JSON Schemas (2020-12, what OpenAPI 3.1 takes) become
+``components/schemas``. Starlette stays (FastAPI would generate the same from the same models,
+but the routes, their bounds and their errors are Starlette's already; docs/web.md).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from pydantic import BaseModel
+from pydantic.json_schema import JsonSchemaMode, models_json_schema
+
+from venue_station.web import api_action_models as act
+from venue_station.web import api_models as m
+
+__all__ = ["SCHEMA", "Op", "build_document"]
+
+REF = "#/components/schemas/{model}"
+ERROR = {"$ref": "#/components/responses/Error"}
+TEXT = {"type": "string"}
+
+
+@dataclass(frozen=True)
+class Op:
+    """One operation: what it answers (a model, or a media type with a string body)."""
+
+    summary: str
+    response: type[BaseModel] | str
+    params: tuple[dict[str, Any], ...] = ()
+    body: type[BaseModel] | str | None = None
+    # None: anyone; "reader": a logged-in account's cookie; "action": cookie + CSRF header
+    auth: str | None = None
+    also: tuple[str, ...] = ()  # more media types of the same response (an export's formats)
+    json_too: type[BaseModel] | None = None  # an export's JSON format
+
+
+def _q(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "query",
+        "required": False,
+        "description": desc,
+        "schema": {"type": kind},
+    }
+
+
+def _p(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
+    return {
+        "name": name,
+        "in": "path",
+        "required": True,
+        "description": desc,
+        "schema": {"type": kind},
+    }
+
+
+BOARD = _p("board", "board id")
+ROUND = _p("round", "round number, 1..999", "integer")
+LIMIT = _q("limit", "1..1000", "integer")
+SEND = _q("send", "0 to only store, not send set_game")
+PAGE = "text/html"
+CSV = "text/csv"
+
+
+PATHS: dict[str, dict[str, Op]] = {
+    "/healthz": {"get": Op("health: ok when the store is open and the broker connected", m.Health)},
+    "/metrics": {"get": Op("Prometheus text exposition (0.0.4)", "text/plain", auth="reader")},
+    "/api/openapi.json": {"get": Op("this document", "application/json")},
+    "/api/station": {"get": Op("venue, regulation, time control, station session", m.StationInfo)},
+    "/api/boards": {"get": Op("every board: status, state snapshot, online, last_seq", m.Boards)},
+    "/api/boards/{board}": {
+        "get": Op("one board and its 50 latest events", m.BoardDetail, (BOARD,))
+    },
+    "/api/events": {
+        "get": Op(
+            "stored events, paged by id",
+            m.Events,
+            (
+                _q("board", "board id"),
+                _q("round", "round number", "integer"),
+                _q("game", "game id"),
+                _q("type", "event type(s), comma separated"),
+                _q("after", "id cursor", "integer"),
+                _q("before", "id cursor", "integer"),
+                LIMIT,
+                _q("order", "asc|desc"),
+            ),
+        )
+    },
+    "/api/games": {
+        "get": Op(
+            "games with derived result and fouls", m.Games, (_q("round", "round", "integer"),)
+        )
+    },
+    "/api/games/{game}": {
+        "get": Op(
+            "one game, its result, fouls and clock log", m.GameDetail, (_p("game", "game id"),)
+        )
+    },
+    "/api/results": {
+        "get": Op(
+            "results of a round (all rounds without it)",
+            m.Results,
+            (_q("round", "round", "integer"),),
+        )
+    },
+    "/api/fouls": {"get": Op("fouls per player over the tournament", m.Fouls)},
+    "/api/rounds": {"get": Op("rounds and their pairings", m.Rounds)},
+    "/api/round": {
+        "get": Op(
+            "the round for the hall screens: number, start, late deadline, next scheduled start",
+            m.RoundClock,
+        )
+    },
+    "/api/alerts": {
+        "get": Op(
+            "alerts, newest first",
+            m.Alerts,
+            (_q("status", "open|acked|confirmed|dismissed|active"), LIMIT),
+            auth="reader",
+        )
+    },
+    "/api/set_aside": {
+        "get": Op(
+            "messages the writer could not store, with the reason, newest first",
+            m.SetAside,
+            (LIMIT,),
+            auth="reader",
+        )
+    },
+    "/api/stream": {
+        "get": Op(
+            "SSE: hello, state, status, event, alert, game, ping; each data has station_ts",
+            "text/event-stream",
+        )
+    },
+    "/api/export/rounds/{round}/results.{fmt}": {
+        "get": Op(
+            "a round's results for the pairing software",
+            CSV,
+            (ROUND, _p("fmt", "csv|json")),
+            json_too=m.ResultsExport,
+        )
+    },
+    "/api/export/games/{game}/clock.{fmt}": {
+        "get": Op(
+            "a game's clock log",
+            CSV,
+            (_p("game", "game id"), _p("fmt", "csv|pgn")),
+            also=("application/x-chess-pgn",),
+        )
+    },
+    "/api/standings": {
+        "get": Op(
+            "standings after a round per the regulation's tiebreaks; rows with reason_zh/en",
+            m.Standings,
+            (
+                _q("round", "after this round (default: the last with a game)", "integer"),
+                _q("tag", "only players with this tag (comma separated: any of them)"),
+            ),
+        )
+    },
+    "/api/export/standings.{fmt}": {
+        "get": Op(
+            "the standings as CSV or JSON",
+            CSV,
+            (
+                _p("fmt", "csv|json"),
+                _q("round", "after this round", "integer"),
+                _q("tag", "tag(s), comma separated"),
+            ),
+            json_too=m.StandingsExport,
+        )
+    },
+    "/api/export/tournament.trf": {
+        "get": Op(
+            "the FIDE TRF-2026 file after a round (points 2/1/0 as 162, BB?, XXS; ranks by the "
+            "regulation's tiebreaks), CR LF line ends",
+            "text/plain",
+            (
+                _q("round", "after this round (default: the last with a result)", "integer"),
+                _q("absent", "start ranks absent next round, comma separated (240 Z)"),
+            ),
+        )
+    },
+    "/api/trf/entrants": {
+        "get": Op("start rank -> player key and name; the byes per round", m.TrfEntrants)
+    },
+    "/api/trf": {
+        "post": Op(
+            "import a TRF (chief/admin): players by start rank, and the round it carries paired "
+            "with its byes; sends set_game unless ?send=0",
+            act.TrfImported,
+            (SEND,),
+            body="text/plain",
+            auth="action",
+        )
+    },
+    "/api/pairs": {
+        "post": Op(
+            "import a pairing engine's pairs list (chief/admin) as ?round= (default: the next); "
+            "boards 1..n in order, 'N 0' a bye; sends set_game unless ?send=0",
+            act.PairsImported,
+            (_q("round", "round", "integer"), SEND),
+            body="text/plain",
+            auth="action",
+        )
+    },
+    "/api/regulation/reasons": {
+        "get": Op(
+            "the profile's foul, forfeit (立即判负) and result reason codes with zh/en wording and "
+            "counts, and its handicap rule, for the arbiter page's choices",
+            m.Reasons,
+        )
+    },
+    "/api/knockout": {
+        "get": Op(
+            "the knockout: games, proposed games, lots, pending colour choices, placings",
+            act.KnockoutState,
+        )
+    },
+    "/api/knockout/start": {
+        "post": Op(
+            "start the knockout from the standings after after_round (default: the profile's); "
+            "the lot's seed is recorded",
+            act.KnockoutState,
+            body=act.KnockoutStartBody,
+            auth="action",
+        )
+    },
+    "/api/knockout/games/{id}/confirm": {
+        "post": Op(
+            "confirm a proposed knockout game on a board; sends set_game and returns the reply",
+            act.KnockoutConfirmed,
+            (_p("id", "ko-sf1|ko-sf2|ko-f|ko-3, +-tb for a tie-break game"),),
+            body=act.KnockoutConfirmBody,
+            auth="action",
+        )
+    },
+    "/api/knockout/games/{id}/result": {
+        "post": Op(
+            "enter a knockout game's result by hand",
+            act.KnockoutState,
+            (_p("id", "knockout game id"),),
+            body=act.KnockoutResultBody,
+            auth="action",
+        )
+    },
+    "/api/knockout/choices/{id}": {
+        "post": Op(
+            "the slow game's black chooses his colour for the tie-break game",
+            act.KnockoutState,
+            (_p("id", "the drawn slow game's id"),),
+            body=act.KnockoutChoiceBody,
+            auth="action",
+        )
+    },
+    "/api/auth/login": {
+        "post": Op(
+            "log in; sets the qz_session cookie, returns the csrf token; 429 with Retry-After past "
+            "the per-address or per-account limit",
+            m.SessionInfo,
+            body=act.LoginBody,
+        )
+    },
+    "/api/auth/logout": {"post": Op("log out", act.LoggedOut, auth="action")},
+    "/api/auth/session": {
+        "get": Op("the logged-in user and csrf token (401 when not)", m.SessionInfo)
+    },
+    "/api/accounts": {
+        "get": Op("the accounts and their roles, no hashes (admin only)", m.Accounts, auth="reader")
+    },
+    "/api/boards/{board}/cmd": {
+        "post": Op(
+            "send a command to a board; returns its reply",
+            act.CommandResult,
+            (BOARD,),
+            body=act.CommandBody,
+            auth="action",
+        )
+    },
+    "/api/venue/cmd": {
+        "post": Op(
+            "send a venue command (start, pause, resume, rebirth) to every board; returns their "
+            "replies",
+            act.CommandResult,
+            body=act.CommandBody,
+            auth="action",
+        )
+    },
+    "/api/pairings": {
+        "post": Op(
+            "import pairings CSV round,board,red,black; sends set_game unless ?send=0",
+            act.PairingsImported,
+            (SEND,),
+            body=CSV,
+            auth="action",
+        )
+    },
+    "/api/players": {
+        "post": Op("import players CSV name[,club][,rating]", act.Imported, body=CSV, auth="action")
+    },
+    "/api/rounds/{round}/set_games": {
+        "post": Op(
+            "send set_game to every board of a round", act.RoundSent, (ROUND,), auth="action"
+        )
+    },
+    "/api/alerts/{id}": {
+        "post": Op(
+            "ack | confirm | dismiss an alert (a pending foul/forfeit is resolved on its board)",
+            act.AlertRuled,
+            (_p("id", "alert id", "integer"),),
+            body=act.AlertAction,
+            auth="action",
+        )
+    },
+    # -- the pages (static HTML, no login: docs/web.md) --
+    "/": {"get": Op("the live display", PAGE)},
+    "/board/{board}": {"get": Op("one board's page", PAGE, (BOARD,))},
+    "/arbiter": {"get": Op("the arbiter's station", PAGE)},
+    "/standings": {"get": Op("the standings page", PAGE)},
+    "/pairing": {"get": Op("the pairing program's page: import a TRF or pairs list", PAGE)},
+    "/static/{path}": {
+        "get": Op(
+            "the pages' scripts, styles, icon and sounds",
+            "*/*",
+            (_p("path", "a file of venue_station/web/static"),),
+        )
+    },
+}
+
+_SECURITY: dict[str, list[dict[str, list[str]]]] = {
+    "reader": [{"session": []}],
+    "action": [{"session": [], "csrf": []}],
+}
+
+
+def _models() -> list[tuple[type[BaseModel], JsonSchemaMode]]:
+    seen: dict[tuple[type[BaseModel], JsonSchemaMode], None] = {(m.Error, "serialization"): None}
+    for ops in PATHS.values():
+        for op in ops.values():
+            for model in (op.response, op.json_too):
+                if isinstance(model, type):
+                    seen[(model, "serialization")] = None
+            if isinstance(op.body, type):
+                seen[(op.body, "validation")] = None
+    return list(seen)
+
+
+def _content(media: str, schema: dict[str, Any]) -> dict[str, Any]:
+    return {media: {"schema": schema}}
+
+
+def _operation(op: Op, refs: dict[Any, Any]) -> dict[str, Any]:
+    if op.response == "application/json":  # this document itself
+        content = _content(op.response, {"type": "object", "required": ["openapi", "paths"]})
+    elif isinstance(op.response, str):
+        content = _content(op.response, TEXT)
+    else:
+        content = _content("application/json", refs[(op.response, "serialization")])
+    for media in op.also:
+        content.update(_content(media, TEXT))
+    if op.json_too is not None:
+        content.update(_content("application/json", refs[(op.json_too, "serialization")]))
+    out: dict[str, Any] = {
+        "summary": op.summary,
+        "parameters": list(op.params),
+        "responses": {
+            "200": {"description": op.summary, "content": content},
+            "4XX": ERROR,
+            "5XX": ERROR,
+        },
+    }
+    if op.body is not None:
+        if isinstance(op.body, str):
+            body = _content(op.body, TEXT)
+        else:
+            body = _content("application/json", refs[(op.body, "validation")])
+            if op.body is act.LoginBody:  # the login form posts the same fields
+                body.update(
+                    _content(
+                        "application/x-www-form-urlencoded", body["application/json"]["schema"]
+                    )
+                )
+        # An empty JSON body is read as {} (bodies.json_object): required only when a field is.
+        required = isinstance(op.body, str) or any(
+            f.is_required() for f in op.body.model_fields.values()
+        )
+        out["requestBody"] = {"required": required, "content": body}
+    if op.auth is not None:
+        out["security"] = _SECURITY[op.auth]
+    return out
+
+
+def build_document() -> dict[str, Any]:
+    """The whole document, its schemas generated from the models."""
+    refs, defs = models_json_schema(_models(), ref_template=REF)
+    paths = {
+        path: {method: _operation(op, refs) for method, op in ops.items()}
+        for path, ops in PATHS.items()
+    }
+    # /healthz answers 503 with the same body when not ok (the load balancer's probe reads it)
+    paths["/healthz"]["get"]["responses"]["503"] = {
+        "description": "not ok: a task down, the writer stuck or the broker lost",
+        "content": _content("application/json", refs[(m.Health, "serialization")]),
+    }
+    # /board/{id} with a malformed id is the page's plain 404, not the API's JSON error
+    paths["/board/{board}"]["get"]["responses"]["404"] = {
+        "description": "not a board id",
+        "content": _content("text/plain", TEXT),
+    }
+    return {
+        "openapi": "3.1.0",
+        "info": {
+            "title": "qizhong station API",
+            "version": "1",
+            "description": "Boards, events, games, results, alerts, commands and exports of a "
+            'venue. Errors are {"error": str, "where"?: str} (components/schemas/Error). '
+            "Roles: viewer reads alerts and metrics; arbiter rules on alerts and commands a "
+            "board; chief also imports, sends rounds, commands the venue and runs the "
+            "knockout; admin also lists the accounts. Generated from the station's pydantic "
+            "models (venue_station/web/openapi.py).",
+        },
+        "components": {
+            "schemas": defs.get("$defs", {}),
+            "securitySchemes": {
+                "session": {"type": "apiKey", "in": "cookie", "name": "qz_session"},
+                "csrf": {"type": "apiKey", "in": "header", "name": "X-CSRF-Token"},
+            },
+            "responses": {
+                "Error": {
+                    "description": "a clear error",
+                    "content": _content("application/json", refs[(m.Error, "serialization")]),
+                }
+            },
+        },
+        "paths": paths,
+    }
+
+
+SCHEMA: dict[str, Any] = build_document()

@@ -1,0 +1,92 @@
+"""The standings over HTTP: ``GET /api/standings``, the CSV/JSON exports and the ``/standings``
+page (a static file; it refreshes itself on the SSE ``game`` messages).
+
+What counts and how is ``standings.py`` (``Station.standings``: from the store, by the one
+outcome function); this module reads the query and writes the answer.
+"""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import FileResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from clock_service.standings import Standing, StandingsError, standings_csv, standings_json
+from venue_station.resources import static_dir
+from venue_station.web.http_base import ApiError, int_param, json_response, station_of
+from venue_station.web.pages import SECURITY_HEADERS
+
+__all__ = ["routes"]
+
+
+# -- HTTP ---------------------------------------------------------------------------------------
+def _query(request: Request) -> tuple[int | None, str | tuple[str, ...] | None, str | None]:
+    station = station_of(request)
+    rounds = station.regulation.tournament.rounds
+    after = int_param(request, "round", low=0, high=rounds)
+    text = request.query_params.get("tag") or None
+    if text is None:
+        return after, None, None
+    tags = tuple(sorted({x.strip() for x in text.split(",")} - {""}))
+    if not tags or any(len(x) > 32 for x in tags):
+        raise ApiError(400, f"tag {text!r}: one or more tags (comma separated)", where="query.tag")
+    return after, tags[0] if len(tags) == 1 else tags, text
+
+
+async def _compute(request: Request) -> tuple[list[Standing], int | None, str | None]:
+    after, tag, tag_text = _query(request)
+    try:
+        rows = await station_of(request).standings(after_round=after, tag=tag)
+    except StandingsError as exc:
+        raise ApiError(400, f"cannot compute the standings: {exc}", kind="bad_standings") from None
+    return rows, after, tag_text
+
+
+async def standings(request: Request) -> Response:
+    rows, after, tag = await _compute(request)
+    station = station_of(request)
+    return json_response(
+        {
+            "regulation": station.config.regulation,
+            "after_round": after,
+            "tag": tag,
+            "standings": [r.as_dict() for r in rows],
+        }
+    )
+
+
+async def export_standings(request: Request) -> Response:
+    fmt = request.path_params["fmt"]
+    if fmt not in ("csv", "json"):
+        raise ApiError(
+            404, f"no export format {fmt!r} (csv, json)", kind="not_found", where="path.fmt"
+        )
+    rows, after, tag = await _compute(request)
+    station = station_of(request)
+    name = f"{station.config.venue}-standings" + (f"-round{after}" if after is not None else "")
+    if fmt == "csv":
+        text, media = standings_csv(rows), "text/csv; charset=utf-8"
+    else:
+        text = standings_json(rows, regulation=station.regulation, after_round=after, tag=tag)
+        media = "application/json"
+    return Response(
+        text,
+        media_type=media,
+        headers={"Content-Disposition": f'attachment; filename="{name}.{fmt}"'},
+    )
+
+
+async def page(request: Request) -> Response:
+    headers = dict(SECURITY_HEADERS)
+    headers["Cache-Control"] = "no-cache"
+    return FileResponse(
+        static_dir() / "standings.html", media_type="text/html; charset=utf-8", headers=headers
+    )
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/api/standings", standings),
+        Route("/api/export/standings.{fmt}", export_standings),
+        Route("/standings", page, methods=["GET", "HEAD"]),
+    ]
