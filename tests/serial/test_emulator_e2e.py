@@ -166,7 +166,7 @@ async def test_unopenable_url_is_a_link_error() -> None:
 
 async def test_emulate_clock_command_serves_and_stops_cleanly() -> None:
     code = (
-        "import argparse, sys; from firmware_bridge import emulator_cli as m; "
+        "import argparse, sys; from firmware_bridge.serial import emulator_cli as m; "
         "p = argparse.ArgumentParser(); m.add_arguments(p); "
         "sys.exit(m.run(p.parse_args(sys.argv[1:])))"
     )
