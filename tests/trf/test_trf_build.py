@@ -10,6 +10,7 @@ import pytest
 
 from clock_service.trf.build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
 from clock_service.trf.document import Trf, TrfError
+from clock_service.trf.player import RoundCell
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -88,7 +89,12 @@ def test_points_under_2_1_0() -> None:
 
 def test_after_round_0_and_a_round_paired_not_played() -> None:
     empty = build(after_round=0, ranks=None)
-    assert all(p.points == Decimal(0) and p.rounds == () for p in empty.players)
+    assert all(p.points == Decimal(0) for p in empty.players)
+    # the known absence of round 1 is in player 7's own column too (what JaVaFo reads)
+    assert {p.start_rank: p.rounds for p in empty.players if p.rounds} == {
+        7: (RoundCell(0, "-", "Z"),)
+    }
+    assert empty.rounds_played == 0 and empty.absent(1) == {7: "Z"}
     paired = build_trf(HEADER, ENTRANTS, [*GAMES, GameResult(4, 1, 6)], after_round=4, byes=BYES)
     assert paired.paired_round() == 4 and paired.pairings(4) == [(1, 6)]
 

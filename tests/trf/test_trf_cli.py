@@ -30,7 +30,7 @@ def test_check_names_the_line_and_columns(tmp_path: Path, capsys: pytest.Capture
     bad.write_text(text.replace("  5.0    1", "  5.5    1"), encoding="utf-8", newline="")
     assert main(["trf", "check", str(bad)]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"{bad}: line 25, columns 81-84: player 1: points 5.5")
+    assert err.startswith(f"{bad}: line 21, columns 81-84: player 1: points 5.5")
 
 
 def test_pairs(capsys: pytest.CaptureFixture[str]) -> None:
