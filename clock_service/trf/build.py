@@ -282,9 +282,9 @@ def build_trf(
     if ahead:
         records.append(RawRecord("### T RRR PPPP"))
         for kind in "FHZ":
-            who = tuple(sorted(p for p, k in ahead.items() if k == kind))
-            if who:
-                records.append(ByeRecord(kind, nxt, who))
+            absent = tuple(sorted(p for p, k in ahead.items() if k == kind))
+            if absent:
+                records.append(ByeRecord(kind, nxt, absent))
     rules = [ProhibitedRecord(a, b, tuple(ps)) for a, b, ps in prohibited]
     if rules:
         records.append(RawRecord("### RR1 RRL PPP1 PPP2"))
