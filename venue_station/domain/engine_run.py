@@ -211,7 +211,9 @@ async def approve(
         raise PairingEngineError(f"round {round_no} is no longer the next round; run it again")
     text = await export_trf(station, after_round=round_no - 1)
     if _digest(text) != kept["export"]:
-        raise PairingEngineError("the results changed since the engine ran; run it again")
+        raise PairingEngineError(
+            "the tournament (results, byes, players) changed since the engine ran; run it again"
+        )
     pairs = [(int(w), int(b)) for w, b in kept["pairs"]]
     out = await import_pairs(station, pairs_text(pairs), round_no=round_no, send=send, user=user)
     await discard(station)
