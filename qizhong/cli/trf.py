@@ -1,7 +1,9 @@
 """``qizhong trf``: FIDE TRF files and pairs lists on the command line.
 
 * ``check FILE``: read a TRF, check its points and games, print a summary (exit 2 on a bad file,
-  with the line, the columns and the reason).
+  with the line, the columns and the reason), then which pairing engine (bbpPairings, JaVaFo,
+  Swiss-Manager as far as its rules are known) would refuse which line and column, and why
+  (exit 3 if one would).
 * ``pairs FILE``: read a pairing engine's pairs list.
 * ``export --station URL [--round N] [--absent 7,12] [-o FILE]``: the station's TRF after a round.
 * ``import --station URL --user NAME FILE [--pairs] [--round N] [--no-send]``: a TRF or a pairs
@@ -16,12 +18,14 @@ import getpass
 import http.cookiejar
 import json
 import os
+import re
 import sys
 import urllib.error
 import urllib.parse
 import urllib.request
 from pathlib import Path
 
+from clock_service.trf import engines
 from clock_service.trf.document import Trf, TrfError
 from clock_service.trf.pairs import parse_pairs
 
@@ -48,8 +52,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     imp.add_argument("--no-send", action="store_true", help="store only; no set_game")
 
 
+def _short(reason: str) -> str:
+    # bbpPairings quotes the whole line; the line number says which
+    return re.sub(r'"(.{30}).{4,}"', r'"\1…"', reason)
+
+
 def _check(path: Path) -> int:
-    trf = Trf.parse(path.read_bytes())
+    data = path.read_bytes()
+    trf = Trf.parse(data)
     trf.check()
     paired = trf.paired_round()
     scoring = " ".join(f"{k}={v}" for k, v in trf.scoring.items())
@@ -62,7 +72,21 @@ def _check(path: Path) -> int:
             f"round {paired} paired: {len(trf.pairings(paired))} games, byes {trf.absent(paired)}"
         )
     print("points and games agree")
-    return 0
+    # as for pairing the next round, unless every round is played (then as bbp's -c check)
+    pairing = trf.total_rounds is None or trf.rounds_played < trf.total_rounds
+    found = engines.refusals(data, pairing=pairing)
+    for engine in engines.ENGINES:
+        mine = [r for r in found if r.engine == engine]
+        if not mine:
+            print(f"{engine}: reads it")
+            continue
+        print(f"{engine}: refuses it")
+        for r in mine:
+            where = f"line {r.line}" + (f", column {r.column}" if r.column else "")
+            print(f"  {where if r.line else 'the file'}: {_short(r.reason)}")
+    if paired is not None and found:
+        print("(a file with a round paired and no results is for import, not for an engine)")
+    return 3 if found else 0
 
 
 def _pairs(path: Path) -> int:

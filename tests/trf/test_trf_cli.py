@@ -18,10 +18,35 @@ GOLDEN = Path(__file__).parent / "golden"
 
 
 def test_check_a_good_file(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["trf", "check", str(GOLDEN / "xiangqi-r4-paired.trf")]) == 0
+    assert main(["trf", "check", str(GOLDEN / "xiangqi-r3.trf")]) == 0
     out = capsys.readouterr().out
     assert "7 players, 3 rounds played of 5" in out
+    assert out.endswith("bbpPairings: reads it\nJaVaFo: reads it\nSwiss-Manager: reads it\n")
+
+
+def test_check_a_paired_file(capsys: pytest.CaptureFixture[str]) -> None:
+    # good for the station's import, not for an engine: bbpPairings refuses a paired game
+    # without a result (exit 3), line by line
+    assert main(["trf", "check", str(GOLDEN / "xiangqi-r4-paired.trf")]) == 3
+    out = capsys.readouterr().out
     assert "round 4 paired: 3 games, byes {7: 'Z'}" in out
+    assert "bbpPairings: refuses it\n  line 21, column 122: Invalid line (a round cell cut" in out
+
+
+def test_check_names_the_engine_line_and_column(tmp_path: Path, capsys: Any) -> None:
+    # the 162 line qizhong wrote before issue 26, which bbpPairings refused
+    old = "162  W 2.0    D 1.0    L 0.0    A 0.0    P 2.0    X 1.0"
+    bad = tmp_path / "old.trf"
+    text = (GOLDEN / "xiangqi-r3.trf").read_bytes().decode().replace("162  W 2.0    D 1.0", old)
+    bad.write_text(text, encoding="utf-8", newline="")
+    assert main(["trf", "check", str(bad)]) == 3
+    out = capsys.readouterr().out.splitlines()
+    at = out.index("bbpPairings: refuses it")
+    assert out[at + 1].startswith("  line 13, column 33: Invalid line (code A: not read by every")
+    assert out[at + 2].startswith(
+        '  line 13, column 51: Invalid line (symbol X not supported) "162'
+    )
+    assert "JaVaFo: reads it" in out and "Swiss-Manager: reads it" in out
 
 
 def test_check_names_the_line_and_columns(tmp_path: Path, capsys: pytest.CaptureFixture) -> None:
