@@ -31,6 +31,7 @@ from clock_service.trf.records import (
 __all__ = ["Entrant", "GameResult", "RoundBye", "TrfHeader", "build_trf", "point_lines"]
 
 GAME_RESULTS = ("white", "black", "draw", "double_forfeit")
+KEPT_CODES = ("092", "112", "122", "132")
 ROUND_BYES = "FHUZ"  # full-point, half-point, pairing-allocated, zero-point (absent)
 RULERS = (
     "###      1         2         3         4         5         6         7         8         9"
@@ -110,6 +111,14 @@ class TrfHeader:
     # The colour of the highest-ranked player paired in round 1 (152); None: read it from
     # round 1 when it is there, else W.
     initial_colour: str | None = None
+    # Tournament lines kept as a players file wrote them: 092 type, 112 deputy arbiters,
+    # 122 time control, 132 round dates (in the round columns); each replaces the default.
+    kept: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for text in self.kept:
+            if text[:3] not in KEPT_CODES or "\r" in text or "\n" in text:
+                raise TrfError(f"kept header line {text[:20]!r} is not one line of {KEPT_CODES}")
 
 
 def _d(value: int | Decimal) -> Decimal:
@@ -238,8 +247,13 @@ def build_trf(
     raw("042", header.start)
     raw("052", header.end)
     raw("062", str(len(people)))
-    raw("092", header.type)
+    kept = {text[:3]: text for text in header.kept}
+    if "092" in kept:
+        records.append(RawRecord(kept["092"]))
+    else:
+        raw("092", header.type)
     raw("102", header.chief_arbiter)
+    records.extend(RawRecord(kept[code]) for code in KEPT_CODES[1:] if code in kept)
     records.append(RoundsRecord("142", header.rounds))
     records.append(RoundsRecord("XXR", header.rounds))  # JaVaFo's; bbpPairings reads both
     raw("152", header.initial_colour or _initial_colour(by_game))

@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from clock_service.trf.pairs import pairs_text, parse_pairs
 from venue_station.domain.standings import game_records
 from venue_station.domain.trf_io import export_trf, import_pairs
-from venue_station.domain.trf_state import load_state
+from venue_station.domain.trf_state import load_state, tournament_rounds
 
 if TYPE_CHECKING:
     from venue_station.config import PairingConfig
@@ -138,8 +138,9 @@ async def _round_to_pair(station: Station) -> int:
             f"round {last}: {len(open_games)} games have no result yet; the engine pairs the "
             "round after a complete one"
         )
-    if last >= station.regulation.tournament.rounds:
-        raise PairingEngineError(f"all {last} rounds are paired")
+    rounds = tournament_rounds(await load_state(store), station.regulation.tournament.rounds)
+    if last >= rounds:
+        raise PairingEngineError(f"all {rounds} rounds are paired")
     return last + 1
 
 
