@@ -43,9 +43,10 @@ class PairingEngineError(ValueError):
     """The engine cannot be run or gave no usable answer; ``status`` the HTTP status to use
     (409: the station's state does not allow it, 502: the engine failed)."""
 
-    def __init__(self, reason: str, *, status: int = 409) -> None:
+    def __init__(self, reason: str, *, status: int = 409, code: str = "engine_failed") -> None:
         super().__init__(reason)
         self.status = status
+        self.code = code  # what the page says, in the reader's language
 
 
 def _argv(cfg: PairingConfig) -> list[str]:
@@ -70,7 +71,9 @@ async def _drain(stream: asyncio.StreamReader | None, limit: int) -> bytes:
 async def run_engine(cfg: PairingConfig, trf_text: str) -> str:
     """The engine's pairs list for this TRF. Raises ``PairingEngineError``."""
     if cfg.engine is None or cfg.path is None:
-        raise PairingEngineError("no pairing engine is configured ([pairing] in station.toml)")
+        raise PairingEngineError(
+            "no pairing engine is configured ([pairing] in station.toml)", code="no_engine"
+        )
     with tempfile.TemporaryDirectory(prefix="qz-pairing-") as tmp:
         folder = Path(tmp)
         (folder / "input.trf").write_bytes(trf_text.encode("utf-8"))
@@ -136,11 +139,12 @@ async def _round_to_pair(station: Station) -> int:
     if open_games:
         raise PairingEngineError(
             f"round {last}: {len(open_games)} games have no result yet; the engine pairs the "
-            "round after a complete one"
+            "round after a complete one",
+            code="round_open",
         )
     rounds = tournament_rounds(await load_state(store), station.regulation.tournament.rounds)
     if last >= rounds:
-        raise PairingEngineError(f"all {rounds} rounds are paired")
+        raise PairingEngineError(f"all {rounds} rounds are paired", code="all_paired")
     return last + 1
 
 
@@ -152,7 +156,9 @@ async def propose(station: Station) -> dict[str, Any]:
     """Run the engine for the next round; keep and return its proposal."""
     cfg = station.config.pairing
     if cfg.engine is None:
-        raise PairingEngineError("no pairing engine is configured ([pairing] in station.toml)")
+        raise PairingEngineError(
+            "no pairing engine is configured ([pairing] in station.toml)", code="no_engine"
+        )
     round_no = await _round_to_pair(station)
     text = await export_trf(station, after_round=round_no - 1)
     answer = await run_engine(cfg, text)
@@ -206,14 +212,17 @@ async def approve(
     """Import the kept proposal as its round, unless the results changed since."""
     kept = await _kept(station)
     if kept is None:
-        raise PairingEngineError("no proposal to approve: run the engine first")
+        raise PairingEngineError("no proposal to approve: run the engine first", code="no_proposal")
     round_no = int(kept["round"])
     if await _round_to_pair(station) != round_no:
-        raise PairingEngineError(f"round {round_no} is no longer the next round; run it again")
+        raise PairingEngineError(
+            f"round {round_no} is no longer the next round; run it again", code="stale"
+        )
     text = await export_trf(station, after_round=round_no - 1)
     if _digest(text) != kept["export"]:
         raise PairingEngineError(
-            "the tournament (results, byes, players) changed since the engine ran; run it again"
+            "the tournament (results, byes, players) changed since the engine ran; run it again",
+            code="stale",
         )
     pairs = [(int(w), int(b)) for w, b in kept["pairs"]]
     out = await import_pairs(station, pairs_text(pairs), round_no=round_no, send=send, user=user)

@@ -97,7 +97,9 @@ async def import_pairs_list(request: Request) -> Response:
 
 
 def _engine_error(exc: engine_run.PairingEngineError) -> ApiError:
-    return ApiError(exc.status, f"pairing engine: {exc}", kind="pairing_engine")
+    return ApiError(
+        exc.status, f"pairing engine: {exc}", kind="pairing_engine", extra={"reason": exc.code}
+    )
 
 
 async def propose(request: Request) -> Response:
