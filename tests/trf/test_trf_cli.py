@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 from pathlib import Path
 from typing import Any
 
@@ -75,6 +76,7 @@ async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
 async def test_import_and_export_through_the_station(
     station: Station, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))  # the session file: ~/.qizhong/trf-session.json
     monkeypatch.setenv("QZ_PASSWORD", "pw-chief")
     url = station.http_url
     paired = str(GOLDEN / "xiangqi-r4-paired.trf")
@@ -102,3 +104,52 @@ async def test_a_bad_file_never_reaches_the_station(
     args = ["trf", "import", "--station", station.http_url, "--user", "x", "--pairs", str(bad)]
     assert await asyncio.to_thread(main, args) == 2
     assert "line 1: 2 pairs announced, 1 given" in capsys.readouterr().err
+
+
+async def test_one_session_for_every_call(
+    station: Station, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    """Log in once; then no password is asked again (more than 10 logins a minute is a 429).
+    Each action prints one line; --json the whole reply; the station's refusal says where."""
+    url = station.http_url
+    session = tmp_path / "s.json"
+    monkeypatch.setenv("QZ_PASSWORD", "pw-chief")
+    login = ["trf", "login", "--station", url, "--user", "chief", "--session", str(session)]
+    assert await asyncio.to_thread(main, login) == 0
+    assert capsys.readouterr().out == f"logged in as chief at {url}; session kept in {session}\n"
+    assert session.stat().st_mode & 0o777 == 0o600
+    monkeypatch.delenv("QZ_PASSWORD")
+
+    def no_prompt(prompt: str = "") -> str:
+        raise AssertionError(f"asked for a password again: {prompt}")
+
+    monkeypatch.setattr("getpass.getpass", no_prompt)
+    kept = ["--station", url, "--session", str(session)]
+    paired = str(GOLDEN / "xiangqi-r4-paired.trf")
+    assert await asyncio.to_thread(main, ["trf", "import", *kept, "--no-send", paired]) == 0
+    assert capsys.readouterr().out == "7 players imported; round 4: 3 games, 1 byes stored\n"
+    pairs = tmp_path / "r5.pairs"
+    pairs.write_text("3\n1 2\n3 4\n5 6\n")
+    args = ["trf", "import", *kept, "--pairs", "--round", "5", str(pairs)]
+    assert await asyncio.to_thread(main, args) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("round 5: 3 games, 0 byes stored; set_game 3 ")  # one line
+    assert out.count("\n") == 1
+    assert await asyncio.to_thread(main, [*args, "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["games"] == 3
+    # a token instead of the file (a script's way)
+    token_args = ["trf", "login", "--print-token", "--user", "chief", "--station", url]
+    monkeypatch.setenv("QZ_PASSWORD", "pw-chief")
+    assert await asyncio.to_thread(main, [*token_args, "--session", str(tmp_path / "t")]) == 0
+    token = capsys.readouterr().out.strip()
+    monkeypatch.delenv("QZ_PASSWORD")
+    unknown = tmp_path / "bad.pairs"
+    unknown.write_text("1\n1 99\n")
+    args = ["trf", "import", "--station", url, "--token", token, "--pairs", str(unknown)]
+    assert await asyncio.to_thread(main, args) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("qizhong trf import: the station answered 400: cannot import the pairs")
+    assert "no player with start rank 99" in err
+    # no engine on this station: said in one line
+    assert await asyncio.to_thread(main, ["trf", "pair", *kept]) == 1
+    assert "no pairing engine is configured" in capsys.readouterr().err
