@@ -17,6 +17,7 @@ import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 from support.trf_boards import Boards
 
+from clock_service.trf import engines
 from clock_service.trf.document import Trf
 from clock_service.trf.pairs import pairs_text
 from venue_station.auth import hash_password
@@ -156,6 +157,8 @@ async def test_nine_rounds_with_a_pairing_program(station: Station) -> None:
             assert export.headers["content-type"].startswith("text/plain")
             text = export.content.decode()
             assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", "")
+            # read as bbpPairings and JaVaFo read it (docs/pairing.md, the conformance table)
+            assert engines.refusals(text, pairing=round_no < 9) == []
             trf = Trf.parse(text)
             trf.check()  # points follow from the results, both lines of each game agree
             assert trf.rounds_played == round_no
