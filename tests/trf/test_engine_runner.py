@@ -4,6 +4,7 @@ imported over changed results; without an engine the action says so."""
 
 from __future__ import annotations
 
+import asyncio
 import os
 import sys
 from pathlib import Path
@@ -14,6 +15,7 @@ import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 from support.trf_boards import Boards
 
+from qizhong.cli.main import main
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
 from venue_station.domain.station import Station
@@ -153,3 +155,28 @@ async def test_only_the_chief_and_not_over_changed_results(
         await client.post("/api/pairing/discard", headers=chief)
         state_now = (await client.get("/api/pairing/proposal")).json()
         assert state_now == {"engine": "bbpPairings", "proposal": None}
+
+
+async def test_the_command_line_pairs_and_approves(
+    tmp_path: Path, db_url: str, start_station: Any, monkeypatch: pytest.MonkeyPatch, capsys: Any
+) -> None:
+    wrapper = script(tmp_path, f'exec "{sys.executable}" "{ENGINE}" "$@"')
+    station = await started(
+        tmp_path, start_station, {"engine": "bbpPairings", "path": str(wrapper)}, db_url
+    )
+    entry = tmp_path / "players.trf"
+    entry.write_bytes(ENTRY.encode())
+    session = ["--station", station.http_url, "--session", str(tmp_path / "s.json")]
+    monkeypatch.setenv("QZ_PASSWORD", CHIEF_PASSWORD)
+    assert await asyncio.to_thread(main, ["trf", "login", *session, "--user", CHIEF]) == 0
+    assert await asyncio.to_thread(main, ["trf", "import", *session, str(entry)]) == 0
+    capsys.readouterr()
+    assert await asyncio.to_thread(main, ["trf", "pair", *session]) == 0
+    line = capsys.readouterr().out
+    assert line.startswith("round 1 proposed by bbpPairings: ") and " bye " in line
+    assert line.count("\n") == 1
+    assert await asyncio.to_thread(main, ["trf", "approve", *session, "--no-send"]) == 0
+    assert capsys.readouterr().out == "round 1: 2 games, 1 byes stored\n"
+    assert len(await station.require_store().games(1)) == 2
+    assert await asyncio.to_thread(main, ["trf", "pair", *session]) == 1
+    assert "round 1: 2 games have no result yet" in capsys.readouterr().err
