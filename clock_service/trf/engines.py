@@ -14,8 +14,7 @@ engine reads"), so that a file our writer thinks is fine is judged by other rule
   manual); the point system from ``XXS``, with a strict check of every player's points
   (including a next-round ``H``/``F``); a non-standard system without ``XXS`` is refused
   (inference is deprecated); ``240`` is not read; characters outside the BMP shift columns.
-* **Swiss-Manager**: its TRF import is not documented; the file is judged by the TRF-2026
-  description alone (codes and columns).
+* **Swiss-Manager**: its TRF import is not documented: judged by the TRF-2026 description.
 
 ``refusals(text)`` lists them all; ``read(text)`` gives the tournament as an engine sees it.
 """
@@ -137,8 +136,7 @@ class EngineView:
 
 def _tenths(text: str) -> int | None:
     """One number with at most one decimal (bbp's score format), in tenths; None if not."""
-    tokens = text.split(" ")
-    tokens = [t for t in tokens if t]
+    tokens = [t for t in text.split(" ") if t]
     if len(tokens) != 1:
         return None
     m = _SCORE.match(tokens[0])
