@@ -30,10 +30,8 @@ BBP, JAVAFO, SWISS_MANAGER = "bbpPairings", "JaVaFo", "Swiss-Manager"
 ENGINES = (BBP, JAVAFO, SWISS_MANAGER)
 WINS, DRAWS, LOSSES = "1W+FU", "=DH", "0L-Z "
 UNPLAYED = "+-HFUZ "
-TYPES_192 = {
-    "FIDE_DUTCH", "FIDE_DUTCH_2025", "FIDE_DUTCH_BAKU", "FIDE_DUTCH_2025_BAKU",
-    "FIDE_BURSTEIN", "FIDE_BURSTEIN_BAKU",
-}  # fmt: skip
+_DUTCH = ("FIDE_DUTCH", "FIDE_DUTCH_2025", "FIDE_BURSTEIN")
+TYPES_192 = {*_DUTCH, *(t + "_BAKU" for t in _DUTCH)}  # the values bbpPairings accepts
 XXS_CODES = ("WW", "BW", "WD", "BD", "WL", "BL", "ZPB", "HPB", "FPB", "PAB", "FW", "FL", "W", "D")
 _NO_ROUNDS = "The total number of rounds in the tournament must be specified."
 _TOO_MANY = "The number of rounds is larger than the reported number of rounds."
