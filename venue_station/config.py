@@ -18,7 +18,7 @@ from venue_station.auth import check_hash_format
 from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
 
-__all__ = ["AccountConfig", "BrokerConfig", "HttpConfig", "StationConfig"]
+__all__ = ["AccountConfig", "BrokerConfig", "HttpConfig", "PairingConfig", "StationConfig"]
 
 Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
 
@@ -98,6 +98,25 @@ class AccountConfig(_Model):
         return value
 
 
+class PairingConfig(_Model):
+    """``[pairing]``: the engine the chief may run for the next round (docs/pairing.md).
+
+    ``engine``: ``bbpPairings`` (run as ``path --dutch input.trf -p output.txt``) or ``javafo``
+    (``path input.trf -p output.txt``; a ``.jar`` path runs through ``java -jar``). None: no
+    engine; pairs are imported or entered by hand."""
+
+    engine: Literal["bbpPairings", "javafo"] | None = None
+    path: Path | None = None
+    timeout_s: float = Field(default=60.0, gt=0, le=600)
+    max_output_bytes: int = Field(default=1_000_000, ge=1000, le=50_000_000)
+
+    @model_validator(mode="after")
+    def _path_with_engine(self) -> PairingConfig:
+        if self.engine is not None and self.path is None:
+            raise ValueError(f"engine {self.engine!r} needs pairing.path, the program to run")
+        return self
+
+
 class StationConfig(_Model):
     venue: Id
     regulation: str = "meishan-2016"
@@ -114,6 +133,7 @@ class StationConfig(_Model):
     broker: BrokerConfig = BrokerConfig()
     http: HttpConfig = HttpConfig()
     account: tuple[AccountConfig, ...] = ()
+    pairing: PairingConfig = PairingConfig()
 
     @property
     def db_url(self) -> str:
@@ -170,8 +190,10 @@ class StationConfig(_Model):
         http = self.http.model_copy(
             update={"tls_cert": fix(self.http.tls_cert), "tls_key": fix(self.http.tls_key)}
         )
+        pairing = self.pairing.model_copy(update={"path": fix(self.pairing.path)})
         return self.model_copy(
             update={
+                "pairing": pairing,
                 "data_dir": fix(self.data_dir),
                 "roster": fix(self.roster),
                 "broker": broker,

@@ -17,6 +17,7 @@ from decimal import Decimal
 from clock_service.trf.document import Record, Trf
 from clock_service.trf.player import PlayerRecord, RoundCell
 from clock_service.trf.records import (
+    BYE_KINDS,
     ByeRecord,
     PointsRecord,
     ProhibitedRecord,
@@ -27,9 +28,10 @@ from clock_service.trf.records import (
     XxsRecord,
 )
 
-__all__ = ["Entrant", "GameResult", "RoundBye", "TrfHeader", "build_trf"]
+__all__ = ["Entrant", "GameResult", "RoundBye", "TrfHeader", "build_trf", "point_lines"]
 
 GAME_RESULTS = ("white", "black", "draw", "double_forfeit")
+KEPT_CODES = ("092", "112", "122", "132")
 ROUND_BYES = "FHUZ"  # full-point, half-point, pairing-allocated, zero-point (absent)
 RULERS = (
     "###      1         2         3         4         5         6         7         8         9"
@@ -109,10 +111,45 @@ class TrfHeader:
     # The colour of the highest-ranked player paired in round 1 (152); None: read it from
     # round 1 when it is there, else W.
     initial_colour: str | None = None
+    # Tournament lines kept as a players file wrote them: 092 type, 112 deputy arbiters,
+    # 122 time control, 132 round dates (in the round columns); each replaces the default.
+    kept: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        for text in self.kept:
+            if text[:3] not in KEPT_CODES or "\r" in text or "\n" in text:
+                raise TrfError(f"kept header line {text[:20]!r} is not one line of {KEPT_CODES}")
 
 
 def _d(value: int | Decimal) -> Decimal:
     return Decimal(value).quantize(Decimal("0.1"))
+
+
+def point_lines(win: Decimal, draw: Decimal, loss: Decimal) -> list[Record]:
+    """The point system once per reader, each with only what differs from its defaults and
+    only the codes every version reads (docs/pairing.md, "What each engine reads"):
+
+    * ``162`` (TRF-2026): W and D, L when not 0 — never ``A`` (refused by an older bbpPairings)
+      nor ``X`` (refused by every bbpPairings: "symbol X not supported"); ``P`` is W by default.
+    * ``BBW``/``BBD`` (bbpPairings' TRF(bx), the only ones its first reader knows), ``BBL`` and
+      ``BBF`` when a loss scores; ``BBU`` is BBW by default.
+    * ``XXS`` (JaVaFo 2.2): ``W`` (OTB and forfeit win, full-point bye), ``D`` (draw, half-point
+      bye) and ``PAB``, whose default stays 1 whatever W is.
+    """
+    std = [("W", win, Decimal("1.0")), ("D", draw, Decimal("0.5")), ("L", loss, Decimal(0))]
+    records: list[Record] = []
+    scoring = tuple((code, value) for code, value, default in std if value != default)
+    if scoring:
+        records.append(RawRecord("### P CCCC    P CCCC    P CCCC"))
+        records.append(ScoringRecord(scoring))
+    bb = [("BBW", win, Decimal("1.0")), ("BBD", draw, Decimal("0.5"))]
+    bb += [("BBL", loss, Decimal(0)), ("BBF", loss, Decimal(0))]
+    records.extend(PointsRecord(code, value) for code, value, default in bb if value != default)
+    xxs = [("W", win), ("D", draw), ("PAB", win)]
+    if loss:
+        xxs += [("WL", loss), ("BL", loss), ("FL", loss)]
+    records.append(XxsRecord(tuple(xxs)))
+    return records
 
 
 def _cell(
@@ -210,27 +247,17 @@ def build_trf(
     raw("042", header.start)
     raw("052", header.end)
     raw("062", str(len(people)))
-    raw("092", header.type)
+    kept = {text[:3]: text for text in header.kept}
+    if "092" in kept:
+        records.append(RawRecord(kept["092"]))
+    else:
+        raw("092", header.type)
     raw("102", header.chief_arbiter)
+    records.extend(RawRecord(kept[code]) for code in KEPT_CODES[1:] if code in kept)
     records.append(RoundsRecord("142", header.rounds))
+    records.append(RoundsRecord("XXR", header.rounds))  # JaVaFo's; bbpPairings reads both
     raw("152", header.initial_colour or _initial_colour(by_game))
-    records.append(RawRecord("### P CCCC    P CCCC    P CCCC    P CCCC    P CCCC    P CCCC"))
-    records.append(ScoringRecord((("W", w), ("D", d), ("L", lo), ("A", lo), ("P", w), ("X", d))))
-    for code, value in (
-        ("BBW", w),
-        ("BBD", d),
-        ("BBL", lo),
-        ("BBZ", Decimal(0)),
-        ("BBF", lo),
-        ("BBU", w),
-    ):
-        records.append(PointsRecord(code, _d(value)))
-    records.append(RoundsRecord("XXR", header.rounds))
-    xxs = (
-        ("WW", w), ("BW", w), ("WD", d), ("BD", d), ("WL", lo), ("BL", lo), ("ZPB", Decimal(0)),
-        ("HPB", d), ("FPB", w), ("PAB", w), ("FW", w), ("FL", lo),
-    )  # fmt: skip
-    records.append(XxsRecord(tuple((c, _d(v)) for c, v in xxs)))
+    records.extend(point_lines(w, d, lo))
     records.append(
         RawRecord(
             f"### {w:.0f}/{d:.0f}/{lo:.0f}: W win (OTB, forfeit, full-point bye), D draw or "
@@ -238,8 +265,18 @@ def build_trf(
         )
     )
     records.extend(RawRecord(r) for r in RULERS)
+    nxt = after_round + 1
+    ahead = dict(next_round_byes or {}) if nxt <= header.rounds else {}
+    for who, kind in ahead.items():
+        if who not in ids or kind not in BYE_KINDS:
+            raise TrfError(f"next round's bye: {who} {kind!r} is not a player and F, H or Z")
     for e in people:
         cells = tuple(_cell(r, e.start_rank, by_game, by_bye) for r in range(1, after_round + 1))
+        if e.start_rank in ahead:
+            # The next round's bye or absence also in the player's own column: JaVaFo reads
+            # only that (not 240), and both engines want its points counted (bbp accepts
+            # either; JaVaFo's manual: "the field Points ... must be updated").
+            cells += (RoundCell(0, "-", ahead[e.start_rank]),)
         points = sum((score[c.result] for c in cells if c.result), Decimal(0))
         records.append(
             PlayerRecord(
@@ -256,13 +293,12 @@ def build_trf(
                 birth=e.birth,
             )
         )
-    nxt = after_round + 1
-    if next_round_byes and nxt <= header.rounds:
+    if ahead:
         records.append(RawRecord("### T RRR PPPP"))
         for kind in "FHZ":
-            who = tuple(sorted(p for p, k in next_round_byes.items() if k == kind))
-            if who:
-                records.append(ByeRecord(kind, nxt, who))
+            absent = tuple(sorted(p for p, k in ahead.items() if k == kind))
+            if absent:
+                records.append(ByeRecord(kind, nxt, absent))
     rules = [ProhibitedRecord(a, b, tuple(ps)) for a, b, ps in prohibited]
     if rules:
         records.append(RawRecord("### RR1 RRL PPP1 PPP2"))

@@ -286,10 +286,18 @@ class Trf:
 
     @property
     def rounds_played(self) -> int:
+        """The rounds with results: before the paired round if there is one; else up to the
+        last column where someone was paired (an opponent, ``U`` or ``+``) — as bbpPairings
+        counts them, so that a last column of only ``Z``/``H``/``F``/``-`` cells (known
+        byes and absences) is the next round's, not a round played."""
         paired = self.paired_round()
         if paired is not None:
             return paired - 1
-        return max((len(p.rounds) for p in self.players), default=0)
+        width = max((len(p.rounds) for p in self.players), default=0)
+        for r in range(width, 0, -1):
+            if any(c.opponent or c.code in ("U", "+") for _, c in self._cells(r)):
+                return r
+        return 0
 
     def pairings(self, round_no: int) -> list[tuple[int, int]]:
         """(white, black) start ranks of the round's games, in board order: the higher score
@@ -336,9 +344,13 @@ class Trf:
         """Raise ``TrfError`` unless every player's points follow from his results and both
         lines of every game agree (opponent, colours, results)."""
         by_id = {p.start_rank: p for p in self.players}
+        played = self.rounds_played
         for p in self.players:
-            got = self.computed_points(p)
-            if got != p.points:
+            got = self.computed_points(p, upto=played)
+            ahead = self.computed_points(p, upto=played + 1)
+            # A bye already known for the next round may be counted or not (bbpPairings
+            # accepts both; JaVaFo's manual asks for it to be counted; so does our writer).
+            if p.points not in (got, ahead):
                 raise TrfError(
                     f"player {p.start_rank}: points {fmt_points(p.points)} but the results give "
                     f"{fmt_points(got)}",

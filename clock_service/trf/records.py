@@ -80,6 +80,10 @@ def fmt_points(value: Decimal) -> str:
     return f"{value:.1f}"
 
 
+def _bare(value: Decimal) -> str:
+    return f"{value:.0f}" if value == value.to_integral_value() else fmt_points(value)
+
+
 def _check_points(value: object, what: str) -> None:
     if (
         not isinstance(value, Decimal)
@@ -230,7 +234,8 @@ class XxsRecord:
         return cls(tuple(out))
 
     def line(self) -> str:
-        return "XXS " + " ".join(f"{c}={fmt_points(v)}" for c, v in self.points)
+        # JaVaFo's manual writes whole points bare ("XXS PAB=3 D=1 W=3"); halves as 0.5
+        return "XXS " + " ".join(f"{c}={_bare(v)}" for c, v in self.points)
 
 
 def _ids(text: str, first: int, n: int, what: str) -> tuple[int, ...]:

@@ -13,6 +13,7 @@ registry holding the document). A field renamed or dropped in a route fails here
 from __future__ import annotations
 
 import asyncio
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +36,14 @@ PLAYERS = "name\n甲\n乙\n丙\n丁\n戊\n己\n"
 PAIRINGS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n1,3,戊,己\n"
 # Driven by test_the_pairing_programs_imports_match_the_document (a station of its own)
 NOT_DRIVEN = {("post", "/api/trf"), ("post", "/api/pairs")}
+# Driven by test_the_pairing_engines_actions_match_the_document (a station with an engine)
+ENGINE_DRIVEN = {
+    ("get", "/api/pairing/proposal"),
+    ("post", "/api/pairing/propose"),
+    ("post", "/api/pairing/approve"),
+    ("post", "/api/pairing/discard"),
+}
+ENGINE = Path(__file__).parents[1] / "support" / "trf_engine.py"
 GOLDEN = Path(__file__).parents[1] / "trf" / "golden"
 
 
@@ -272,7 +281,8 @@ async def test_every_response_matches_the_generated_document(
         for method, op in ops.items()
         if "application/json" in op["responses"]["200"]["content"]
     }
-    assert json_ops - NOT_DRIVEN <= checker.seen, sorted(json_ops - NOT_DRIVEN - checker.seen)
+    rest = json_ops - NOT_DRIVEN - ENGINE_DRIVEN
+    assert rest <= checker.seen, sorted(rest - checker.seen)
 
 
 async def test_the_pairing_programs_imports_match_the_document(
@@ -294,6 +304,36 @@ async def test_the_pairing_programs_imports_match_the_document(
         entrants = await _get(client, checker, "/api/trf/entrants")
         assert len(entrants["entrants"]) == 7 and entrants["byes"]
     assert checker.seen >= NOT_DRIVEN
+
+
+async def test_the_pairing_engines_actions_match_the_document(
+    tmp_path: Path, start_station: Any
+) -> None:
+    """The engine's proposal (with a bye), its approval and a discarded second one."""
+    wrapper = tmp_path / "bbpPairings"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ENGINE}" "$@"\n')
+    wrapper.chmod(0o755)
+    engine = {"engine": "bbpPairings", "path": str(wrapper)}
+    config = station_config(tmp_path, regulation="wulong-2015", pairing=engine)
+    station: Station = await start_station(config, connect=False)
+    checker = Checker(SCHEMA)
+    async with httpx.AsyncClient(base_url=station.http_url, timeout=60) as client:
+        await _login(client, checker)
+        assert (await _get(client, checker, "/api/pairing/proposal"))["proposal"] is None
+        players = "142 5\r\nXXR 5\r\n" + "".join(
+            f"001 {i:>4} m    {'棋手' + str(i):<33} {2400 - i:>4} CHN {'':>11} {'':<10}  0.0\r\n"
+            for i in range(1, 8)
+        )
+        await _post(client, checker, "/api/trf", "/api/trf?send=0", content=players)
+        body = await _post(client, checker, "/api/pairing/propose", "/api/pairing/propose")
+        assert body["round"] == 1 and body["boards"][-1]["black"] == 0, body
+        assert (await _get(client, checker, "/api/pairing/proposal"))["proposal"] == body
+        url = "/api/pairing/approve?send=0"
+        body = await _post(client, checker, "/api/pairing/approve", url)
+        assert (body["round"], body["games"], body["byes"]) == (1, 3, 1), body
+        body = await _post(client, checker, "/api/pairing/discard", "/api/pairing/discard")
+        assert body["proposal"] is None
+    assert checker.seen >= ENGINE_DRIVEN
 
 
 def test_a_renamed_or_dropped_field_fails_the_check() -> None:

@@ -68,7 +68,14 @@ def test_players_csv() -> None:
         {"name": "王天一", "club": "杭州", "rating": 2700},
         {"name": "郑惟桐", "club": "四川", "rating": None},
     ]
-    with pytest.raises(PairingsError, match="line 3: player '王天一' listed twice"):
-        parse_players("name\n王天一\n王天一\n")
+    # a repeated name: told apart by the number in the file, as the TRF import does
+    rows = parse_players("name,rating\n张伟,2100\n王天一,2700\n张伟,2050\n")
+    assert [(r["name"], r["rating"]) for r in rows] == [
+        ("张伟 (1)", 2100),
+        ("王天一", 2700),
+        ("张伟 (3)", 2050),
+    ]
+    with pytest.raises(PairingsError, match=r"line 4: player '张伟 \(1\)' listed twice"):
+        parse_players("name\n张伟\n张伟\n张伟 (1)\n")
     with pytest.raises(PairingsError, match="line 2: rating 'high'"):
         parse_players("name,rating\n王天一,high\n")

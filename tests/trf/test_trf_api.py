@@ -55,7 +55,7 @@ async def test_import_needs_the_chief_or_admin(station: Station) -> None:
 @pytest.mark.parametrize(
     ("path", "content", "where", "text"),
     [
-        ("/api/trf", BAD_RATING, "line 25, columns 49-52", "rating"),
+        ("/api/trf", BAD_RATING, "line 21, columns 49-52", "rating"),
         ("/api/trf", "", "line 1", "empty file"),
         ("/api/pairs", "2\n1 2\n", "line 1", "2 pairs announced, 1 given"),
         ("/api/pairs", "1\n1 99\n", None, "no player with start rank 99"),

@@ -8,8 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from clock_service.trf.build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
+from clock_service.trf.build import (
+    Entrant,
+    GameResult,
+    RoundBye,
+    TrfHeader,
+    build_trf,
+    point_lines,
+)
 from clock_service.trf.document import Trf, TrfError
+from clock_service.trf.player import RoundCell
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -88,7 +96,12 @@ def test_points_under_2_1_0() -> None:
 
 def test_after_round_0_and_a_round_paired_not_played() -> None:
     empty = build(after_round=0, ranks=None)
-    assert all(p.points == Decimal(0) and p.rounds == () for p in empty.players)
+    assert all(p.points == Decimal(0) for p in empty.players)
+    # the known absence of round 1 is in player 7's own column too (what JaVaFo reads)
+    assert {p.start_rank: p.rounds for p in empty.players if p.rounds} == {
+        7: (RoundCell(0, "-", "Z"),)
+    }
+    assert empty.rounds_played == 0 and empty.absent(1) == {7: "Z"}
     paired = build_trf(HEADER, ENTRANTS, [*GAMES, GameResult(4, 1, 6)], after_round=4, byes=BYES)
     assert paired.paired_round() == 4 and paired.pairings(4) == [(1, 6)]
 
@@ -127,3 +140,41 @@ def test_the_initial_colour_is_read_from_round_1() -> None:
     assert build_trf(HEADER, ENTRANTS, [], after_round=0).initial_colour == "W"
     told = TrfHeader(name="x", rounds=5, initial_colour="B")
     assert build_trf(told, ENTRANTS, [], after_round=0).initial_colour == "B"
+
+
+def test_only_what_the_engines_read_and_what_differs_from_their_defaults() -> None:
+    lines = str(build()).split("\r\n")
+    points = [x for x in lines if x.startswith(("162", "BB", "XXS", "142", "XXR"))]
+    assert points == [
+        "142 5",
+        "XXR 5",
+        "162  W 2.0    D 1.0",
+        "BBW  2.0",
+        "BBD  1.0",
+        "XXS W=2 D=1 PAB=2",
+    ]
+    fide = build_trf(HEADER, ENTRANTS, GAMES, after_round=1, win=Decimal(1), draw=Decimal("0.5"))
+    fide_lines = str(fide).split("\r\n")
+    assert not [x for x in fide_lines if x.startswith(("162", "BB"))]  # all defaults
+    assert "XXS W=1 D=0.5 PAB=1" in fide_lines
+    # a loss that scores (no profile has one): L on 162, BBL/BBF, WL/BL/FL on XXS
+    lossy = [r.line() for r in point_lines(Decimal(3), Decimal(2), Decimal(1))]
+    assert lossy[1:] == [
+        "162  W 3.0    D 2.0    L 1.0", "BBW  3.0", "BBD  2.0", "BBL  1.0", "BBF  1.0",
+        "XXS W=3 D=2 PAB=3 WL=1 BL=1 FL=1",
+    ]  # fmt: skip
+
+
+def test_a_bye_known_for_the_next_round_is_in_the_players_column_with_its_points() -> None:
+    trf = Trf.parse(str(build(next_round_byes={7: "H", 5: "F", 4: "Z"})))
+    assert trf.rounds_played == 3 and trf.absent(4) == {7: "H", 5: "F", 4: "Z"}
+    assert [trf.player(p).rounds[3] for p in (7, 5, 4)] == [
+        RoundCell(0, "-", "H"), RoundCell(0, "-", "F"), RoundCell(0, "-", "Z"),
+    ]  # fmt: skip
+    # counted in Points (JaVaFo asks for it; bbpPairings takes both), the check agrees
+    assert (trf.player(7).points, trf.player(5).points, trf.player(4).points) == (1, 4, 2)
+    trf.check()
+    text = str(trf).replace("  1.0    7", "  0.0    7")
+    Trf.parse(text).check()  # uncounted is what bbpPairings also reads
+    with pytest.raises(TrfError, match=r"player 7: points 2\.0"):
+        Trf.parse(str(trf).replace("  1.0    7", "  2.0    7")).check()

@@ -7,7 +7,6 @@ gives a pairing-allocated bye. At the end the TRF's points equal the standings' 
 
 from __future__ import annotations
 
-import json
 import random
 from decimal import Decimal
 from pathlib import Path
@@ -15,8 +14,10 @@ from typing import Any
 
 import httpx
 import pytest
-from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
+from support.station import ARBITER, ARBITER_PASSWORD, station_config
+from support.trf_boards import Boards
 
+from clock_service.trf import engines
 from clock_service.trf.document import Trf
 from clock_service.trf.pairs import pairs_text
 from venue_station.auth import hash_password
@@ -95,49 +96,6 @@ def engine(trf: Trf, round_no: int) -> list[tuple[int, int]]:
     return pairs
 
 
-class Boards:
-    """Simulated boards: each board's events with its own running seq, through the ingest. A
-    result or a confirmed forfeit reaches the station as a real one does: the board applies the
-    arbiter's command and its event carries that command's txn (issue 12); a flag stays a
-    proposal."""
-
-    def __init__(self, station: Station) -> None:
-        self.station = station
-        self.seq: dict[str, int] = {}
-
-    def send(self, board: str, game: str, type: str, data: dict[str, Any]) -> None:
-        seq = self.seq[board] = self.seq.get(board, 0) + 1
-        decides = type == "result" or data.get("status") == "confirmed"
-        txn = arbiter_txn(self.station, board) if decides else None
-        ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
-        assert self.station.ingest is not None
-        self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
-
-    def play(self, board: str, game: str, rng: random.Random) -> None:
-        roll = rng.random()
-        if roll < 0.35:
-            self.send(board, game, "result", {"winner": "red", "reason": "checkmate"})
-        elif roll < 0.65:
-            self.send(board, game, "result", {"winner": "black", "reason": "resign"})
-        elif roll < 0.9:
-            self.send(board, game, "result", {"winner": None, "reason": "agreed"})
-        elif roll < 0.95:
-            self.send(board, game, "flag", {"side": "red"})  # a proposal until confirmed
-            data = {"winner": "black", "reason": "flag", "status": "confirmed"}
-            self.send(board, game, "result", data)
-        elif roll < 0.97:
-            data = {"side": "black", "reason": "absent", "status": "confirmed"}
-            self.send(board, game, "forfeit", data)
-        else:  # both absent: a double forfeit, a loss for both
-            for side in ("red", "black"):
-                data = {"side": side, "reason": "absent", "status": "confirmed"}
-                self.send(board, game, "forfeit", data)
-
-    async def flush(self) -> None:
-        assert self.station.ingest is not None
-        await self.station.ingest.flush()
-
-
 @pytest.fixture
 async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
     accounts = [
@@ -199,6 +157,8 @@ async def test_nine_rounds_with_a_pairing_program(station: Station) -> None:
             assert export.headers["content-type"].startswith("text/plain")
             text = export.content.decode()
             assert text.endswith("\r\n") and "\n" not in text.replace("\r\n", "")
+            # read as bbpPairings and JaVaFo read it (docs/pairing.md, the conformance table)
+            assert engines.refusals(text, pairing=round_no < 9) == []
             trf = Trf.parse(text)
             trf.check()  # points follow from the results, both lines of each game agree
             assert trf.rounds_played == round_no

@@ -154,13 +154,21 @@ def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dic
         )
     out: list[dict[str, object]] = []
     seen: dict[str, int] = {}
-    for line, row in rows[1:]:
+    # Two players of the same name are told apart as the TRF import does, by their number in
+    # the file: 张伟 (3), 张伟 (7) — the station's player keys (docs/station.md).
+    names = [r[cols.index("name")] if len(r) == len(cols) else "" for _, r in rows[1:]]
+    repeated = {n for n in names if n and names.count(n) > 1}
+    for number, (line, row) in enumerate(rows[1:], 1):
         if len(row) != len(cols):
             raise PairingsError(source, line, f"expected {len(cols)} fields, got {len(row)}")
         rec: dict[str, object] = dict(zip(cols, row, strict=True))
         name = str(rec["name"])
         if not name or len(name) > 64:
             raise PairingsError(source, line, "name must be 1 to 64 characters")
+        if name in repeated:
+            name = rec["name"] = f"{name} ({number})"
+            if len(name) > 64:
+                raise PairingsError(source, line, "name must be 1 to 64 characters")
         if name in seen:
             raise PairingsError(
                 source, line, f"player {name!r} listed twice (first on line {seen[name]})"

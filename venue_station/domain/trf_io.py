@@ -20,11 +20,19 @@ import dataclasses
 from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clock_service.trf.build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
+from clock_service.trf.build import (
+    KEPT_CODES,
+    Entrant,
+    GameResult,
+    RoundBye,
+    TrfHeader,
+    build_trf,
+)
 from clock_service.trf.document import Trf, TrfError
 from clock_service.trf.pairs import parse_pairs
+from clock_service.trf.records import PointsRecord, RawRecord, ScoringRecord, XxsRecord
 from venue_station.domain.standings import game_records
-from venue_station.domain.trf_state import TrfState, load_state, save_state
+from venue_station.domain.trf_state import TrfState, load_state, save_state, tournament_rounds
 
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
@@ -111,11 +119,43 @@ async def _set_round(
     return out
 
 
+def _check_scoring(trf: Trf, station: Station) -> None:
+    """A file that declares a point system (162, BB?, XXS) must declare the regulation's: the
+    export writes the regulation's, so a different one would not survive the round trip."""
+    lines = [
+        n
+        for n, rec in enumerate(trf.records, 1)
+        if isinstance(rec, ScoringRecord | PointsRecord | XxsRecord)
+    ]
+    if not lines:
+        return
+    scoring = station.regulation.scoring
+    want = {"W": scoring.win, "D": scoring.draw, "L": scoring.loss, "P": scoring.win}
+    got = {k: trf.scoring[k] for k in want}
+    if got != want:
+        text = " ".join(f"{k} {v}" for k, v in got.items())
+        raise TrfError(
+            f"the file's point system ({text}) is not the regulation's "
+            f"{scoring.win}/{scoring.draw}/{scoring.loss}",
+            line=lines[0],
+        )
+
+
+def _kept_lines(trf: Trf) -> list[str]:
+    """The tournament lines a players file wrote that the export keeps as written."""
+    out: dict[str, str] = {}
+    for rec in trf.records:
+        if isinstance(rec, RawRecord) and rec.code in KEPT_CODES and rec.code not in out:
+            out[rec.code] = rec.text.rstrip()
+    return list(out.values())
+
+
 async def import_trf(
     station: Station, data: str | bytes, *, send: bool = True, user: str | None = None
 ) -> dict[str, Any]:
     """Players of a TRF, and the round it carries paired (if any). Raises ``TrfError``."""
     trf = Trf.parse(data)
+    _check_scoring(trf, station)
     store = station.require_store()
     keys = _keys([(p.start_rank, p.name) for p in trf.players])
     state = await load_state(store)
@@ -143,6 +183,8 @@ async def import_trf(
             ("end", trf.value("052")),
             ("chief_arbiter", trf.value("102")),
             ("initial_colour", trf.initial_colour),
+            ("rounds", trf.total_rounds),  # 142 / XXR: the tournament's, not the regulation's
+            ("kept", _kept_lines(trf)),
         )
         if rec
     }
@@ -215,10 +257,11 @@ async def export_trf(
     if await _ensure_entrants(store, state, names):
         await save_state(store, state)
     rank_of = state.rank_of()
+    rounds = tournament_rounds(state, reg.tournament.rounds)
     if after_round is None:
         decided = [g.round for g in records if g.result is not None]
         decided += [int(b["round"]) for b in state.byes if b["kind"] != "Z"]
-        after_round = min(max(decided, default=0), reg.tournament.rounds)
+        after_round = min(max(decided, default=0), rounds)
     games = []
     for g in records:
         result = None if g.result is None else _WINNER[g.result]
@@ -244,8 +287,9 @@ async def export_trf(
         start=state.header.get("start", ""),
         end=state.header.get("end", ""),
         chief_arbiter=state.header.get("chief_arbiter", ""),
-        rounds=reg.tournament.rounds,
+        rounds=rounds,
         initial_colour=state.header.get("initial_colour"),
+        kept=tuple(state.header.get("kept", ())),
     )
     trf = build_trf(
         header,

@@ -15,7 +15,7 @@ from clock_service.standings import Bye
 if TYPE_CHECKING:
     from venue_station.store.database import Store
 
-__all__ = ["STATE_KEY", "TrfState", "load_state", "save_state", "station_byes"]
+__all__ = ["STATE_KEY", "TrfState", "load_state", "save_state", "station_byes", "tournament_rounds"]
 
 STATE_KEY = "trf.state"
 
@@ -34,6 +34,13 @@ class TrfState:
 
     def rank_of(self) -> dict[str, int]:
         return {str(e["key"]): int(e["start_rank"]) for e in self.entrants}
+
+
+def tournament_rounds(state: TrfState, regulation_rounds: int) -> int:
+    """The tournament's number of rounds: the players file's (``142``/``XXR``, kept in the
+    header), else the regulation's."""
+    rounds = state.header.get("rounds")
+    return int(rounds) if rounds else regulation_rounds
 
 
 async def load_state(store: Store) -> TrfState:

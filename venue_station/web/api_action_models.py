@@ -32,6 +32,8 @@ __all__ = [
     "KnockoutState",
     "LoggedOut",
     "LoginBody",
+    "PairingProposal",
+    "PairingProposalState",
     "PairingsImported",
     "PairsImported",
     "RoundSent",
@@ -142,6 +144,27 @@ class PairsImported(Out):
     set_game: SetGameReplies | None = None
 
 
+class ProposedBoard(Out):
+    board: int
+    white: int = Field(description="start rank: red, who moves first")
+    black: int = Field(description="start rank; 0: a pairing-allocated bye")
+    red_player: str
+    black_player: str
+    red_points: str = Field(description="points after the last round")
+    black_points: str | None
+
+
+class PairingProposal(Out):
+    round: int
+    engine: str
+    boards: list[ProposedBoard]
+
+
+class PairingProposalState(Out):
+    engine: str | None = Field(description="the configured engine; null: none")
+    proposal: PairingProposal | None
+
+
 class TrfImported(Out):
     players: int
     round: int | None
@@ -229,6 +252,8 @@ ACTION_MODELS: tuple[type[BaseModel], ...] = (
     RoundSent,
     AlertRuled,
     PairsImported,
+    PairingProposal,
+    PairingProposalState,
     TrfImported,
     KnockoutConfirmed,
     KnockoutState,

@@ -211,6 +211,29 @@ PATHS: dict[str, dict[str, Op]] = {
             auth="action",
         )
     },
+    "/api/pairing/propose": {
+        "post": Op(
+            "run the configured pairing engine (chief/admin) on the TRF after the last complete "
+            "round; keeps and returns its proposal for review",
+            act.PairingProposal,
+            auth="action",
+        )
+    },
+    "/api/pairing/proposal": {
+        "get": Op("the configured engine and the proposal under review", act.PairingProposalState)
+    },
+    "/api/pairing/approve": {
+        "post": Op(
+            "import the proposal (chief/admin) as its round, unless the results changed since; "
+            "sends set_game unless ?send=0",
+            act.PairsImported,
+            (SEND,),
+            auth="action",
+        )
+    },
+    "/api/pairing/discard": {
+        "post": Op("forget the proposal (chief/admin)", act.PairingProposalState, auth="action")
+    },
     "/api/regulation/reasons": {
         "get": Op(
             "the profile's foul, forfeit (立即判负) and result reason codes with zh/en wording and "

@@ -8,6 +8,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from clock_service.trf.document import TrfError
+from venue_station.domain import engine_run
 from venue_station.domain.trf_io import export_trf, import_pairs, import_trf
 from venue_station.domain.trf_state import load_state
 from venue_station.resources import static_dir
@@ -95,6 +96,48 @@ async def import_pairs_list(request: Request) -> Response:
     return json_response(out)
 
 
+def _engine_error(exc: engine_run.PairingEngineError) -> ApiError:
+    return ApiError(
+        exc.status, f"pairing engine: {exc}", kind="pairing_engine", extra={"reason": exc.code}
+    )
+
+
+async def propose(request: Request) -> Response:
+    _chief(request)
+    try:
+        out = await engine_run.propose(station_of(request))
+    except engine_run.PairingEngineError as exc:
+        raise _engine_error(exc) from None
+    return json_response(out)
+
+
+async def _state(request: Request) -> Response:
+    station = station_of(request)
+    kept = await engine_run.proposal(station)
+    return json_response({"engine": station.config.pairing.engine, "proposal": kept})
+
+
+async def proposal(request: Request) -> Response:
+    return await _state(request)
+
+
+async def approve(request: Request) -> Response:
+    user = _chief(request)
+    try:
+        out = await engine_run.approve(station_of(request), send=_send(request), user=user)
+    except engine_run.PairingEngineError as exc:
+        raise _engine_error(exc) from None
+    except TrfError as exc:
+        raise _error(exc, "cannot import the proposal") from None
+    return json_response(out)
+
+
+async def discard(request: Request) -> Response:
+    _chief(request)
+    await engine_run.discard(station_of(request))
+    return await _state(request)
+
+
 async def entrants(request: Request) -> Response:
     store = station_of(request).require_store()
     state = await load_state(store)
@@ -120,4 +163,8 @@ def routes() -> list[BaseRoute]:
         Route("/api/trf/entrants", entrants),
         Route("/api/trf", import_file, methods=["POST"]),
         Route("/api/pairs", import_pairs_list, methods=["POST"]),
+        Route("/api/pairing/propose", propose, methods=["POST"]),
+        Route("/api/pairing/proposal", proposal),
+        Route("/api/pairing/approve", approve, methods=["POST"]),
+        Route("/api/pairing/discard", discard, methods=["POST"]),
     ]

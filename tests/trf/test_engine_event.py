@@ -1,0 +1,158 @@
+"""A 9-round Swiss driven by a pairing engine from the station's HTTP API (issue 26).
+
+The station is configured with ``[pairing] engine = "bbpPairings"`` and a path to a tiny
+executable wrapping the stand-in engine (``tests/support/trf_engine.py``, invoked like
+bbpPairings: ``--dutch input.trf -p output.txt``), which refuses any file bbpPairings or JaVaFo
+would refuse. Each round the chief asks for a proposal, reviews it, approves it; the boards
+play it (wins, draws, a flag, forfeits, a double forfeit); the export after the round must be
+read by every engine (``clock_service.trf.engines``) and agree with the standings. Byes and
+absences go through the station's kept byes (until the page asks for them: issue 25): a
+half-point bye, a full-point bye, a zero-point bye (a known absence) and a player withdrawn
+after round 5 (absent, ``Z``, in every round left). 21 players: a pairing-allocated bye in
+every round where an odd number is present."""
+
+from __future__ import annotations
+
+import random
+import sys
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support.station import station_config
+from support.trf_boards import Boards
+
+from clock_service.trf import engines
+from clock_service.trf.document import Trf
+from venue_station.auth import hash_password
+from venue_station.domain.station import Station
+from venue_station.domain.trf_state import load_state, save_state
+
+CHIEF, CHIEF_PASSWORD = "chief9", "总裁判-engine-9"
+ENGINE = Path(__file__).resolve().parents[1] / "support" / "trf_engine.py"
+PLAYERS = 21
+# round -> start rank -> a bye asked for before the round is paired
+REQUESTS = {2: {5: "H"}, 3: {6: "F"}, 4: {7: "Z"}}
+WITHDRAWN, WITHDRAWN_AFTER = 21, 5
+# round -> board -> outcome: each kind of result at least once, whatever the dice say
+FIXED = {1: {1: "forfeit"}, 2: {2: "double_forfeit"}, 3: {1: "flag"}, 6: {3: "double_forfeit"}}
+
+
+def players_file() -> str:
+    lines = ["012 引擎编排公开赛", "042 2026/12/05", "102 钱裁判", "142 9", "XXR 9"]
+    lines.append("162  W 2.0    D 1.0")
+    for i in range(1, PLAYERS + 1):
+        name = "陈" + "一二三四五六七八九十"[i % 10] + "甲乙丙丁戊己庚辛壬癸"[i // 10]
+        lines.append(f"001 {i:>4} m    {name:<33} {2500 - 10 * i:>4} CHN {'':>11} {'':<10}  0.0")
+    return "".join(x + "\r\n" for x in lines)
+
+
+def wrapper(tmp_path: Path) -> Path:
+    script = tmp_path / "bbpPairings"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{ENGINE}" "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
+@pytest.fixture
+async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
+    account = [{"username": CHIEF, "password_hash": hash_password(CHIEF_PASSWORD), "role": "chief"}]
+    config = station_config(
+        tmp_path,
+        database_url=db_url,
+        regulation="wulong-2015",
+        account=account,
+        pairing={"engine": "bbpPairings", "path": str(wrapper(tmp_path)), "timeout_s": 60},
+    )
+    started: Station = await start_station(config, connect=False)
+    return started
+
+
+async def ask_byes(station: Station, round_no: int, byes: dict[int, str]) -> None:
+    store = station.require_store()
+    state = await load_state(store)
+    state.byes += [{"round": round_no, "player": p, "kind": k} for p, k in byes.items()]
+    await save_state(store, state)
+
+
+@pytest.mark.slow
+async def test_nine_rounds_paired_by_the_engine(station: Station) -> None:
+    rng = random.Random(26)
+    boards = Boards(station)
+    async with httpx.AsyncClient(base_url=station.http_url, timeout=120) as client:
+        r = await client.post(
+            "/api/auth/login", json={"username": CHIEF, "password": CHIEF_PASSWORD}
+        )
+        chief = {"X-CSRF-Token": r.json()["csrf"]}
+        r = await client.post("/api/trf?send=0", content=players_file().encode(), headers=chief)
+        assert r.status_code == 200, r.text
+        key_of = {
+            e["start_rank"]: e["player"]
+            for e in (await client.get("/api/trf/entrants")).json()["entrants"]
+        }
+        rank_of = {v: k for k, v in key_of.items()}
+        state = (await client.get("/api/pairing/proposal")).json()
+        assert state == {"engine": "bbpPairings", "proposal": None}
+
+        for round_no in range(1, 10):
+            asked = dict(REQUESTS.get(round_no, {}))
+            if round_no > WITHDRAWN_AFTER:
+                asked[WITHDRAWN] = "Z"
+            if asked:
+                await ask_byes(station, round_no, asked)
+            r = await client.post("/api/pairing/propose", headers=chief)
+            assert r.status_code == 200, r.text
+            proposal = r.json()
+            assert proposal["round"] == round_no and proposal["engine"] == "bbpPairings"
+            assert (await client.get("/api/pairing/proposal")).json()["proposal"] == proposal
+            pairs = [(b["white"], b["black"]) for b in proposal["boards"]]
+            seated = [x for pair in pairs for x in pair if x]
+            assert len(seated) == len(set(seated)) == PLAYERS - len(asked)
+            assert not set(seated) & set(asked), "a player with a bye or absent was paired"
+            for b in proposal["boards"]:
+                assert b["red_player"] == key_of[b["white"]]
+            games = [(w, b) for w, b in pairs if b]
+            assert len(games) == (PLAYERS - len(asked)) // 2
+
+            r = await client.post("/api/pairing/approve?send=0", headers=chief)
+            assert r.status_code == 200, r.text
+            assert r.json()["games"] == len(games)
+            assert (await client.get("/api/pairing/proposal")).json()["proposal"] is None
+            stored = (await client.get("/api/games", params={"round": round_no})).json()
+            stored = stored["games"] if isinstance(stored, dict) else stored
+            assert {g["board"]: (g["red"], g["black"]) for g in stored} == {
+                str(n): (key_of[w], key_of[b]) for n, (w, b) in enumerate(games, 1)
+            }
+            for n in range(1, len(games) + 1):
+                kind = FIXED.get(round_no, {}).get(n)
+                game = f"r{round_no}-b{n}"
+                if kind:
+                    boards.decide(str(n), game, kind)
+                else:
+                    boards.play(str(n), game, rng)
+            await boards.flush()
+
+            text = (await client.get(f"/api/export/tournament.trf?round={round_no}")).text
+            assert engines.refusals(text, pairing=round_no < 9) == [], text
+            trf = Trf.parse(text)
+            trf.check()
+            assert trf.rounds_played == round_no
+            standings = (await client.get("/api/standings", params={"round": round_no})).json()
+            for row in standings["standings"]:
+                p = trf.player(rank_of[row["player"]])
+                assert trf.computed_points(p, upto=round_no) == Decimal(row["points"]), row
+            for who, kind in asked.items():
+                assert trf.player(who).rounds[round_no - 1].code == kind
+
+        codes = {c.code for p in trf.players for c in p.rounds}
+        assert {"1", "0", "=", "+", "-", "U", "H", "F", "Z"} <= codes, codes
+        withdrawn = trf.player(WITHDRAWN).rounds[WITHDRAWN_AFTER:]
+        assert [c.code for c in withdrawn] == ["Z"] * (9 - WITHDRAWN_AFTER)
+        final = (await client.get("/api/standings")).json()["standings"]
+        assert {rank_of[r["player"]]: Decimal(r["points"]) for r in final} == {
+            p.start_rank: p.points for p in trf.players
+        }
+        refused = await client.post("/api/pairing/propose", headers=chief)
+        assert refused.status_code == 409 and "all 9 rounds" in refused.text
