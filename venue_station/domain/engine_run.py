@@ -124,7 +124,8 @@ async def _bounded(proc: asyncio.subprocess.Process, cfg: PairingConfig) -> tupl
         return out, err
 
     try:
-        return await asyncio.wait_for(both(), cfg.timeout_s)
+        async with asyncio.timeout(cfg.timeout_s):
+            return await both()
     except TimeoutError:
         raise PairingEngineError(
             f"{cfg.engine} did not answer within {cfg.timeout_s:g} s", status=502
