@@ -35,7 +35,7 @@ from typing import Any
 import asyncpg
 import nats
 import sqlalchemy as sa
-from _common import emit, parse_args, percentiles
+from _common import PG_ADMIN, emit, parse_args, percentiles, pg_url
 from _fed_viewers import raise_nofile, viewers
 from _ws_viewers import sched_s
 
@@ -51,7 +51,6 @@ from federation_hub.streams import (
     ensure_streams,
 )
 
-PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
 BOARDS = 100
 PLAN = StreamPlan(max_bytes=256 * 1024**2)
 
@@ -292,7 +291,7 @@ async def main_async(args: Any) -> dict[str, Any]:
         nodes=1, venues={"va": ("venue-va", "pw-va"), "vb": ("venue-vb", "pw-vb")}
     )
     db = await new_db()
-    store = await HubStore.open(f"postgresql://postgres@127.0.0.1:5432/{db}")
+    store = await HubStore.open(pg_url(db))
     result: dict[str, Any] = {}
     try:
         if not args.viewers_only:
