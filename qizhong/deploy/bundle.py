@@ -109,7 +109,7 @@ def _pip(args: Sequence[str], *, what: str, check: bool = True) -> subprocess.Co
 
 
 def project_root() -> Path:
-    return Path(__file__).resolve().parent.parent
+    return Path(__file__).resolve().parents[2]  # qizhong/deploy/bundle.py → the tree
 
 
 def build_project_wheel(out: Path, *, source: Path | None = None, isolation: bool = True) -> Path:
