@@ -39,6 +39,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qizhong.deploy.pip_adapter import requirement_classes
+
 __all__ = [
     "PI_PACKAGES",
     "TARGETS",
@@ -215,13 +217,7 @@ def _target_environment(machine: str) -> dict[str, str]:
 def machine_only_dependencies(out: Path, machine: str, pins: Sequence[str]) -> list[str]:
     """Dependencies of the bundled wheels that only ``machine`` wants (a marker on
     ``platform_machine`` the host's resolution evaluated for itself) and that are not pinned."""
-    try:
-        from packaging.requirements import InvalidRequirement, Requirement
-    except ImportError:  # a control machine with pip only
-        from pip._vendor.packaging.requirements import (  # type: ignore[assignment]
-            InvalidRequirement,
-            Requirement,
-        )
+    Requirement, InvalidRequirement = requirement_classes()
     pinned = {_norm(p) for p in pins} | {"qizhong"}
     env = _target_environment(machine)
     found: set[str] = set()

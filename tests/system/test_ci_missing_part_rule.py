@@ -19,7 +19,7 @@ import pytest
 
 TESTS = Path(__file__).resolve().parents[1]
 
-SAMPLE = '''
+SAMPLE = """
 import pytest
 from support.parts import needs_part, skip_missing
 
@@ -35,7 +35,7 @@ def test_the_long_form():
 
 def test_the_core():
     assert 1 + 1 == 2
-'''
+"""
 
 
 def _run(tmp_path: Path, ci: str | None) -> tuple[int, str]:
