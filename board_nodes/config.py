@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from board_nodes.errors import BoardNodeError
 from wire_contract.broker import BrokerSettings
 from wire_contract.messages import ID_PATTERN
 
@@ -21,7 +22,7 @@ __all__ = ["BoardConfig", "BrokerConfig", "ConfigError", "NodeConfig", "Simulate
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
 
 
-class ConfigError(ValueError):
+class ConfigError(BoardNodeError, ValueError):
     """A configuration file that cannot be used; the message names file, key and reason."""
 
 

@@ -40,6 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from qizhong.deploy.pip_adapter import requirement_classes
+from qizhong.errors import QizhongError
 
 __all__ = [
     "PI_PACKAGES",
@@ -72,7 +73,7 @@ _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-.+\.whl$")
 REQUIREMENTS = "requirements.txt"  # inside each wheels-<machine>.tar
 
 
-class BundleError(Exception):
+class BundleError(QizhongError):
     """The bundle could not be built; the message says which step and pip's last words."""
 
 

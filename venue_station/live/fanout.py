@@ -19,6 +19,7 @@ import asyncio
 import logging
 from typing import Any
 
+from venue_station.errors import StationError
 from venue_station.live.privacy import public_message
 from venue_station.live.public_feed import PublicFeed, PublicQueue, encode_sse
 
@@ -27,7 +28,7 @@ __all__ = ["Hub", "HubFull"]
 log = logging.getLogger(__name__)
 
 
-class HubFull(Exception):
+class HubFull(StationError):
     """No room for another live stream (in all, or for this address)."""
 
 
