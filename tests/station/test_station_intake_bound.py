@@ -19,7 +19,7 @@ from support.station import FakeNode, station_config
 
 from venue_station.intake.collector import RECEIVE_WINDOW, WRITER_QUEUE_BOUND, Collector
 from venue_station.intake.ingest import Ingest
-from venue_station.live.fanout import Hub
+from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.store.database import Store
 from wire_contract.aiomqtt_adapter import paho_client
@@ -49,7 +49,7 @@ class Intake:
 async def stalled_intake(broker: Any, tmp_path: Path) -> AsyncIterator[Intake]:
     config = station_config(tmp_path, broker)
     store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
-    ingest = Ingest(store, venue=config.venue, metrics=Metrics(), hub=Hub())
+    ingest = Ingest(store, venue=config.venue, metrics=Metrics(), hub=EventFanout())
     await ingest.load()
     collector = Collector(config.broker, Topics(config.venue), ingest, session=1)
     intake = Intake(store, ingest, collector, [asyncio.create_task(collector.run())])
