@@ -19,7 +19,7 @@ from typing import Any
 import uvicorn
 from sqlalchemy.exc import SQLAlchemyError
 
-from federation_hub.consumer import MAX_BATCH, Hub
+from federation_hub.consumer import MAX_BATCH, HubConsumer
 from federation_hub.errors import HubConfigError
 from federation_hub.standings import VenueProfiles
 from federation_hub.store import HubStore
@@ -106,7 +106,7 @@ async def _main(args: argparse.Namespace) -> int:
         store = await HubStore.open(args.db)
     except (SQLAlchemyError, OSError) as exc:
         raise HubConfigError(f"--db: cannot open the store: {exc}") from None
-    hub = Hub(
+    hub = HubConsumer(
         servers=args.nats.split(","),
         user=args.user,
         password=password,
