@@ -32,7 +32,7 @@ STILL = {
     "wire_contract.topics.WireError": ValueError,
     "wire_contract.bounds.PayloadBoundError": ValueError,
     "board_nodes.commands.CommandError": ValueError,
-    "board_nodes.config.ConfigError": ValueError,
+    "board_nodes.config.NodeConfigError": ValueError,
     "venue_station.auth.AuthError": ValueError,
     "qizhong.simulation.venue.VenueError": RuntimeError,
     "firmware_bridge.serial.codec.FrameError": ValueError,
