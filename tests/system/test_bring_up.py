@@ -35,6 +35,17 @@ def _dead_port() -> int:
         return int(s.getsockname()[1])  # closed again: nothing answers there
 
 
+def _bring_up_probe(host: str, port: int) -> subprocess.CompletedProcess[str]:
+    """tools/bring_up.py asked for ``host:port``, running the probe above with what it gives."""
+    return subprocess.run(
+        [sys.executable, str(ROOT / "tools" / "bring_up.py"), "--", sys.executable, "-c", PROBE],
+        env={**os.environ, "QZ_PG_HOST": host, "QZ_PG_PORT": str(port)},
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
+
+
 @pytest.mark.postgres
 @needs_part(
     not glob.glob("/usr/lib/postgresql/*/bin/initdb"),
@@ -43,14 +54,7 @@ def _dead_port() -> int:
 )
 def test_no_server_at_the_address_gives_a_private_cluster_removed_after() -> None:
     dead = _dead_port()
-    env = {**os.environ, "QZ_PG_HOST": "127.0.0.1", "QZ_PG_PORT": str(dead)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bring_up.py"), "--", sys.executable, "-c", PROBE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=180,
-    )
+    done = _bring_up_probe("127.0.0.1", dead)
     out = done.stdout
     assert done.returncode == 7, out + done.stderr  # the command's own exit code
     pg = next(line.split() for line in out.splitlines() if line.startswith("PG "))
@@ -66,14 +70,7 @@ def test_no_server_at_the_address_gives_a_private_cluster_removed_after() -> Non
 def test_a_server_that_answers_is_used_as_it_is() -> None:
     from support.postgres import PG_HOST, PG_PORT
 
-    env = {**os.environ, "QZ_PG_HOST": PG_HOST, "QZ_PG_PORT": str(PG_PORT)}
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "tools" / "bring_up.py"), "--", sys.executable, "-c", PROBE],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    done = _bring_up_probe(PG_HOST, PG_PORT)
     assert done.returncode == 7, done.stdout + done.stderr
     assert f"PG {PG_HOST} {PG_PORT} 42" in done.stdout
     assert f"PostgreSQL answers on {PG_HOST}:{PG_PORT}" in done.stdout
