@@ -112,7 +112,7 @@ def _pip(args: Sequence[str], *, what: str, check: bool = True) -> subprocess.Co
 
 
 def project_root() -> Path:
-    return Path(__file__).resolve().parents[2]  # qizhong/deploy/bundle.py → the tree
+    return Path(__file__).resolve().parents[2]
 
 
 def build_project_wheel(out: Path, *, source: Path | None = None, isolation: bool = True) -> Path:
