@@ -12,11 +12,36 @@ from __future__ import annotations
 import argparse
 import json
 import math
+import os
 import time
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-__all__ = ["best_of", "emit", "parse_args", "percentiles", "time_per_call_ns"]
+__all__ = [
+    "PG_ADMIN",
+    "best_of",
+    "emit",
+    "parse_args",
+    "percentiles",
+    "pg_url",
+    "time_per_call_ns",
+]
+
+# The PostgreSQL of the benchmarks on PostgreSQL: the tests' one (QZ_PG_HOST, QZ_PG_PORT as
+# tools/bring_up.py sets them; default 127.0.0.1:5432), trust auth for ``postgres``.
+PG_HOST = os.environ.get("QZ_PG_HOST", "127.0.0.1")
+PG_PORT = int(os.environ.get("QZ_PG_PORT", "5432"))
+PG_ADMIN: dict[str, Any] = {
+    "host": PG_HOST,
+    "port": PG_PORT,
+    "database": "test",
+    "user": "postgres",
+}
+
+
+def pg_url(name: str) -> str:
+    """The URL of database ``name`` on that server."""
+    return f"postgresql://postgres@{PG_HOST}:{PG_PORT}/{name}"
 
 
 def parse_args(

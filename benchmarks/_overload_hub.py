@@ -17,6 +17,7 @@ from typing import Any
 
 import asyncpg
 import nats
+from _common import PG_ADMIN, pg_url
 from _overload_common import MemorySampler, rss_mb, summary, tally
 from _overload_fedpub import START_DELAY_S, Key, Publisher, all_boards, publish_parallel
 
@@ -25,7 +26,6 @@ from federation_hub.streams import EVENTS_STREAM, StreamPlan, ensure_streams
 
 __all__ = ["run_hub"]
 
-PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
 # Publishing processes: one topped out at ~10,000 events/s here; each adds its share.
 PUBLISHERS = 3
 
@@ -90,7 +90,7 @@ async def run_hub(boards: int, window_s: float, factor: float, burst: int) -> di
         await pub.publish(burst)
         while await stream_messages(js) < burst:  # noqa: ASYNC110 - the server's count, polled
             await asyncio.sleep(0.1)
-        hub = HubProc(centre, f"postgresql://postgres@127.0.0.1:5432/{name}")
+        hub = HubProc(centre, pg_url(name))
         while hub.stored() == 0:  # noqa: ASYNC110 - another process's counter, polled
             await asyncio.sleep(0.05)
         t0, s0 = time.monotonic(), hub.stored()

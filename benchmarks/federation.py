@@ -35,13 +35,13 @@ from typing import Any
 import asyncpg
 import nats
 import sqlalchemy as sa
-from _common import emit, parse_args, percentiles
+from _common import PG_ADMIN, emit, parse_args, percentiles, pg_url
 from _fed_viewers import raise_nofile, viewers
 from _ws_viewers import sched_s
 
 from broker_config import MosquittoProcess, Roster
 from federation_hub.centre_runner import HUB_USER, NatsCentre
-from federation_hub.consumer import Hub
+from federation_hub.consumer import HubConsumer
 from federation_hub.store import HubStore, events
 from federation_hub.streams import (
     EVENTS_DURABLE,
@@ -51,7 +51,6 @@ from federation_hub.streams import (
     ensure_streams,
 )
 
-PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
 BOARDS = 100
 PLAN = StreamPlan(max_bytes=256 * 1024**2)
 
@@ -121,7 +120,7 @@ async def stop(task: asyncio.Task[None]) -> None:
     await asyncio.gather(task, return_exceptions=True)
 
 
-async def hub_rate(hub: Hub, n: int) -> float:
+async def hub_rate(hub: HubConsumer, n: int) -> float:
     task = asyncio.create_task(hub.run())
     await hub.ready.wait()  # connected and bound, as the bare consumer is before its clock starts
     t0 = time.perf_counter()
@@ -199,7 +198,7 @@ async def throughput(
                 async with store.engine.begin() as conn:
                     await conn.execute(sa.text("TRUNCATE fed_events"))
             t0 = await meter.snapshot()
-            hub.append(await hub_rate(Hub(
+            hub.append(await hub_rate(HubConsumer(
                 servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1], store=store,
                 plan=PLAN, batch=500, workers=workers,
             ), n))  # fmt: skip
@@ -226,7 +225,7 @@ async def throughput(
     }
 
 
-async def e2e(centre: NatsCentre, store: HubStore, hub: Hub, n: int) -> dict[str, Any]:
+async def e2e(centre: NatsCentre, store: HubStore, hub: HubConsumer, n: int) -> dict[str, Any]:
     import aiomqtt
 
     user, password = centre.users.venues["vb"]
@@ -292,14 +291,14 @@ async def main_async(args: Any) -> dict[str, Any]:
         nodes=1, venues={"va": ("venue-va", "pw-va"), "vb": ("venue-vb", "pw-vb")}
     )
     db = await new_db()
-    store = await HubStore.open(f"postgresql://postgres@127.0.0.1:5432/{db}")
+    store = await HubStore.open(pg_url(db))
     result: dict[str, Any] = {}
     try:
         if not args.viewers_only:
             put = await throughput(centre, store, db, n_events, args.rounds, args.workers)
 
-            def make_hub() -> Hub:
-                return Hub(servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1],
+            def make_hub() -> HubConsumer:
+                return HubConsumer(servers=centre.urls, user=HUB_USER[0], password=HUB_USER[1],
                            store=store, plan=PLAN, batch=500, workers=args.workers)  # fmt: skip
 
             lat = await e2e(centre, store, make_hub(), n_e2e)

@@ -8,8 +8,8 @@ station command gives them. Timed: ``venue_standings`` (federation_hub/standings
 the venue's ready/deciding events from the hub's store, deriving every game by the outcome
 function and ranking. Baseline, same run: ``compute_standings`` over the in-memory
 ``GameRecord``s, so the ratio is "what the hub's store and derivation add".
-``--postgres``: the store on a throwaway database on 127.0.0.1:5432 (the federation's); else
-SQLite in a temporary folder.
+``--postgres``: the store on a throwaway database on the tests' PostgreSQL (``_common.PG_ADMIN``,
+the federation's); else SQLite in a temporary folder.
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
-from _common import emit, parse_args, percentiles
+from _common import PG_ADMIN, emit, parse_args, percentiles, pg_url
 from standings import simulate
 
 from clock_service.regulation import Regulation
@@ -34,7 +34,6 @@ from federation_hub.standings import VenueProfiles, venue_standings
 from federation_hub.store import HubStore
 
 MOVES = 60  # moves per game stored beside the facts (a real game has ~80)
-PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "user": "postgres", "database": "test"}
 
 
 def records_of(games: list[GameRecord]) -> list[EventRecord]:
@@ -85,7 +84,7 @@ async def store_url(postgres: bool) -> AsyncIterator[str]:
     await admin.execute(f'CREATE DATABASE "{name}"')
     await admin.close()
     try:
-        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+        yield pg_url(name)
     finally:
         admin = await asyncpg.connect(**PG_ADMIN)
         await admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
@@ -130,7 +129,7 @@ async def run(quick: bool, postgres: bool) -> dict[str, Any]:
 
 
 def _extra(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--postgres", action="store_true", help="store on 127.0.0.1:5432")
+    parser.add_argument("--postgres", action="store_true", help="store on the tests' PostgreSQL")
 
 
 def main() -> None:

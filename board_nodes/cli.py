@@ -7,7 +7,7 @@ import asyncio
 import logging
 import sys
 
-from board_nodes.config import ConfigError, NodeConfig
+from board_nodes.config import NodeConfig, NodeConfigError
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +22,7 @@ def run(args: argparse.Namespace) -> int:
     )
     try:
         config = NodeConfig.load(args.config)
-    except ConfigError as exc:
+    except NodeConfigError as exc:
         print(f"qizhong node: {exc}", file=sys.stderr)
         return 2
     if args.check:

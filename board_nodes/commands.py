@@ -10,6 +10,7 @@ from typing import Any
 
 from board_nodes.board import Board
 from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy
+from board_nodes.errors import BoardNodeError
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 from clock_service.handicap import Handicap
 from wire_contract import messages as wire
@@ -17,7 +18,7 @@ from wire_contract import messages as wire
 __all__ = ["CommandError", "apply_command"]
 
 
-class CommandError(ValueError):
+class CommandError(BoardNodeError, ValueError):
     """A command that cannot be applied now; nothing was changed."""
 
 

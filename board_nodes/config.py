@@ -13,15 +13,16 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from board_nodes.errors import BoardNodeError
 from wire_contract.broker import BrokerSettings
 from wire_contract.messages import ID_PATTERN
 
-__all__ = ["BoardConfig", "BrokerConfig", "ConfigError", "NodeConfig", "SimulatedConfig"]
+__all__ = ["BoardConfig", "BrokerConfig", "NodeConfig", "NodeConfigError", "SimulatedConfig"]
 
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
 
 
-class ConfigError(ValueError):
+class NodeConfigError(BoardNodeError, ValueError):
     """A configuration file that cannot be used; the message names file, key and reason."""
 
 
@@ -97,7 +98,7 @@ class NodeConfig(_Strict):
         try:
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
-            raise ConfigError(f"{path}: cannot read: {exc.strerror}") from None
+            raise NodeConfigError(f"{path}: cannot read: {exc.strerror}") from None
         return cls.from_toml(text, source=str(path), base=path.parent)
 
     @classmethod
@@ -107,11 +108,11 @@ class NodeConfig(_Strict):
         try:
             raw = tomllib.loads(text)
         except tomllib.TOMLDecodeError as exc:
-            raise ConfigError(f"{source}: not valid TOML: {exc}") from None
+            raise NodeConfigError(f"{source}: not valid TOML: {exc}") from None
         try:
             config = cls.model_validate(raw)
         except ValidationError as exc:
-            raise ConfigError(f"{source}: {describe(exc)}") from None
+            raise NodeConfigError(f"{source}: {describe(exc)}") from None
         if base is not None and not config.data_dir.is_absolute():
             config.data_dir = base / config.data_dir
         return config

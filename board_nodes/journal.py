@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from board_nodes.errors import BoardNodeError
+
 __all__ = ["BoardRecord", "Journal", "JournalError", "OutboxRow"]
 
 log = logging.getLogger(__name__)
@@ -48,7 +50,7 @@ CREATE TABLE IF NOT EXISTS txn (
 _SCHEMA_VERSION = "1"
 
 
-class JournalError(Exception):
+class JournalError(BoardNodeError):
     """The journal cannot be opened or is from an incompatible version."""
 
 

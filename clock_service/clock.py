@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from clock_service.clock_snapshot import check_snapshot
+from clock_service.errors import ClockServiceError
 from clock_service.events import (
     Adjusted,
     ClockEvent,
@@ -38,7 +39,7 @@ _SIDE_KEYS = ("main_ns", "delay_ns", "periods", "period_used_ns", "moves", "used
 Events = tuple[ClockEvent, ...]
 
 
-class ClockError(ValueError):
+class ClockError(ClockServiceError, ValueError):
     """A clock operation that cannot be applied (the reason says why); nothing changed."""
 
 

@@ -15,6 +15,7 @@ import enum
 import random
 from collections.abc import Sequence
 
+from clock_service.errors import ClockServiceError
 from clock_service.regulation import Regulation
 from clock_service.side import Side
 from clock_service.standings import Standing
@@ -31,7 +32,7 @@ __all__ = [
 ]
 
 
-class KnockoutError(ValueError):
+class KnockoutError(ClockServiceError, ValueError):
     """A knockout call that does not fit the state or the profile; the message says why."""
 
 

@@ -11,6 +11,8 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any, TypeVar
 
+from clock_service.errors import ClockServiceError
+
 __all__ = ["CODE_RE", "RegulationError", "Table", "enum_value", "toml_type"]
 
 CODE_RE = re.compile(r"^[a-z][a-z0-9_]{0,63}$")
@@ -18,7 +20,7 @@ _T = TypeVar("_T")
 _E = TypeVar("_E", bound=enum.Enum)
 
 
-class RegulationError(ValueError):
+class RegulationError(ClockServiceError, ValueError):
     """A profile that cannot be used; ``source``, ``key`` (dotted) and ``reason`` say why."""
 
     def __init__(self, source: str, key: str, reason: str) -> None:

@@ -14,6 +14,7 @@ import json
 from collections.abc import Collection, Iterable, Mapping, Sequence
 from typing import Any
 
+from clock_service.errors import ClockServiceError
 from clock_service.regulation import Regulation, Tiebreak
 
 __all__ = [
@@ -30,7 +31,7 @@ __all__ = [
 RESULTS = ("red", "black", "draw", "double_forfeit")  # double_forfeit: both lose (0:0)
 
 
-class StandingsError(ValueError):
+class StandingsError(ClockServiceError, ValueError):
     """Input the standings cannot be computed from; the message says what and where."""
 
 

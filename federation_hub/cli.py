@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import logging
 import os
 import signal
@@ -19,7 +20,8 @@ from typing import Any
 import uvicorn
 from sqlalchemy.exc import SQLAlchemyError
 
-from federation_hub.consumer import MAX_BATCH, Hub
+from federation_hub.config import HubConfig
+from federation_hub.consumer import MAX_BATCH, HubConsumer
 from federation_hub.errors import HubConfigError
 from federation_hub.standings import VenueProfiles
 from federation_hub.store import HubStore
@@ -27,58 +29,45 @@ from federation_hub.streams import StreamPlan
 from federation_hub.web import LiveConfig, build_app
 from wire_contract.messages import WireError, check_id
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "load_config", "run"]
 
 log = logging.getLogger("federation_hub")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--nats", required=True, help="comma-separated nats:// URLs of the centre")
-    parser.add_argument("--user", default="hub")
-    parser.add_argument("--password-file", type=Path, help="else $QZ_HUB_PASSWORD")
-    parser.add_argument("--db", required=True, help="postgresql://user@host/db")
-    parser.add_argument("--http", default="127.0.0.1:8090", help="HOST:PORT of the page/API")
-    parser.add_argument("--prefix", default="fed", help="the venues' bridge prefix")
-    parser.add_argument("--replicas", type=int, default=1, choices=(1, 3, 5))
-    parser.add_argument("--batch", type=int, default=200, help=f"1..{MAX_BATCH} per fetch")
-    parser.add_argument("--workers", type=int, default=1, help="event readers, 1..8")
-    parser.add_argument("--max-ack-pending", type=int, default=1000)
-    parser.add_argument("--max-bytes-mb", type=int, default=8192, help="events stream bound")
-    parser.add_argument("--name", default=f"hub-{os.getpid()}")
-    parser.add_argument("--log-level", default="INFO")
-    parser.add_argument(
-        "--regulation", default="meishan-2016", help="the venues' profile (standings scoring)"
-    )
-    parser.add_argument(
+    """``--config hub.toml`` (federation_hub/config.py) and one flag per key, overriding it.
+
+    The flags have no defaults here: a flag not given leaves the file's value, else the
+    model's default (shown in each help)."""
+    parser.add_argument("--config", type=Path, help="hub.toml (docs/federation.md)")
+    flag = functools.partial(parser.add_argument, default=argparse.SUPPRESS)
+    flag("--nats", help="comma-separated nats:// URLs of the centre (key nats)")
+    flag("--user", help="default hub")
+    flag("--password-file", type=Path, help="else $QZ_HUB_PASSWORD")
+    flag("--db", help="postgresql://user@host/db")
+    flag("--http", help="HOST:PORT of the page/API (default 127.0.0.1:8090)")
+    flag("--prefix", help="the venues' bridge prefix (default fed)")
+    flag("--replicas", type=int, choices=(1, 3, 5), help="default 1")
+    flag("--batch", type=int, help=f"1..{MAX_BATCH} per fetch (default 200)")
+    flag("--workers", type=int, help="event readers, 1..8 (default 1)")
+    flag("--max-ack-pending", type=int, help="default 1000")
+    flag("--max-bytes-mb", type=int, help="events stream bound (default 8192)")
+    flag("--name", help="default hub-<pid>")
+    flag("--log-level", help="default INFO")
+    flag("--regulation", help="the venues' profile, standings scoring (default meishan-2016)")
+    flag(
         "--venue-regulation",
         action="append",
-        default=[],
         metavar="VENUE=PROFILE",
-        help="one venue's own profile (repeatable)",
+        help="one venue's own profile (repeatable; adds to the file's [venue_regulation])",
     )
-    parser.add_argument(
-        "--public-ws", help="ws(s):// URL of the centre's NATS WebSocket listener (the /live page)"
-    )
-    parser.add_argument(
-        "--live-max-boards", type=int, default=1000, help="boards one /live page keeps"
-    )
+    flag("--public-ws", help="ws(s):// URL of the centre's NATS WebSocket listener (/live)")
+    flag("--live-max-boards", type=int, help="boards one /live page keeps (default 1000)")
 
 
-def _password(args: argparse.Namespace) -> str:
-    if args.password_file is not None:
-        try:
-            return str(args.password_file.read_text(encoding="utf-8")).strip()
-        except OSError as exc:
-            raise HubConfigError(f"--password-file {args.password_file}: {exc}") from None
-    value = os.environ.get("QZ_HUB_PASSWORD")
-    if not value:
-        raise HubConfigError("give --password-file or set QZ_HUB_PASSWORD")
-    return value
-
-
-def _profiles(args: argparse.Namespace) -> VenueProfiles:
+def _venue_flags(items: list[str]) -> dict[str, str]:
     per_venue: dict[str, str] = {}
-    for item in args.venue_regulation:
+    for item in items:
         venue, sep, profile = item.partition("=")
         try:
             check_id("venue", venue)
@@ -87,34 +76,56 @@ def _profiles(args: argparse.Namespace) -> VenueProfiles:
         if not sep or not profile:
             raise HubConfigError(f"--venue-regulation {item!r}: expected VENUE=PROFILE")
         per_venue[venue] = profile
-    return VenueProfiles.load(args.regulation, per_venue)
+    return per_venue
 
 
-async def _main(args: argparse.Namespace) -> int:
-    host, _, port = args.http.rpartition(":")
+def load_config(args: argparse.Namespace) -> HubConfig:
+    """The file named by ``--config`` (if any) with the flags given on top of it."""
+    given = {k: v for k, v in vars(args).items() if k not in {"config", "command", "func"}}
+    if "nats" in given:
+        given["nats"] = given["nats"].split(",")
+    if "venue_regulation" in given:
+        given["venue_regulation"] = _venue_flags(given["venue_regulation"])
+    return HubConfig.load(args.config, given)
+
+
+def _password(config: HubConfig) -> str:
+    if config.password_file is not None:
+        try:
+            return str(config.password_file.read_text(encoding="utf-8")).strip()
+        except OSError as exc:
+            raise HubConfigError(f"--password-file {config.password_file}: {exc}") from None
+    value = os.environ.get("QZ_HUB_PASSWORD")
+    if not value:
+        raise HubConfigError("give --password-file (or password_file) or set QZ_HUB_PASSWORD")
+    return value
+
+
+async def _main(config: HubConfig) -> int:
+    host, _, port = config.http.rpartition(":")
     # The web settings first: a bad one is said before anything connects.
-    profiles = _profiles(args)
-    live = LiveConfig(args.public_ws, args.prefix, args.live_max_boards)
+    profiles = VenueProfiles.load(config.regulation, config.venue_regulation)
+    live = LiveConfig(config.public_ws, config.prefix, config.live_max_boards)
     plan = StreamPlan(
-        prefix=args.prefix,
-        replicas=args.replicas,
-        max_ack_pending=args.max_ack_pending,
-        max_bytes=args.max_bytes_mb * 1024 * 1024,
+        prefix=config.prefix,
+        replicas=config.replicas,
+        max_ack_pending=config.max_ack_pending,
+        max_bytes=config.max_bytes_mb * 1024 * 1024,
     )
-    password = _password(args)  # before the store: a missing password is said first
+    password = _password(config)  # before the store: a missing password is said first
     try:
-        store = await HubStore.open(args.db)
+        store = await HubStore.open(config.db)
     except (SQLAlchemyError, OSError) as exc:
         raise HubConfigError(f"--db: cannot open the store: {exc}") from None
-    hub = Hub(
-        servers=args.nats.split(","),
-        user=args.user,
+    hub = HubConsumer(
+        servers=config.nats,
+        user=config.user,
         password=password,
         store=store,
         plan=plan,
-        batch=args.batch,
-        workers=args.workers,
-        name=args.name,
+        batch=config.batch,
+        workers=config.workers,
+        name=config.name,
     )
     server = uvicorn.Server(
         uvicorn.Config(
@@ -140,7 +151,7 @@ async def _main(args: argparse.Namespace) -> int:
             failure = t.exception() if t.done() else None
             if failure is not None:
                 raise failure
-        log.info("hub %s: stopping (%s)", args.name, hub.counters.as_dict())
+        log.info("hub %s: stopping (%s)", config.name, hub.counters.as_dict())
         return 0
     finally:
         server.should_exit = True
@@ -151,11 +162,16 @@ async def _main(args: argparse.Namespace) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(
-        level=args.log_level, format="%(asctime)s %(levelname)s %(name)s %(message)s"
-    )
+    fmt = "%(asctime)s %(levelname)s %(name)s %(message)s"
     try:
-        return asyncio.run(_main(args))
+        config = load_config(args)
+    except HubConfigError as exc:
+        logging.basicConfig(level="INFO", format=fmt)
+        log.error("%s", exc)
+        return 2
+    logging.basicConfig(level=config.log_level, format=fmt)
+    try:
+        return asyncio.run(_main(config))
     except HubConfigError as exc:
         log.error("%s", exc)
         return 2

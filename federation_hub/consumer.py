@@ -36,7 +36,7 @@ from federation_hub.streams import (
     ensure_streams,
 )
 
-__all__ = ["Hub", "HubCounters"]
+__all__ = ["HubConsumer", "HubCounters"]
 
 log = logging.getLogger(__name__)
 MAX_BATCH = 1000
@@ -62,7 +62,7 @@ class HubCounters:
         }
 
 
-class Hub:
+class HubConsumer:
     def __init__(
         self,
         *,

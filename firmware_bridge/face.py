@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass
 
 from clock_service import Side
+from firmware_bridge.errors import FaceError
 
 __all__ = [
     "ClockFace",
@@ -24,10 +25,6 @@ __all__ = [
     "FaceView",
     "format_clock",
 ]
-
-
-class FaceError(Exception):
-    """Root of every error raised by ``firmware_bridge``."""
 
 
 class FaceEventKind(enum.Enum):

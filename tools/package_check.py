@@ -10,7 +10,7 @@ packages import from that venv's site-packages. Then, from that install only:
 - ``qizhong demo`` runs bounded while Debian's chromium loads the display, board, arbiter and
   standings pages; each page, every script/style/icon it references and every ``/static/``
   request it makes must answer 200, with no script error on the page;
-- ``qizhong station`` starts against a fresh PostgreSQL database (created on 127.0.0.1:5432,
+- ``qizhong station`` starts against a fresh PostgreSQL database (created on QZ_PG_HOST:QZ_PG_PORT,
   dropped after) on a private Mosquitto, migrates it, serves its display page and stops
   cleanly; the database then holds every table the installed code declares.
 
@@ -43,7 +43,10 @@ from package_files import missing_from, shipped_packages, tree_files, unlisted_p
 from package_pages import PageProblem, check_pages
 
 ROOT = Path(__file__).resolve().parents[1]
-PG_ADMIN = {"host": "127.0.0.1", "port": 5432, "database": "test", "user": "postgres"}
+# The tests' PostgreSQL (tools/bring_up.py sets QZ_PG_HOST/QZ_PG_PORT; default 127.0.0.1:5432).
+PG_HOST = os.environ.get("QZ_PG_HOST", "127.0.0.1")
+PG_PORT = int(os.environ.get("QZ_PG_PORT", "5432"))
+PG_ADMIN = {"host": PG_HOST, "port": PG_PORT, "database": "test", "user": "postgres"}
 PAGES = ("/", "/board/1", "/arbiter", "/standings")
 # Printed by the installed interpreter: where each shipped package is imported from.
 WHERE = """
@@ -294,7 +297,7 @@ def postgres_station(work: Path, venv: Path, env: dict[str, str]) -> None:
     try:
         asyncio.run(_pg(f'CREATE DATABASE "{name}"'))
     except OSError as exc:
-        raise CheckFailed(f"PostgreSQL on 127.0.0.1:5432 is not reachable: {exc}") from None
+        raise CheckFailed(f"PostgreSQL on {PG_HOST}:{PG_PORT} is not reachable: {exc}") from None
     os.chmod(work, 0o755)  # a root-started mosquitto drops to the mosquitto user
     broker = MosquittoProcess.from_roster(
         Roster.build(venue="pkgcheck", nodes={"pi-01": ["1"]}), work / "broker"
@@ -306,7 +309,7 @@ def postgres_station(work: Path, venv: Path, env: dict[str, str]) -> None:
         config.write_text(
             'venue = "pkgcheck"\nboards = ["1"]\n'
             f'data_dir = "{work / "pg-station"}"\n'
-            f'database_url = "postgresql://postgres@127.0.0.1:5432/{name}"\n'
+            f'database_url = "postgresql://postgres@{PG_HOST}:{PG_PORT}/{name}"\n'
             f'[broker]\nurl = "{broker.url}"\nusername = "station"\n'
             f'credentials_file = "{broker.dir / "credentials" / "station.json"}"\n'
             f'[http]\nhost = "127.0.0.1"\nport = {port}\n',

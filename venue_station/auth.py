@@ -22,6 +22,8 @@ import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from venue_station.errors import StationError
+
 __all__ = [
     "COOKIE",
     "CSRF_HEADER",
@@ -46,7 +48,7 @@ def role_allows(role: str, needed: str) -> bool:
     return role in ROLES and ROLES.index(role) >= ROLES.index(needed)
 
 
-class AuthError(ValueError):
+class AuthError(StationError, ValueError):
     """A malformed password hash."""
 
 

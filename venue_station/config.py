@@ -17,10 +17,11 @@ from broker_config.roster import Roster
 from venue_station.auth import check_hash_format
 from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
+from wire_contract.topics import ID_PATTERN
 
 __all__ = ["AccountConfig", "BrokerConfig", "HttpConfig", "PairingConfig", "StationConfig"]
 
-Id = Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")]
+Id = Annotated[str, Field(pattern=ID_PATTERN)]  # the contract's ids (wire_contract owns it)
 
 
 class _Model(BaseModel):

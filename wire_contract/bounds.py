@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from wire_contract.errors import WireContractError
+
 __all__ = [
     "MAX_CLOCK_MS",
     "MAX_COUNT",
@@ -51,7 +53,7 @@ PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 _PRINTABLE = re.compile(PRINTABLE_PATTERN)
 
 
-class PayloadBoundError(ValueError):
+class PayloadBoundError(WireContractError, ValueError):
     """A payload over a byte-level bound; the message says which bound and by how much."""
 
 

@@ -6,21 +6,18 @@ TLS files, the credentials and ``TCP_NODELAY`` behave the same on every side of 
 
 from __future__ import annotations
 
-import asyncio
-import math
 import socket
 import ssl
-from collections.abc import Awaitable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any
 from urllib.parse import urlsplit
 
 import aiomqtt
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-__all__ = ["NODELAY", "BrokerSettings", "CancellableClient", "mqtt_client"]
+from wire_contract.aiomqtt_adapter import CancellableClient, set_connect_timeout
 
-T = TypeVar("T")
+__all__ = ["NODELAY", "BrokerSettings", "CancellableClient", "mqtt_client"]
 
 # The broker's ``set_tcp_nodelay`` covers one direction only: paho leaves Nagle on, and a QoS 1
 # exchange of small packets then waits ~40 ms for delayed ACKs (docs/benchmarks.md). aiomqtt
@@ -94,44 +91,6 @@ class BrokerSettings(BaseModel):
         return context
 
 
-class CancellableClient(aiomqtt.Client):
-    """aiomqtt's client, with its waits (CONNACK, SUBACK, PUBACK, the disconnect) made with
-    ``asyncio.timeout`` instead of ``asyncio.wait_for``. On Python 3.11 ``wait_for`` swallows a
-    cancellation that arrives in the same loop pass as the awaited acknowledgement (CPython
-    gh-86296, fixed in 3.12): a node stopped just as a SUBACK came back went on into its
-    drain/receive TaskGroup and waited there forever."""
-
-    async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
-        if timeout is None:
-            timeout = self.timeout
-        try:
-            async with asyncio.timeout(None if timeout == math.inf else timeout):
-                return await fut
-        except TimeoutError:
-            raise aiomqtt.MqttError("Operation timed out") from None
-
-    def _on_socket_register_write(self, client: Any, userdata: Any, sock: Any) -> None:
-        """As aiomqtt's, but the writer is registered only if the socket is still open and
-        still the client's when the loop gets to it. A publish on a connection that has just
-        died asks for a writer, paho closes the socket before the next loop pass, and aiomqtt's
-        deferred ``add_writer`` then hit a closed descriptor (EBADF, logged as an ERROR; a
-        station stopping just after its broker did this every time) — or a reused one."""
-
-        def write() -> None:
-            try:
-                client.loop_write()
-            except Exception as exc:  # aiomqtt's own handling: the link broke
-                if not self._disconnected.done():
-                    self._disconnected.set_exception(exc)
-
-        def register() -> None:
-            if sock.fileno() >= 0 and client.socket() is sock:
-                self._loop.add_writer(sock.fileno(), write)
-
-        # paho may call this from the executor thread that runs connect(): threadsafe.
-        self._loop.call_soon_threadsafe(register)
-
-
 def mqtt_client(
     broker: BrokerSettings,
     *,
@@ -160,5 +119,5 @@ def mqtt_client(
     if connect_timeout_s is not None:
         # paho's TCP connect blocks for up to this (default 5 s); a SYN lost in a cut then holds
         # the next attempt back long after the link returned. aiomqtt has no argument for it.
-        client._client.connect_timeout = connect_timeout_s
+        set_connect_timeout(client, connect_timeout_s)
     return client

@@ -9,13 +9,15 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
+from wire_contract.errors import WireContractError
+
 __all__ = ["ID_PATTERN", "TopicName", "Topics", "WireError", "check_id", "parse_topic"]
 
 ID_PATTERN = r"^[A-Za-z0-9_-]{1,32}$"
 _ID_RE = re.compile(ID_PATTERN)
 
 
-class WireError(ValueError):
+class WireError(WireContractError, ValueError):
     """A payload, topic or command that does not match the contract; the message says what."""
 
 

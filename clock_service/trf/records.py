@@ -13,6 +13,8 @@ import dataclasses
 import re
 from decimal import Decimal, InvalidOperation
 
+from clock_service.errors import ClockServiceError
+
 __all__ = [
     "BYE_KINDS",
     "RESULT_CODES",
@@ -38,7 +40,7 @@ _BIRTH = re.compile(r"^\d{4}(/\d{2}/\d{2})?$")
 _POINTS = re.compile(r"^\d{1,3}(\.\d)?$")
 
 
-class TrfError(ValueError):
+class TrfError(ClockServiceError, ValueError):
     """A TRF (or pairs list) that cannot be read or written: the line, the columns, the reason."""
 
     def __init__(

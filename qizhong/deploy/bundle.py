@@ -39,6 +39,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from qizhong.deploy.pip_adapter import requirement_classes
+from qizhong.errors import QizhongError
+
 __all__ = [
     "PI_PACKAGES",
     "TARGETS",
@@ -70,7 +73,7 @@ _WHEEL = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)-.+\.whl$")
 REQUIREMENTS = "requirements.txt"  # inside each wheels-<machine>.tar
 
 
-class BundleError(Exception):
+class BundleError(QizhongError):
     """The bundle could not be built; the message says which step and pip's last words."""
 
 
@@ -215,13 +218,7 @@ def _target_environment(machine: str) -> dict[str, str]:
 def machine_only_dependencies(out: Path, machine: str, pins: Sequence[str]) -> list[str]:
     """Dependencies of the bundled wheels that only ``machine`` wants (a marker on
     ``platform_machine`` the host's resolution evaluated for itself) and that are not pinned."""
-    try:
-        from packaging.requirements import InvalidRequirement, Requirement
-    except ImportError:  # a control machine with pip only
-        from pip._vendor.packaging.requirements import (  # type: ignore[assignment]
-            InvalidRequirement,
-            Requirement,
-        )
+    Requirement, InvalidRequirement = requirement_classes()
     pinned = {_norm(p) for p in pins} | {"qizhong"}
     env = _target_environment(machine)
     found: set[str] = set()

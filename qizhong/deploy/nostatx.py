@@ -26,6 +26,8 @@ import struct
 import sys
 from collections.abc import Sequence
 
+from qizhong.errors import QizhongError
+
 __all__ = ["NoStatxError", "deny_statx", "main"]
 
 # host CPU -> (audit arch, {syscall: number}). faccessat2 and openat2 are newer than this
@@ -43,7 +45,7 @@ _RET_ERRNO = 0x00050000
 _LD_W_ABS, _JEQ_K, _RET_K = 0x20, 0x15, 0x06
 
 
-class NoStatxError(Exception):
+class NoStatxError(QizhongError):
     """The filter could not be installed (an unknown host CPU, or prctl refused)."""
 
 

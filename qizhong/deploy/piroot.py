@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from qizhong.deploy.bundle import project_root
+from qizhong.errors import QizhongError
 
 __all__ = ["MACHINES", "PiRoot", "PiRootError", "Recipe", "ensure_root", "load_recipe"]
 
@@ -35,7 +36,7 @@ BUILD_VERSION = "3"
 STAMP = ".complete"
 
 
-class PiRootError(Exception):
+class PiRootError(QizhongError):
     """A Pi root could not be built or used; the message says which step and its last words."""
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from broker_config import MosquittoProcess, Roster, free_port
+from qizhong.errors import QizhongError
 from venue_station.auth import hash_password
 
 __all__ = ["LocalVenue", "VenueError", "ensure_mosquitto"]
@@ -34,7 +35,7 @@ DISPLAY_ACCOUNT = "hall"
 ARBITER = "arbiter"
 
 
-class VenueError(RuntimeError):
+class VenueError(QizhongError, RuntimeError):
     """A part of the local venue could not be set up or started; the message says which."""
 
 

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.parts import skip_missing
 
 from broker_config import BrokerFiles, Roster, write_broker_config
 from broker_config import cli as broker_cli
@@ -112,7 +113,7 @@ def test_modes_group_and_owners(tmp_path: Path) -> None:
     try:
         gid = grp.getgrnam("mosquitto").gr_gid
     except KeyError:
-        pytest.skip("no mosquitto group on this machine")
+        skip_missing("the mosquitto group", "apt-get install mosquitto")
     for path in (files.password_file, files.acl_file, files.conf):
         st = path.stat()
         assert stat.S_IMODE(st.st_mode) == 0o640, path

@@ -18,6 +18,7 @@ import pytest
 from paho.mqtt.packettypes import PacketTypes
 from paho.mqtt.properties import Properties
 from support.broker import collect, mqtt_client, new_broker_dir, standard_roster
+from support.parts import needs_part, skip_missing
 from support.tls import make_test_certs
 
 from broker_config import MosquittoError, MosquittoProcess
@@ -163,7 +164,7 @@ def test_password_file_is_0640_group_mosquitto_and_read_as_mosquitto(
     try:
         group = grp.getgrnam("mosquitto")
     except KeyError:
-        pytest.skip("no mosquitto group on this machine")
+        skip_missing("the mosquitto group", "apt-get install mosquitto")
     for path in (venue_broker.files.password_file, venue_broker.files.acl_file):
         st = path.stat()
         assert stat.S_IMODE(st.st_mode) == 0o640
@@ -173,7 +174,7 @@ def test_password_file_is_0640_group_mosquitto_and_read_as_mosquitto(
         assert _uid_of(venue_broker.pid) == pwd.getpwnam("mosquitto").pw_uid
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="the trap needs a root-started mosquitto")
+@needs_part(os.geteuid() != 0, "root", "the trap needs a root-started mosquitto")
 def test_control_a_root_only_password_file_stops_the_broker(broker_factory: Factory) -> None:
     broker = broker_factory()
     broker.terminate()
@@ -183,7 +184,7 @@ def test_control_a_root_only_password_file_stops_the_broker(broker_factory: Fact
         broker.start()
 
 
-@pytest.mark.skipif(os.geteuid() != 0, reason="only root makes mosquitto drop privileges")
+@needs_part(os.geteuid() != 0, "root", "only root makes mosquitto drop privileges")
 def test_runner_explains_an_unreachable_directory(tmp_path: Path) -> None:
     directory = tmp_path / "broker"  # under pytest's 0700 folders
     with pytest.raises(MosquittoError, match="mosquitto user cannot enter"):

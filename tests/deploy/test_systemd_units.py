@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 from support.deploy import SYSTEMD_DIR, run
+from support.parts import needs_part
 
 ANALYZE = shutil.which("systemd-analyze")
-needs_analyze = pytest.mark.skipif(ANALYZE is None, reason="systemd-analyze is not installed")
+needs_analyze = needs_part(ANALYZE is None, "systemd-analyze", "apt-get install systemd")
 INSTALLED = "/opt/qizhong/venv/bin/qizhong"
 
 
@@ -60,7 +61,7 @@ def test_verify_catches_a_missing_binary_and_a_bad_key(tmp_path: Path) -> None:
 
 
 @needs_analyze
-@pytest.mark.skipif(not Path("/usr/sbin/mosquitto").exists(), reason="no mosquitto")
+@needs_part(not Path("/usr/sbin/mosquitto").exists(), "mosquitto", "apt-get install mosquitto")
 def test_mosquitto_drop_in_is_loaded_and_verifies(tmp_path: Path) -> None:
     units = _units(tmp_path)
     (units / "mosquitto.service").write_text(

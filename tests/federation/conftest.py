@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from support.postgres import throwaway_database
+from support.postgres import database_url, throwaway_database
 
 
 @pytest.fixture
 async def hub_db() -> AsyncIterator[str]:
     async with throwaway_database("qz_hub") as name:
-        yield f"postgresql://postgres@127.0.0.1:5432/{name}"
+        yield database_url(name)

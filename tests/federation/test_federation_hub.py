@@ -12,7 +12,7 @@ import pytest
 from support.nats import HUB_USER, NatsCentre, small_plan
 from support.station import envelope
 
-from federation_hub.consumer import Hub
+from federation_hub.consumer import HubConsumer
 from federation_hub.store import HubStore
 
 pytestmark = pytest.mark.postgres
@@ -49,7 +49,7 @@ async def test_hub_stores_each_event_once_and_detects_gaps(
     nats_centre: NatsCentre, hub_db: str
 ) -> None:
     store = await HubStore.open(hub_db)
-    hub = Hub(
+    hub = HubConsumer(
         servers=nats_centre.urls,
         user=HUB_USER[0],
         password=HUB_USER[1],
@@ -107,7 +107,7 @@ async def test_hub_stores_each_event_once_and_detects_gaps(
         await store.close()
 
 
-async def _states_done(hub: Hub, n: int) -> bool:
+async def _states_done(hub: HubConsumer, n: int) -> bool:
     return hub.counters.states >= n
 
 
@@ -130,7 +130,7 @@ async def test_an_unacked_event_is_redelivered_to_another_hub_and_stored_once(
         (msg,) = await sub.fetch(1, timeout=5)
         assert await store.add_events([parse_event(msg.subject, msg.data, "fed")]) == 1
         # no ack: hub A is gone
-        hub_b = Hub(
+        hub_b = HubConsumer(
             servers=nats_centre.urls,
             user=HUB_USER[0],
             password=HUB_USER[1],

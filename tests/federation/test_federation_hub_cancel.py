@@ -1,11 +1,11 @@
 """A hub stops on one cancel even when nats-py's fetch swallows it.
 
 nats-py's ``fetch`` waits with ``asyncio.wait_for``; on Python 3.11 a cancellation that arrives
-as the wait completes is lost (the fetch returns instead of raising). ``Hub._loop`` awaits that
-fetch, so it must ask its own task whether a cancel is pending rather than trust the fetch to
-raise: a hub that ignored SIGTERM this way hung a benchmark run for 10 minutes. The fetch below
-is a stand-in for exactly that library behaviour (it cannot be provoked on demand against a real
-nats-server); the loop under test is the hub's own.
+as the wait completes is lost (the fetch returns instead of raising). ``HubConsumer._loop``
+awaits that fetch, so it must ask its own task whether a cancel is pending rather than trust the
+fetch to raise: a hub that ignored SIGTERM this way hung a benchmark run for 10 minutes. The
+fetch below is a stand-in for exactly that library behaviour (it cannot be provoked on demand
+against a real nats-server); the loop under test is the hub's own.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from __future__ import annotations
 import asyncio
 from typing import Any
 
-from federation_hub.consumer import Hub
+from federation_hub.consumer import HubConsumer
 
 
 class SwallowingFetch:
@@ -32,7 +32,7 @@ class SwallowingFetch:
 
 
 async def test_the_read_loop_ends_on_one_cancel_though_the_fetch_swallows_it() -> None:
-    hub = Hub(servers=["nats://127.0.0.1:1"], user="u", password="p", store=None, plan=None)  # type: ignore[arg-type]
+    hub = HubConsumer(servers=["nats://127.0.0.1:1"], user="u", password="p", store=None, plan=None)  # type: ignore[arg-type]
     sub = SwallowingFetch()
     handled: list[Any] = []
 

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 from support.nats import HubProcess, NatsCentre
+from support.postgres import database_url
 
 QIZHONG = str(Path(sys.executable).parent / "qizhong")
 
@@ -35,7 +36,7 @@ def test_a_bad_database_url_is_named(tmp_path: Path) -> None:
 def test_an_unreachable_database_is_named(tmp_path: Path) -> None:
     pw = tmp_path / "pw"
     pw.write_text("secret")
-    run = hub("--db", "postgresql://no_such_role@127.0.0.1:5432/test", "--password-file", str(pw))
+    run = hub("--db", database_url("test", user="no_such_role"), "--password-file", str(pw))
     assert run.returncode == 2 and "--db: cannot open the store" in run.stderr
     assert "Traceback" not in run.stderr
 

@@ -17,7 +17,7 @@ import pytest
 from support.nats import HUB_USER, NatsCentre, small_plan
 from support.station import envelope
 
-from federation_hub.consumer import Hub
+from federation_hub.consumer import HubConsumer
 from federation_hub.store import HubStore
 from federation_hub.streams import EVENTS_DURABLE, EVENTS_STREAM, ensure_streams
 
@@ -31,7 +31,7 @@ async def test_a_stalled_store_leaves_the_backlog_in_jetstream(
     nats_centre: NatsCentre, hub_db: str
 ) -> None:
     store = await HubStore.open(hub_db)  # the schema exists before the lock is taken
-    hub = Hub(
+    hub = HubConsumer(
         servers=nats_centre.urls,
         user=HUB_USER[0],
         password=HUB_USER[1],

@@ -8,7 +8,7 @@ import pytest
 
 from board_nodes.board import NodeTime
 from board_nodes.cli import run as cli_run
-from board_nodes.config import ConfigError, NodeConfig
+from board_nodes.config import NodeConfig, NodeConfigError
 from board_nodes.journal import Journal, JournalError
 
 GOOD = """
@@ -57,7 +57,7 @@ def test_a_good_config_loads_with_data_dir_relative_to_the_file(tmp_path):
 def test_a_bad_config_names_file_key_and_reason(tmp_path, change, message):
     path = tmp_path / "node.toml"
     path.write_text(GOOD.replace(*change, 1))
-    with pytest.raises(ConfigError) as info:
+    with pytest.raises(NodeConfigError) as info:
         NodeConfig.load(path)
     assert str(info.value).startswith(str(path)), info.value
     assert message in str(info.value)

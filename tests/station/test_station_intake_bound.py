@@ -19,9 +19,10 @@ from support.station import FakeNode, station_config
 
 from venue_station.intake.collector import RECEIVE_WINDOW, WRITER_QUEUE_BOUND, Collector
 from venue_station.intake.ingest import Ingest
-from venue_station.live.fanout import Hub
+from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.store.database import Store
+from wire_contract.aiomqtt_adapter import paho_client
 from wire_contract.messages import Topics
 
 pytestmark = pytest.mark.broker
@@ -48,7 +49,7 @@ class Intake:
 async def stalled_intake(broker: Any, tmp_path: Path) -> AsyncIterator[Intake]:
     config = station_config(tmp_path, broker)
     store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
-    ingest = Ingest(store, venue=config.venue, metrics=Metrics(), hub=Hub())
+    ingest = Ingest(store, venue=config.venue, metrics=Metrics(), hub=EventFanout())
     await ingest.load()
     collector = Collector(config.broker, Topics(config.venue), ingest, session=1)
     intake = Intake(store, ingest, collector, [asyncio.create_task(collector.run())])
@@ -77,9 +78,9 @@ async def test_a_stalled_writer_leaves_the_backlog_at_the_broker(venue_broker, t
             await asyncio.sleep(1.0)  # give an unbounded intake every chance to show itself
             client = collector._client
             assert client is not None
-            in_memory = ingest.pending() + client._queue.qsize()
+            in_memory = ingest.pending() + len(client.messages)
             assert ingest.pending() <= WRITER_QUEUE_BOUND + 1
-            assert client._queue.qsize() <= RECEIVE_WINDOW
+            assert len(client.messages) <= RECEIVE_WINDOW
             assert in_memory < BURST - RECEIVE_WINDOW  # the rest waits at the broker
             # The writer starts: everything arrives, once.
             intake.start_writer()
@@ -110,7 +111,7 @@ async def test_a_resumed_session_sends_its_backlog_no_faster_than_the_station_re
                     await asyncio.sleep(0.05)
             client = collector._client
             assert client is not None
-            client._client.socket().shutdown(socket.SHUT_RDWR)  # the connection breaks
+            paho_client(client).socket().shutdown(socket.SHUT_RDWR)  # the connection breaks
             # The writer moves again; the collector resumes its session and the broker sends
             # what it queued meanwhile. Look at the receive queue until everything is stored.
             intake.start_writer()
@@ -120,7 +121,7 @@ async def test_a_resumed_session_sends_its_backlog_no_faster_than_the_station_re
                     await asyncio.sleep(0.02)
                     client = collector._client
                     if client is not None:
-                        most = max(most, client._queue.qsize())
+                        most = max(most, len(client.messages))
             assert collector.connections >= 2  # it did resume
             assert most <= RECEIVE_WINDOW + READ_OVERSHOOT
         assert await store.count_events() == burst

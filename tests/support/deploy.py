@@ -12,7 +12,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-import pytest
+from support.parts import skip_missing
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -27,7 +27,7 @@ def tool(name: str) -> str:
     if not path.exists():
         found = shutil.which(name)
         if found is None:
-            pytest.skip(f"{name} is not installed (pip install ansible-core ansible-lint)")
+            skip_missing(name, "pip install -e '.[dev]': ansible-core, ansible-lint")
         return found
     return str(path)
 

@@ -24,6 +24,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from support.parts import skip_missing
+
 __all__ = ["NetnsLink", "netns_skip_reason"]
 
 PREFIX = "10.213"
@@ -128,7 +130,7 @@ def make_link() -> NetnsLink:
 def netns_link() -> Iterator[NetnsLink]:
     reason = netns_skip_reason()
     if reason is not None:
-        pytest.skip(reason)
+        skip_missing("network namespaces", reason)
     link = make_link()
     try:
         yield link

@@ -1,6 +1,7 @@
 """Fixture modules shared by every test area, registered from ``tests/conftest.py``."""
 
 pytest_plugins: list[str] = [
+    "support.parts",  # first: the others import it
     "support.broker",
     "support.gpio",
     "support.station",

@@ -1,7 +1,8 @@
 """Station test fixtures: a store on SQLite or PostgreSQL, station configs, a fake node.
 
 - ``db_url`` (function, parametrised ``sqlite`` / ``postgres``): a fresh database; the
-  PostgreSQL one is a new database on 127.0.0.1:5432 (created from ``test``), dropped after.
+  PostgreSQL one is a new database on the tests' server (support/postgres.py; created from
+  ``test``), dropped after.
 - ``store``: a migrated :class:`venue_station.store.database.Store` on ``db_url``.
 - ``station_config(tmp_path, broker=None, **kw)``: a :class:`StationConfig` for the test venue
   with the arbiter account ``ARBITER`` (password ``ARBITER_PASSWORD``).
@@ -27,7 +28,7 @@ import aiomqtt
 import pytest
 
 from support.broker import mqtt_client
-from support.postgres import throwaway_database
+from support.postgres import database_url, throwaway_database
 from venue_station.auth import hash_password
 from venue_station.config import StationConfig
 from venue_station.domain.station import Station
@@ -56,7 +57,7 @@ async def db_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterato
         yield f"sqlite:///{tmp_path / 'station.db'}"
         return
     async with throwaway_database("qz_test") as name:
-        yield f"postgresql+asyncpg://postgres@127.0.0.1:5432/{name}"
+        yield database_url(name, scheme="postgresql+asyncpg")
 
 
 @pytest.fixture

@@ -6,7 +6,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import pytest
+from support.parts import skip_missing
 
 __all__ = ["make_test_certs"]
 
@@ -15,7 +15,7 @@ def make_test_certs(folder: Path) -> dict[str, str]:
     """A test CA and a server certificate for 127.0.0.1 in ``folder``: the paths as a roster's
     ``[listeners.tls]`` names them (cafile, certfile, keyfile)."""
     if shutil.which("openssl") is None:
-        pytest.skip("openssl is not installed")
+        skip_missing("openssl", "apt-get install openssl")
     ec = ["-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes"]
 
     def run(*args: str) -> None:

@@ -26,10 +26,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import pytest
 import pytest_asyncio
 
 from support.chromium import CHROMIUM, CHROMIUM_ARGS
+from support.parts import skip_missing
 from support.station import FakeNode, station_config
 from venue_station.domain.station import Station
 from venue_station.web.web_server import StationWithWeb
@@ -55,7 +55,7 @@ def wall_ms() -> int:
 @pytest_asyncio.fixture(loop_scope="session", scope="session")
 async def browser() -> AsyncIterator[Any]:
     if not CHROMIUM.exists():
-        pytest.skip(f"{CHROMIUM} is not installed (apt-get install chromium)")
+        skip_missing(str(CHROMIUM), "apt-get install chromium")
     from playwright.async_api import async_playwright
 
     async with async_playwright() as pw:

@@ -3,8 +3,9 @@
 On Python 3.11 (the Pi's bookworm and this project's floor) ``wait_for`` can lose a cancellation
 that arrives as the awaited thing completes: a node's stop hung on it once, a hub ignored
 SIGTERM for 10 minutes. ``async with asyncio.timeout(...)`` does not (docs/station.md, "timed
-waits"). The one place that must name it is ``wire_contract.broker.CancellableClient``, which
-overrides aiomqtt's own ``_wait_for`` with a safe one.
+waits"). The one place that must name it is
+``wire_contract.aiomqtt_adapter.CancellableClient``, which overrides aiomqtt's own ``_wait_for``
+with a safe one.
 """
 
 from __future__ import annotations

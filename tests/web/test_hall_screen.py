@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
+from support.parts import skip_missing
 from support.station import station_config
 from support.web import CHROMIUM, CHROMIUM_ARGS, WebStation, open_page, screenshot, wall_ms
 
@@ -274,7 +275,7 @@ async def test_the_round_its_time_the_late_deadline_and_the_next_start(
 async def test_the_kiosk_fonts_alone_draw_every_glyph(tmp_path: Path, hall: WebStation) -> None:
     dirs = [d for d in KIOSK_FONT_DIRS if d.is_dir()]
     if not dirs or not CHROMIUM.exists():
-        pytest.skip("no kiosk CJK font installed (apt-get install fonts-wqy-microhei)")
+        skip_missing("a kiosk CJK font and chromium", "apt-get install fonts-wqy-microhei chromium")
     # A fontconfig that knows only the kiosk's font folders: what a stock Pi image + the role has.
     conf = tmp_path / "fonts.conf"
     dir_lines = "".join(f"<dir>{d}</dir>" for d in dirs)

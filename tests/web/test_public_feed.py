@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from venue_station.live.fanout import Hub
+from venue_station.live.fanout import EventFanout
 from venue_station.live.public_feed import PublicFeed
 
 
@@ -112,7 +112,7 @@ def test_bounds_below_one_are_refused(kw: dict[str, Any]) -> None:
 async def test_the_arbiter_gets_each_message_at_once_while_a_thousand_phones_wait_for_a_tick() -> (
     None
 ):
-    hub = Hub()
+    hub = EventFanout()
     phones = [
         hub.subscribe(private=False, address=f"10.0.{i // 200}.{i % 200}") for i in range(1000)
     ]

@@ -134,9 +134,9 @@ def test_the_station_unit_allows_more_open_files_than_the_streams_cap() -> None:
 
 async def test_the_arbiters_streams_are_served_before_the_halls() -> None:
     """With a hall full of phones subscribed first, the arbiter's stream still wakes first."""
-    from venue_station.live.fanout import Hub
+    from venue_station.live.fanout import EventFanout
 
-    hub = Hub()
+    hub = EventFanout()
     order: list[str] = []
     phones = [hub.subscribe(private=False, address=f"10.0.0.{i}") for i in range(50)]
     arbiter = hub.subscribe(private=True, address="10.0.1.1")

@@ -29,7 +29,7 @@ from venue_station.live.results import derive_game
 from wire_contract.wallclock import wall_ms
 
 if TYPE_CHECKING:
-    from venue_station.live.fanout import Hub
+    from venue_station.live.fanout import EventFanout
     from venue_station.store.database import Store
 
 __all__ = ["META_KEY", "KnockoutDesk", "KnockoutRecord", "game_json", "view"]
@@ -143,7 +143,9 @@ class KnockoutDesk:
     """The station's knockout: load, bring up to date from the boards' results, save. Hold
     ``lock`` around a read-apply-save, so two arbiters acting at once cannot lose an input."""
 
-    def __init__(self, store: Callable[[], Store], hub: Hub, regulation: Regulation) -> None:
+    def __init__(
+        self, store: Callable[[], Store], hub: EventFanout, regulation: Regulation
+    ) -> None:
         self._store = store  # the station's, once started
         self.hub = hub
         self.regulation = regulation

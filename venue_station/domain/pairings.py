@@ -16,10 +16,11 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from venue_station.errors import PairingsError
+from wire_contract.topics import ID_PATTERN
 
 __all__ = ["Pairing", "control_at", "parse_pairings", "parse_players"]
 
-_BOARD_RE = re.compile(r"^[A-Za-z0-9_-]{1,32}$")
+_BOARD_RE = re.compile(ID_PATTERN)  # a board id as the wire contract has it
 PAIRING_HEADER = ["round", "board", "red", "black"]
 
 

@@ -28,7 +28,7 @@ from venue_station.errors import ConfigError, StationError
 from venue_station.intake.collector import Collector
 from venue_station.intake.ingest import BoardView, Ingest
 from venue_station.live.alerts import AlertSpec
-from venue_station.live.fanout import Hub
+from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import (
     Outcome,
@@ -52,7 +52,7 @@ class Station:
         self.topics = Topics(config.venue)
         self.metrics = Metrics()
         http = config.http
-        self.hub = Hub(max_total=http.sse_max, per_address=http.sse_per_address)
+        self.hub = EventFanout(max_total=http.sse_max, per_address=http.sse_per_address)
         self.regulation = _regulation(config)
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring

@@ -20,6 +20,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from venue_station.config import BrokerConfig
 from venue_station.intake.ingest import Ingest
 from venue_station.intake.read_gate import ReadGateQueue, gated_queue
+from wire_contract.aiomqtt_adapter import paho_client, socket_reader
 from wire_contract.broker import mqtt_client
 from wire_contract.messages import StationStatus, Topics, encode
 from wire_contract.wallclock import wall_ms
@@ -51,6 +52,7 @@ class Collector:
         self.client_id = config.client_id or f"qz-station-{topics.venue}"
         self.connected = asyncio.Event()
         self._client: aiomqtt.Client | None = None
+        self._gate: type[ReadGateQueue] | None = None  # the current client's queue class
         self.connections = 0
 
     def _status(self, state: str) -> bytes:
@@ -61,6 +63,9 @@ class Collector:
         props.SessionExpiryInterval = self.config.session_expiry_s
         props.ReceiveMaximum = RECEIVE_WINDOW
         will = aiomqtt.Will(self.topics.station_status, self._status("lost"), qos=1, retain=True)
+        # Paused only past the window, i.e. only when the broker broke its Receive Maximum:
+        # a paused socket also holds back the PUBACKs of the station's own commands.
+        self._gate = gate = gated_queue(RECEIVE_WINDOW + 1, RECEIVE_WINDOW // 2)
         client = mqtt_client(
             self.config,
             identifier=self.client_id,
@@ -69,12 +74,10 @@ class Collector:
             will=will,
             timeout=10,
             max_queued_outgoing_messages=100_000,
-            # Paused only past the window, i.e. only when the broker broke its Receive Maximum:
-            # a paused socket also holds back the PUBACKs of the station's own commands.
-            queue_type=gated_queue(RECEIVE_WINDOW + 1, RECEIVE_WINDOW // 2),
+            queue_type=gate,
         )
         # aiomqtt has no option for it: ack each message ourselves, after it found room.
-        client._client.manual_ack_set(True)
+        paho_client(client).manual_ack_set(True)
         return client
 
     async def publish(self, topic: str, payload: bytes, *, retain: bool = False) -> None:
@@ -108,9 +111,9 @@ class Collector:
         )
         await client.publish(self.topics.station_status, self._status("online"), qos=1, retain=True)
         self._client = client
-        sock = client._client.socket()
-        if isinstance(client._queue, ReadGateQueue) and sock is not None:
-            client._queue.attach(sock.fileno())
+        sock, queue = paho_client(client).socket(), self._gate.made if self._gate else None
+        if queue is not None and sock is not None:
+            queue.attach(sock.fileno(), socket_reader(client))
         self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
         self.connected.set()
@@ -121,7 +124,7 @@ class Collector:
             self.session,
         )
         handle, ingest = self.ingest.handle, self.ingest
-        ack = client._client.ack
+        ack = paho_client(client).ack
         try:
             async for message in client.messages:
                 payload: Any = message.payload

@@ -25,7 +25,7 @@ from venue_station.intake.guard import Authority, DropLog, FloodGate, is_decisio
 from venue_station.intake.ingest_writer import IngestWriter
 from venue_station.intake.seqs import RangeSet, SeqTracker
 from venue_station.live import alerts as alert_rules
-from venue_station.live.fanout import Hub
+from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.store.database import Store
 from wire_contract.messages import (
@@ -90,7 +90,7 @@ class Ingest(IngestWriter):
         *,
         venue: str,
         metrics: Metrics,
-        hub: Hub,
+        hub: EventFanout,
         known_boards: frozenset[str] = frozenset(),
         on_reply: Callable[[str, bytes], None] | None = None,
         clock_probe_s: float = 5.0,

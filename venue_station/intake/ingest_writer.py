@@ -17,7 +17,7 @@ from typing import Any
 from venue_station.intake.containment import WriterHealth, describe_item, write_contained
 from venue_station.intake.seqs import RangeSet, SeqTracker
 from venue_station.live import alerts as alert_rules
-from venue_station.live.fanout import Hub
+from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import DECISIVE_TYPES, derive_game
 from venue_station.store.database import Store
@@ -42,7 +42,7 @@ class IngestWriter:
 
     store: Store
     metrics: Metrics
-    hub: Hub
+    hub: EventFanout
     seqs: SeqTracker
     alert_ledger: alert_rules.AlertLedger
     writer_health: WriterHealth

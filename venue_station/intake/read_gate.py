@@ -11,11 +11,13 @@ and the backlog waits in the broker's queue, where it belongs.
 The collector pauses only past its Receive Maximum (a broker keeping to it never meets the
 gate): a paused socket also holds back the PUBACKs of the station's own commands.
 
-Given to aiomqtt as its ``queue_type``; ``attach`` names the connection's socket once it is
-open. aiomqtt reads the socket through an asyncio reader callback; pausing removes that
-reader (it is level-triggered: leaving it would spin) and resuming puts the same callback
-back. A loop without a selector (not the default asyncio loop) cannot be paused: the queue
-then only counts, and says so once in the log.
+Given to aiomqtt as its ``queue_type``; ``attach`` names the connection's socket and its
+reader once it is open (wire_contract/aiomqtt_adapter.py: the same work as aiomqtt's own
+reader). aiomqtt reads the socket through an asyncio reader callback; pausing removes it with
+the loop's public ``remove_reader`` (it is level-triggered: leaving it would spin) and
+resuming adds the reader back with ``add_reader``. Without a reader to put back (a client
+that is not the project's) the queue cannot pause: it then only counts, and says so once in
+the log.
 """
 
 from __future__ import annotations
@@ -33,18 +35,23 @@ log = logging.getLogger(__name__)
 class ReadGateQueue(asyncio.Queue[Any]):
     high: int = 1000
     low: int = 500
+    # aiomqtt takes a class and makes the queue itself: the class (one per client, from
+    # gated_queue) keeps the queue it made, so the collector finds it without the client's
+    # private parts.
+    made: ReadGateQueue | None = None
 
     def __init__(self, maxsize: int = 0) -> None:
         super().__init__(maxsize)
+        type(self).made = self
         self._fd: int | None = None
-        self._reader: tuple[Callable[..., Any], tuple[Any, ...]] | None = None
+        self._reader: Callable[[], None] | None = None
         self.paused = False
         self.pauses = 0  # how often the socket was paused (a gauge of overload)
         self.most = 0  # the largest length seen
 
-    def attach(self, fd: int) -> None:
-        """The connection's socket (a new one on every reconnect)."""
-        self._fd, self._reader, self.paused = fd, None, False
+    def attach(self, fd: int, reader: Callable[[], None] | None) -> None:
+        """The connection's socket and what reads it (new ones on every reconnect)."""
+        self._fd, self._reader, self.paused = fd, reader, False
 
     def put_nowait(self, item: Any) -> None:
         super().put_nowait(item)
@@ -60,21 +67,17 @@ class ReadGateQueue(asyncio.Queue[Any]):
         return item
 
     def _pause(self) -> None:
-        loop = asyncio.get_running_loop()
-        selector = getattr(loop, "_selector", None)
-        if self._fd is None or selector is None:
+        if self._fd is None or self._reader is None:
             if self.pauses == 0:
-                log.warning("receive queue at %d: cannot pause reading on this loop", self.qsize())
+                log.warning("receive queue at %d: cannot pause reading here", self.qsize())
                 self.pauses = 1
             return
         try:
-            handle = selector.get_key(self._fd).data[0]
-        except (KeyError, ValueError):
+            removed = asyncio.get_running_loop().remove_reader(self._fd)
+        except (OSError, ValueError):
             return  # the socket is closing: nothing more will be read from it anyway
-        if handle is None:
-            return
-        self._reader = (handle._callback, handle._args)
-        loop.remove_reader(self._fd)
+        if not removed:
+            return  # no reader on it (closed): nothing to pause
         self.paused = True
         self.pauses += 1
 
@@ -82,10 +85,8 @@ class ReadGateQueue(asyncio.Queue[Any]):
         self.paused = False
         if self._reader is None or self._fd is None:
             return
-        callback, args = self._reader
-        self._reader = None
         try:
-            asyncio.get_running_loop().add_reader(self._fd, callback, *args)
+            asyncio.get_running_loop().add_reader(self._fd, self._reader)
         except (OSError, ValueError):
             pass  # the socket closed while paused: the client reconnects on a new one
 

@@ -8,7 +8,7 @@ per phone per quarter second, however fast a board or the hall goes.
 
 A subscriber is private (a logged-in account: everything) or public (anonymous: the public
 copy of each message, see ``privacy.py``). Subscribers are capped in all (``max_total``) and
-per client address (``per_address``): ``subscribe`` raises :class:`HubFull` beyond, and the API
+per client address (``per_address``): ``subscribe`` raises :class:`FanoutFull` beyond, and the API
 answers 503. Each subscriber is a socket; the cap keeps the station under its open-file limit
 with room for the API, the broker and the database.
 """
@@ -19,19 +19,20 @@ import asyncio
 import logging
 from typing import Any
 
+from venue_station.errors import StationError
 from venue_station.live.privacy import public_message
 from venue_station.live.public_feed import PublicFeed, PublicQueue, encode_sse
 
-__all__ = ["Hub", "HubFull"]
+__all__ = ["EventFanout", "FanoutFull"]
 
 log = logging.getLogger(__name__)
 
 
-class HubFull(Exception):
+class FanoutFull(StationError):
     """No room for another live stream (in all, or for this address)."""
 
 
-class Hub:
+class EventFanout:
     def __init__(
         self, *, queue_size: int = 2000, max_total: int = 1_000_000, per_address: int = 1_000_000
     ) -> None:
@@ -49,9 +50,9 @@ class Hub:
         """A private subscriber's ``asyncio.Queue`` of SSE text (one message each), or a public
         one's queue of encoded chunks (``bytes``, a tick's messages each); ``None`` ends it."""
         if len(self._addresses) >= self.max_total:
-            raise HubFull(f"the station serves at most {self.max_total} live streams")
+            raise FanoutFull(f"the station serves at most {self.max_total} live streams")
         if self._per_address.get(address, 0) >= self.per_address:
-            raise HubFull(f"at most {self.per_address} live streams per address")
+            raise FanoutFull(f"at most {self.per_address} live streams per address")
         queue: Any
         if private:
             queue = asyncio.Queue(self._queue_size)

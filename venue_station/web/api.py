@@ -21,7 +21,7 @@ from starlette.routing import BaseRoute, Route
 from venue_station.auth import Sessions
 from venue_station.domain import exports
 from venue_station.live.alerts import ALERT_STATUSES
-from venue_station.live.fanout import HubFull, format_sse
+from venue_station.live.fanout import FanoutFull, format_sse
 from venue_station.live.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from venue_station.live.privacy import is_private_event, public_board, public_message
 from venue_station.live.results import derive_game, points
@@ -238,7 +238,7 @@ async def stream(request: Request) -> Response:
     private = _is_reader(request)
     try:
         queue = station.hub.subscribe(private=private, address=client_address(request))
-    except HubFull as exc:
+    except FanoutFull as exc:
         raise ApiError(503, str(exc), kind="streams_full", headers={"Retry-After": "30"}) from None
     hello = {"station": station.info(), "boards": station.board_views()}
 

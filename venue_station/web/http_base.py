@@ -12,6 +12,8 @@ from pydantic import BaseModel
 from starlette.requests import Request
 from starlette.responses import JSONResponse
 
+from venue_station.errors import StationError
+
 if TYPE_CHECKING:
     from venue_station.auth import Sessions
     from venue_station.domain.station import Station
@@ -29,7 +31,7 @@ __all__ = [
 ]
 
 
-class ApiError(Exception):
+class ApiError(StationError):
     def __init__(
         self,
         status: int,

@@ -34,12 +34,14 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import TypeVar
 
+from venue_station.errors import StationError
+
 __all__ = ["Buckets", "HasherBusy", "LoginGuard"]
 
 T = TypeVar("T")
 
 
-class HasherBusy(Exception):
+class HasherBusy(StationError):
     """More attempts are waiting for the hasher than the queue allows."""
 
 

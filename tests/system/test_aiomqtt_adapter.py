@@ -1,0 +1,85 @@
+"""Pins what wire_contract/aiomqtt_adapter.py relies on in aiomqtt's private parts, so an
+upgrade that moves one fails here, by name, before a node or a station misbehaves."""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import math
+
+import aiomqtt
+import paho.mqtt.client as paho
+import pytest
+from support.broker import VENUE, collect, mqtt_client
+
+from wire_contract.aiomqtt_adapter import (
+    CancellableClient,
+    paho_client,
+    set_connect_timeout,
+    socket_reader,
+)
+from wire_contract.topics import Topics
+
+TOPICS = Topics(VENUE)
+
+
+async def test_under_aiomqtt_is_a_paho_client_with_the_public_api_we_use() -> None:
+    client = CancellableClient("127.0.0.1", 1)
+    inner = paho_client(client)
+    assert isinstance(inner, paho.Client), "aiomqtt.Client._client is no longer paho's client"
+    for name in ("manual_ack_set", "ack", "socket", "loop_read", "loop_write"):
+        assert callable(getattr(inner, name)), f"paho.Client.{name}"
+    assert list(inspect.signature(inner.ack).parameters) == ["mid", "qos"]
+    set_connect_timeout(client, 1.5)
+    assert inner.connect_timeout == 1.5
+
+
+async def test_aiomqtt_waits_through_wait_for_which_we_override() -> None:
+    params = list(inspect.signature(aiomqtt.Client._wait_for).parameters)
+    assert params == ["self", "fut", "timeout"], params
+    for name in ("subscribe", "unsubscribe", "publish", "__aenter__", "__aexit__"):
+        source = inspect.getsource(getattr(aiomqtt.Client, name))
+        assert "self._wait_for(" in source, f"aiomqtt.Client.{name} no longer waits via _wait_for"
+    assert "asyncio.wait_for" in inspect.getsource(aiomqtt.Client._wait_for), (
+        "aiomqtt's own _wait_for changed: is the override (gh-86296) still needed?"
+    )
+    client = CancellableClient("127.0.0.1", 1, timeout=math.inf)
+    done: asyncio.Future[int] = asyncio.get_running_loop().create_future()
+    done.set_result(3)
+    assert await client._wait_for(done, timeout=None) == 3  # math.inf: no timeout
+
+
+async def test_aiomqtt_hands_paho_the_socket_callbacks_we_override() -> None:
+    client = CancellableClient("127.0.0.1", 1)
+    inner = paho_client(client)
+    assert inner.on_socket_open == client._on_socket_open
+    assert inner.on_socket_register_write == client._on_socket_register_write
+    assert client._on_socket_open.__func__ is CancellableClient._on_socket_open  # type: ignore[attr-defined]
+    assert client._loop is asyncio.get_running_loop()
+    assert isinstance(client._disconnected, asyncio.Future)
+    source = inspect.getsource(aiomqtt.Client._on_socket_open)
+    assert "add_reader" in source and "loop_read" in source, (
+        "aiomqtt no longer reads the socket through a loop reader calling loop_read"
+    )
+
+
+@pytest.mark.broker
+async def test_the_reader_we_keep_reads_as_aiomqtts_own_once_it_is_removed(venue_broker) -> None:
+    """The read gate's pause and resume: remove aiomqtt's reader (asyncio's public
+    ``remove_reader``), nothing is read; add the adapter's reader back, the message comes."""
+    loop = asyncio.get_running_loop()
+    async with (
+        mqtt_client(venue_broker, "station") as station,
+        mqtt_client(venue_broker, "node-a") as node,
+    ):
+        reader = socket_reader(station)
+        sock = paho_client(station).socket()
+        assert reader is not None and sock is not None
+        await station.subscribe(f"{TOPICS.root}/#", qos=1)
+        assert loop.remove_reader(sock.fileno()), "aiomqtt's reader was not on the socket"
+        await node.publish(TOPICS.event("1"), b"hello", qos=0)
+        await asyncio.sleep(0.5)
+        assert len(station.messages) == 0  # paused: nothing was read
+        loop.add_reader(sock.fileno(), reader)
+        got = await collect(station, 1, within=3)
+        assert [m.payload for m in got] == [b"hello"]

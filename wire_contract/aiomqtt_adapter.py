@@ -1,0 +1,115 @@
+"""The one module that reaches into aiomqtt's private parts (written against aiomqtt 2.5,
+paho-mqtt 2.2). tests/system/test_aiomqtt_adapter.py pins each of them and fails loudly when an
+upgrade moves one; tests/system/test_library_privates.py keeps every other module off them.
+
+What is reached, why, and what replaces it on an upgrade:
+
+- ``Client._client``, the paho client under aiomqtt (:func:`paho_client`). aiomqtt has no
+  option for manual acks, the connect timeout or the socket; paho has them as public API
+  (``manual_ack_set``, ``ack(mid, qos)``, ``socket()``, ``connect_timeout``), and only that is
+  used on it. Replace with aiomqtt's own arguments if it grows them.
+- ``Client._wait_for``, overridden by :class:`CancellableClient`: aiomqtt waits for CONNACK,
+  SUBACK, PUBACK and the disconnect with ``asyncio.wait_for``, which on Python 3.11 loses a
+  cancellation arriving in the same loop pass as the result (CPython gh-86296, fixed in
+  3.12). Drop the override on Python >= 3.12 or when aiomqtt waits with ``asyncio.timeout``.
+- ``Client._on_socket_register_write``, overridden (with ``_loop`` and ``_disconnected``
+  inside): aiomqtt's deferred ``add_writer`` hit a socket paho had already closed (EBADF,
+  logged as an ERROR). Drop it when aiomqtt checks the socket itself.
+- ``Client._on_socket_open``, extended: it records the connection's reader
+  (:func:`socket_reader`, the same work as aiomqtt's own: paho's public ``loop_read`` until an
+  SSL socket has nothing pending; a failure ends the connection), so the read gate pauses and
+  resumes reading with asyncio's public ``remove_reader``/``add_reader`` instead of digging
+  aiomqtt's callback out of the loop's selector. Drop it if aiomqtt can pause reading.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
+
+import aiomqtt
+import paho.mqtt.client as paho
+
+__all__ = [
+    "CancellableClient",
+    "paho_client",
+    "set_connect_timeout",
+    "socket_reader",
+]
+
+T = TypeVar("T")
+
+
+class CancellableClient(aiomqtt.Client):
+    """aiomqtt's client, with its waits (CONNACK, SUBACK, PUBACK, the disconnect) made with
+    ``asyncio.timeout`` instead of ``asyncio.wait_for``. On Python 3.11 ``wait_for`` swallows a
+    cancellation that arrives in the same loop pass as the awaited acknowledgement (CPython
+    gh-86296, fixed in 3.12): a node stopped just as a SUBACK came back went on into its
+    drain/receive TaskGroup and waited there forever."""
+
+    reader: Callable[[], None] | None = None  # this connection's socket reader, once open
+
+    async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
+        if timeout is None:
+            timeout = self.timeout
+        try:
+            async with asyncio.timeout(None if timeout == math.inf else timeout):
+                return await fut
+        except TimeoutError:
+            raise aiomqtt.MqttError("Operation timed out") from None
+
+    def _on_socket_open(self, client: Any, userdata: Any, sock: Any) -> None:
+        """As aiomqtt's (it adds its reader), and keep a reader of our own for the read gate."""
+
+        def read() -> None:
+            try:
+                while True:
+                    client.loop_read()
+                    pending = getattr(sock, "pending", None)  # ssl.SSLSocket.pending()
+                    if pending is None or pending() <= 0:
+                        break
+            except Exception as exc:  # aiomqtt's own handling: the link broke
+                if not self._disconnected.done():
+                    self._disconnected.set_exception(exc)
+
+        self.reader = read
+        super()._on_socket_open(client, userdata, sock)
+
+    def _on_socket_register_write(self, client: Any, userdata: Any, sock: Any) -> None:
+        """As aiomqtt's, but the writer is registered only if the socket is still open and
+        still the client's when the loop gets to it. A publish on a connection that has just
+        died asks for a writer, paho closes the socket before the next loop pass, and aiomqtt's
+        deferred ``add_writer`` then hit a closed descriptor (EBADF, logged as an ERROR; a
+        station stopping just after its broker did this every time) — or a reused one."""
+
+        def write() -> None:
+            try:
+                client.loop_write()
+            except Exception as exc:  # aiomqtt's own handling: the link broke
+                if not self._disconnected.done():
+                    self._disconnected.set_exception(exc)
+
+        def register() -> None:
+            if sock.fileno() >= 0 and client.socket() is sock:
+                self._loop.add_writer(sock.fileno(), write)
+
+        # paho may call this from the executor thread that runs connect(): threadsafe.
+        self._loop.call_soon_threadsafe(register)
+
+
+def paho_client(client: aiomqtt.Client) -> paho.Client:
+    """The paho client under ``client``: use only paho's public API on it."""
+    inner: paho.Client = client._client
+    return inner
+
+
+def set_connect_timeout(client: aiomqtt.Client, seconds: float) -> None:
+    """paho's TCP connect timeout (aiomqtt has no argument for it; paho's default is 5 s)."""
+    paho_client(client).connect_timeout = seconds
+
+
+def socket_reader(client: aiomqtt.Client) -> Callable[[], None] | None:
+    """What reads the open connection's socket (a :class:`CancellableClient`'s), or None."""
+    return client.reader if isinstance(client, CancellableClient) else None
