@@ -12,7 +12,7 @@ import socket
 import ssl
 from collections.abc import Awaitable
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, Self, TypeVar
 from urllib.parse import urlsplit
 
 import aiomqtt
@@ -70,6 +70,16 @@ class BrokerSettings(BaseModel):
     @property
     def tls(self) -> bool:
         return urlsplit(self.url).scheme == "mqtts"
+
+    def resolved_against(self, base: Path) -> Self:
+        """These settings with every relative file path taken as relative to ``base`` (the
+        folder of the config file that named it, not the process's working directory)."""
+        fix = {
+            key: base / value
+            for key in ("password_file", "ca_file", "cert_file", "key_file")
+            if isinstance(value := getattr(self, key), Path) and not value.is_absolute()
+        }
+        return self.model_copy(update=fix)
 
     def read_password(self) -> str | None:
         if self.password is not None:
