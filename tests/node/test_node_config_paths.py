@@ -12,8 +12,6 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pytest
-
 from board_nodes.config import NodeConfig
 
 TOML = """
@@ -41,7 +39,11 @@ def check(config: Path, cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     return subprocess.run(
         [sys.executable, "-m", "qizhong", "node", "--config", str(config), "--check"],
-        cwd=cwd, capture_output=True, text=True, timeout=60, env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env=env,
     )
 
 
