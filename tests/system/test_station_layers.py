@@ -94,7 +94,8 @@ def http_outside_web(package: Path = PACKAGE) -> list[str]:
     out = []
     for name, (wing, path) in modules(package).items():
         if wing != "web":
-            out += [f"{name} imports {i}" for i in sorted(imports_of(path)) if _is(i, HTTP_LIBRARIES)]
+            found = sorted(imports_of(path))
+            out += [f"{name} imports {i}" for i in found if _is(i, HTTP_LIBRARIES)]
     return out
 
 
