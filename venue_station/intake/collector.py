@@ -20,6 +20,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from venue_station.config import BrokerConfig
 from venue_station.intake.ingest import Ingest
 from venue_station.intake.read_gate import ReadGateQueue, gated_queue
+from venue_station.live.alerts import broker_down_alert
 from wire_contract.broker import mqtt_client
 from wire_contract.messages import StationStatus, Topics, encode
 from wire_contract.wallclock import wall_ms
@@ -52,6 +53,16 @@ class Collector:
         self.connected = asyncio.Event()
         self._client: aiomqtt.Client | None = None
         self.connections = 0
+        # Wall ms since when the station has had no broker (from its start until the first
+        # connection): every page shows it, and the boards' views are not live meanwhile.
+        self.down_since_ms: int | None = wall_ms()
+
+    def _lost(self) -> None:
+        if self.connected.is_set() or self.down_since_ms is None:
+            self.down_since_ms = wall_ms()
+            self.ingest.raise_alert(broker_down_alert(self.topics.venue, self.down_since_ms))
+        self._client = None
+        self.connected.clear()
 
     def _status(self, state: str) -> bytes:
         return encode(StationStatus(state=state, session=self.session, ts=wall_ms()))  # type: ignore[arg-type]
@@ -91,8 +102,7 @@ class Collector:
                 async with self._make_client() as client:
                     await self._serve(client)
             except aiomqtt.MqttError as exc:
-                self._client = None
-                self.connected.clear()
+                self._lost()
                 log.warning(
                     "broker connection %s: %s; reconnecting in %.1f s", self.config.url, exc, delay
                 )
@@ -113,6 +123,7 @@ class Collector:
             client._queue.attach(sock.fileno())
         self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
+        self.down_since_ms = None
         self.connected.set()
         log.info(
             "station connected to %s as %s (session %d)",
@@ -142,8 +153,7 @@ class Collector:
                 if message.qos:
                     ack(message.mid, message.qos)
         finally:
-            self._client = None
-            self.connected.clear()
+            self._lost()
 
     async def say_offline(self) -> None:
         """The clean-stop announcement; best effort (the will covers a failure)."""

@@ -20,6 +20,7 @@ __all__ = [
     "AlertSpec",
     "alert_for_status",
     "alerts_for_event",
+    "broker_down_alert",
     "ruling_of",
 ]
 
@@ -34,6 +35,7 @@ ALERT_KINDS = (
     "board_offline",
     "board_lost",
     "journal_failing",
+    "broker_down",
     "warning",
     "clock_offset",
     "gap",
@@ -164,3 +166,9 @@ def alert_for_status(
     if status.conn is not None:
         detail["conn"] = status.conn
     return AlertSpec(key, kind, board, when, detail=detail)
+
+
+def broker_down_alert(venue: str, since_ms: int) -> AlertSpec:
+    """The station lost its broker: no board's news arrives, every clock shown is stale. One
+    alert per outage (keyed by its start); the board field names the venue (no one board)."""
+    return AlertSpec(f"broker:{since_ms}", "broker_down", "*", since_ms, detail={"venue": venue})
