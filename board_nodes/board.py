@@ -3,7 +3,8 @@
 Everything the players touch happens here, on the node, without the network: a press reaches
 the clock core with the instant of its edge, the flag is a ``loop.call_at`` at the exact zero
 instant, and the face is refreshed when the digits it shows change. Each fact the core or the
-referee decides becomes one journaled event (seq from the journal) before anyone is told.
+referee decides becomes one journaled event (seq from the journal) before anyone is told; a
+journal whose disk refuses holds it (journal.py) and the face shows DISK: no clock stops.
 """
 
 from __future__ import annotations
@@ -77,8 +78,6 @@ class Board:
         self._display_timer: asyncio.TimerHandle | None = None
         self._late_timer: asyncio.TimerHandle | None = None
         self._start_timer: asyncio.TimerHandle | None = None
-        self._checkpoint_task: asyncio.Task[None] | None = None
-        self._face_task: asyncio.Task[None] | None = None
         self.face_errors = 0
 
     def __repr__(self) -> str:
@@ -411,6 +410,8 @@ class Board:
             text = "ARB"
         elif self.phase is BoardPhase.PAUSED:
             text = "PAUSE"
+        elif self.journal.failing_since is not None:
+            text = "DISK"
         return FaceView(
             self.clock.remaining_ms(Side.RED),
             self.clock.remaining_ms(Side.BLACK),

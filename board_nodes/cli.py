@@ -25,6 +25,11 @@ def run(args: argparse.Namespace) -> int:
     except NodeConfigError as exc:
         print(f"qizhong node: {exc}", file=sys.stderr)
         return 2
+    try:
+        config.preflight(source=args.config)
+    except NodeConfigError as exc:
+        print(f"qizhong node: {exc}", file=sys.stderr)
+        return 2
     if args.check:
         print(f"{args.config}: ok ({len(config.board)} boards)")
         return 0

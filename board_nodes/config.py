@@ -7,6 +7,7 @@ A bad file fails at start with the file, the key and the reason, e.g.::
 
 from __future__ import annotations
 
+import errno
 import tomllib
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -113,9 +114,40 @@ class NodeConfig(_Strict):
             config = cls.model_validate(raw)
         except ValidationError as exc:
             raise NodeConfigError(f"{source}: {describe(exc)}") from None
-        if base is not None and not config.data_dir.is_absolute():
-            config.data_dir = base / config.data_dir
+        if base is not None:
+            # Relative paths are the file's: systemd starts the node in /, a technician
+            # anywhere; both mean the folder node.toml is in.
+            if not config.data_dir.is_absolute():
+                config.data_dir = base / config.data_dir
+            config.broker = config.broker.resolved_against(base)
         return config
+
+    def preflight(self, *, source: str = "node.toml") -> None:
+        """What start would need from the disk, tried now: the broker's password and TLS files
+        readable, the data folder there or creatable and writable. A ``NodeConfigError`` naming the
+        key and the path otherwise (``qizhong node --check`` runs it)."""
+        try:
+            self.broker.read_password()
+        except OSError as exc:
+            raise NodeConfigError(
+                f"{source}: broker.password_file: cannot read {self.broker.password_file}: "
+                f"{exc.strerror}"
+            ) from None
+        for key in ("ca_file", "cert_file", "key_file"):
+            path = getattr(self.broker, key)
+            if path is not None and not path.is_file():
+                raise NodeConfigError(f"{source}: broker.{key}: no such file {path}")
+        try:
+            self.data_dir.mkdir(parents=True, exist_ok=True)
+            probe = self.data_dir / ".qz-write-probe"
+            probe.write_bytes(b"")
+            probe.unlink()
+        except OSError as exc:
+            if exc.errno == errno.ENOSPC:
+                return  # a full card: the node starts anyway and keeps its clocks (journal.py)
+            raise NodeConfigError(
+                f"{source}: data_dir: cannot write {self.data_dir}: {exc.strerror}"
+            ) from None
 
 
 def describe(exc: ValidationError) -> str:

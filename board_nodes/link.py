@@ -118,6 +118,7 @@ class BoardLink:
         self.counters: Counter[str] = Counter()
         self._wake = asyncio.Event()
         self._state_dirty = asyncio.Event()
+        self._status_dirty = False  # the journal's health changed: publish the status again
         self._backlog_upto = 0
         self._station_session: int | None = None
         self._alarmed = False
@@ -135,6 +136,12 @@ class BoardLink:
         self._state_dirty.set()
         self._wake.set()
 
+    def journal_changed(self) -> None:
+        """The journal began or ceased to refuse writes: say so in the status, and send what
+        it now holds on disk."""
+        self._status_dirty = True
+        self._state_changed()
+
     # -- payloads ------------------------------------------------------------------------------
     def _status(self, state: str, *, ts: int | None = None) -> bytes:
         status = wire.BoardStatus(
@@ -143,6 +150,7 @@ class BoardLink:
             session=self.board.session,
             ts=wall_ms() if ts is None else ts,
             conn=self.conn,
+            journal="failing" if self.journal.failing_since is not None else None,
         )
         return wire.encode(status)
 
@@ -221,9 +229,15 @@ class BoardLink:
                 self.journal.mark_sent([row.id for row in rows])
                 self.counters["events_sent"] += len(rows)
                 continue
-            if self._state_dirty.is_set():
+            if self._state_dirty.is_set() and not self.journal.holds(self.board.id):
+                # A state names the last seq: not while that event is held off the disk.
                 self._state_dirty.clear()
                 await self._send_state(client)
+                continue
+            if self._status_dirty:
+                self._status_dirty = False
+                status = self._status("online")
+                await self._send(client, self.topics.status(self.board.id), status, retain=True)
                 continue
             self._wake.clear()
             await self._wake.wait()

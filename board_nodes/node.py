@@ -41,6 +41,7 @@ class Node:
         self.config = config
         self.regulation = Regulation.load(config.regulation)
         self.journal = Journal(config.data_dir / "journal.sqlite3", durable=config.journal_durable)
+        self._failing_since: int | None = None  # as the boards last said it
         self._faces = faces or {}
         self._time_source = time_source
         self.boards: dict[str, Board] = {}
@@ -153,8 +154,28 @@ class Node:
         period = self.config.checkpoint_s
         while True:
             await asyncio.sleep(period - loop.time() % period)
+            held = self.journal.held
+            self.journal.flush()  # nothing to do unless the disk refused
             due = [(b.id, cp) for b in self.boards.values() if (cp := b.due_checkpoint())]
             self.journal.checkpoints(due, wall_ms())
+            # the disk may have refused a press since the last tick, or taken the held ones
+            if (self.journal.failing_since is None) != (self._failing_since is None):
+                self._journal_changed(self._failing_since, held)
+                self._failing_since = self.journal.failing_since
+
+    def _journal_changed(self, failing_since: int | None, held: int) -> None:
+        """The journal began or ceased to refuse writes: every board says so (status, face);
+        once it writes again, each board journals a warning of how long it refused."""
+        for board_id, board in self.boards.items():
+            if failing_since is not None:  # it writes again
+                refused_ms = max(0, wall_ms() - failing_since)
+                board.emit("warning", {
+                    "reason": "journal_failed",
+                    "detail": f"the journal refused writes for {refused_ms} ms; "
+                              f"{held} events were held and are written",
+                })  # fmt: skip
+            self.links[board_id].journal_changed()
+            board.changed()
 
     async def _say_offline(self) -> None:
         sdnotify.notify("STOPPING=1")

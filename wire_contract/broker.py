@@ -9,7 +9,7 @@ from __future__ import annotations
 import socket
 import ssl
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, Self
 from urllib.parse import urlsplit
 
 import aiomqtt
@@ -67,6 +67,16 @@ class BrokerSettings(BaseModel):
     @property
     def tls(self) -> bool:
         return urlsplit(self.url).scheme == "mqtts"
+
+    def resolved_against(self, base: Path) -> Self:
+        """These settings with every relative file path taken as relative to ``base`` (the
+        folder of the config file that named it, not the process's working directory)."""
+        fix = {
+            key: base / value
+            for key in ("password_file", "ca_file", "cert_file", "key_file")
+            if isinstance(value := getattr(self, key), Path) and not value.is_absolute()
+        }
+        return self.model_copy(update=fix)
 
     def read_password(self) -> str | None:
         if self.password is not None:

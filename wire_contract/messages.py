@@ -89,7 +89,11 @@ class BoardStatus(_Model):
     # (session, conn), and within one connection its end
     # (``lost``/``offline``) after its ``online``. Absent from older nodes (then: by ts).
     conn: Annotated[int, Field(ge=1, le=MAX_WALL_MS, strict=True)] | None = None
-    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn",)
+    # "failing": the node's journal refuses writes (a full or broken SD card). Its clocks run
+    # on; its events are held on the node and published once they are on disk, so the
+    # station's view of the board is behind until then. Absent when the journal writes.
+    journal: Literal["failing"] | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn", "journal")
 
     def order_key(self) -> tuple[int, int, int]:
         """Later statuses have larger keys; only meaningful when ``conn`` is set."""

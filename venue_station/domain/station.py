@@ -368,7 +368,22 @@ class Station:
             "started_ms": self.started_ms,
             "station_ts": wall_ms(),
             "connected": bool(self.collector and self.collector.connected.is_set()),
+            "alarms": self.alarms(),
         }
+
+    def alarms(self) -> list[dict[str, Any]]:
+        """What every page must show in a banner: the station's own troubles, each a code the
+        pages translate and the wall ms since when (issue 28). ``broker_down``: no board's
+        news arrives, the clocks shown are the last known; ``store_failing``: what arrives
+        is not being stored (a full disk, a stuck or failing writer)."""
+        out: list[dict[str, Any]] = []
+        if self.connect and self.collector is not None and not self.collector.connected.is_set():
+            out.append({"code": "broker_down", "since_ms": self.collector.down_since_ms})
+        if self.ingest is not None:
+            writer = self.ingest.writer_health
+            if writer.stuck() or writer.retrying:
+                out.append({"code": "store_failing", "detail": writer.last_error})
+        return out
 
 
 def _regulation(config: StationConfig) -> Regulation:

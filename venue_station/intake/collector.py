@@ -20,6 +20,7 @@ from paho.mqtt.subscribeoptions import SubscribeOptions
 from venue_station.config import BrokerConfig
 from venue_station.intake.ingest import Ingest
 from venue_station.intake.read_gate import ReadGateQueue, gated_queue
+from venue_station.live.alerts import broker_down_alert
 from wire_contract.aiomqtt_adapter import paho_client, socket_reader
 from wire_contract.broker import mqtt_client
 from wire_contract.messages import StationStatus, Topics, encode
@@ -54,6 +55,16 @@ class Collector:
         self._client: aiomqtt.Client | None = None
         self._gate: type[ReadGateQueue] | None = None  # the current client's queue class
         self.connections = 0
+        # Wall ms since when the station has had no broker (from its start until the first
+        # connection): every page shows it, and the boards' views are not live meanwhile.
+        self.down_since_ms: int | None = wall_ms()
+
+    def _lost(self) -> None:
+        if self.connected.is_set() or self.down_since_ms is None:
+            self.down_since_ms = wall_ms()
+            self.ingest.raise_alert(broker_down_alert(self.topics.venue, self.down_since_ms))
+        self._client = None
+        self.connected.clear()
 
     def _status(self, state: str) -> bytes:
         return encode(StationStatus(state=state, session=self.session, ts=wall_ms()))  # type: ignore[arg-type]
@@ -94,8 +105,7 @@ class Collector:
                 async with self._make_client() as client:
                     await self._serve(client)
             except aiomqtt.MqttError as exc:
-                self._client = None
-                self.connected.clear()
+                self._lost()
                 log.warning(
                     "broker connection %s: %s; reconnecting in %.1f s", self.config.url, exc, delay
                 )
@@ -116,6 +126,7 @@ class Collector:
             queue.attach(sock.fileno(), socket_reader(client))
         self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
+        self.down_since_ms = None
         self.connected.set()
         log.info(
             "station connected to %s as %s (session %d)",
@@ -145,8 +156,7 @@ class Collector:
                 if message.qos:
                     ack(message.mid, message.qos)
         finally:
-            self._client = None
-            self.connected.clear()
+            self._lost()
 
     async def say_offline(self) -> None:
         """The clean-stop announcement; best effort (the will covers a failure)."""

@@ -20,6 +20,7 @@ __all__ = [
     "AlertSpec",
     "alert_for_status",
     "alerts_for_event",
+    "broker_down_alert",
     "ruling_of",
 ]
 
@@ -33,6 +34,8 @@ ALERT_KINDS = (
     "move_limit",
     "board_offline",
     "board_lost",
+    "journal_failing",
+    "broker_down",
     "warning",
     "clock_offset",
     "gap",
@@ -147,7 +150,15 @@ def alert_for_status(
     """``board_offline``/``board_lost`` for a status that says so. A will (``lost``) is stamped
     when its connection was made, not when it was lost: the alert is dated by its arrival."""
     if status.state == "online":
-        return None
+        if status.journal != "failing":
+            return None
+        # The board's node cannot write its journal: its clocks run, but its events wait on
+        # the node (not published) until the card has room again. One alert per connection.
+        key = f"jf:{board}:{status.session}:{status.conn or status.ts}"
+        return AlertSpec(
+            key, "journal_failing", board, received_ms or status.ts,
+            detail={"node": status.node, "session": status.session},
+        )  # fmt: skip
     kind = "board_offline" if status.state == "offline" else "board_lost"
     key = f"st:{board}:{status.session}:{status.state}:{status.ts}"
     when = received_ms if status.state == "lost" and received_ms is not None else status.ts
@@ -155,3 +166,9 @@ def alert_for_status(
     if status.conn is not None:
         detail["conn"] = status.conn
     return AlertSpec(key, kind, board, when, detail=detail)
+
+
+def broker_down_alert(venue: str, since_ms: int) -> AlertSpec:
+    """The station lost its broker: no board's news arrives, every clock shown is stale. One
+    alert per outage (keyed by its start); the board field names the venue (no one board)."""
+    return AlertSpec(f"broker:{since_ms}", "broker_down", "*", since_ms, detail={"venue": venue})

@@ -64,6 +64,16 @@ class Error(BaseModel):
 
 
 # -- the station --------------------------------------------------------------------------------
+class StationAlarm(Out):
+    """A trouble of the station itself that every page shows in a banner (issue 28):
+    ``broker_down`` (since ``since_ms``: no board's news arrives, clocks are not live) or
+    ``store_failing`` (what arrives is not being stored; ``detail`` the writer's last error)."""
+
+    code: Literal["broker_down", "store_failing"]
+    since_ms: Ms | None = None
+    detail: str | None = None
+
+
 class StationInfo(Out):
     venue: str
     regulation: str
@@ -72,6 +82,7 @@ class StationInfo(Out):
     started_ms: Ms
     station_ts: Ms
     connected: bool
+    alarms: list[StationAlarm]
 
 
 class TaskState(Out):

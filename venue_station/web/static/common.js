@@ -90,6 +90,9 @@
     if (!state || state.phase === "idle" || !state.game) return null;
     const ms = state[side + "_ms"];
     if (typeof ms !== "number") return null;
+    // window.QZ_STALE (banner.js): the station time since when it has lost the boards; the
+    // running clock is shown as it stood then, not run on.
+    if (window.QZ_STALE) now = Math.min(now, window.QZ_STALE);
     if (state.phase === "running" && state.running === side && !state.flag)
       return Math.max(0, ms - (now - state.ts));
     return ms;

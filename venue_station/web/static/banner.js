@@ -1,0 +1,67 @@
+// The station's own troubles, on every page (issue 28): the broker lost (no board's news
+// arrives; the clocks shown are the last known and are not run on), the store not writing.
+// Polls /api/station (public, small) every 2 s; a page needs only this one script tag. Its
+// words are its own (both languages), so it needs no other script.
+"use strict";
+(function () {
+  const TEXT = {
+    "zh-CN": {
+      broker_down: "与消息服务器断开（自 {since} 起）：各台状态未知，显示的时间不是实时的",
+      store_failing: "比赛数据未能保存（磁盘已满或写入失败）：请立即通知技术人员",
+      station_unreachable: "无法连接到裁判站（自 {since} 起）：页面显示的不是实时信息",
+    },
+    en: {
+      broker_down: "Broker link lost (since {since}): board states unknown, times shown are not live",
+      store_failing: "Results are not being stored (disk full or write failure): call the technician now",
+      station_unreachable: "Station unreachable (since {since}): this page is not live",
+    },
+  };
+  function lang() {
+    let saved = null;
+    try { saved = localStorage.getItem("qz.lang"); } catch (e) { /* private mode */ }
+    const q = new URLSearchParams(location.search).get("lang");
+    const pick = q || saved || document.documentElement.lang || "zh-CN";
+    return pick.toLowerCase().startsWith("en") ? "en" : "zh-CN";
+  }
+  function hhmmss(ms) {
+    return ms ? new Date(ms).toLocaleTimeString(lang() === "en" ? "en-GB" : "zh-CN", { hour12: false }) : "?";
+  }
+  let unreachableSince = null;
+  function show(alarms) {
+    let bar = document.getElementById("qz-alarm");
+    // The boards' times stop running on while the station cannot see them (common.js reads it).
+    const blind = alarms.find((a) => a.code === "broker_down" || a.code === "station_unreachable");
+    window.QZ_STALE = blind ? blind.since_ms || Date.now() : null;
+    if (!alarms.length) {
+      if (bar) bar.remove();
+      return;
+    }
+    if (!bar) {
+      bar = document.createElement("div");
+      bar.id = "qz-alarm";
+      bar.setAttribute("role", "alert");
+      bar.style.cssText = "position:fixed;top:0;left:0;right:0;z-index:9999;background:#b00020;" +
+        "color:#fff;font:bold 18px/1.4 sans-serif;padding:8px 12px;text-align:center";
+      document.body.prepend(bar);
+    }
+    const table = TEXT[lang()];
+    bar.textContent = alarms
+      .map((a) => (table[a.code] || table.store_failing).split("{since}").join(hhmmss(a.since_ms)))
+      .join(" · ");
+    bar.dataset.codes = alarms.map((a) => a.code).join(" ");
+  }
+  async function poll() {
+    try {
+      const r = await fetch("/api/station", { cache: "no-store" });
+      const info = await r.json();
+      unreachableSince = null;
+      show(Array.isArray(info.alarms) ? info.alarms : []);
+    } catch (e) {
+      unreachableSince = unreachableSince || Date.now();
+      show([{ code: "station_unreachable", since_ms: unreachableSince }]);
+    }
+  }
+  function start() { poll(); setInterval(poll, 2000); }
+  if (document.readyState === "loading") document.addEventListener("DOMContentLoaded", start);
+  else start();
+})();
