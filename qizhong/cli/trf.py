@@ -35,6 +35,7 @@ from pathlib import Path
 from clock_service.trf import engines
 from clock_service.trf.document import Trf, TrfError
 from clock_service.trf.pairs import parse_pairs
+from qizhong.errors import QizhongError
 
 __all__ = ["add_arguments", "run"]
 
@@ -83,7 +84,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
             one.add_argument("--no-send", action="store_true", help="store only; no set_game")
 
 
-class StationError(Exception):
+class StationRefused(QizhongError):
     """The station refused: its reason (which names the line and columns of a bad file)."""
 
 
@@ -146,13 +147,13 @@ def _call(
         return exc.code, exc.read()
 
 
-def _refused(status: int, body: bytes) -> StationError:
+def _refused(status: int, body: bytes) -> StationRefused:
     try:
         reply = json.loads(body)
         reason = reply.get("error") or reply.get("message") or str(reply)
     except ValueError:
         reason = body.decode("utf-8", "replace")[:300]
-    return StationError(f"the station answered {status}: {reason}")
+    return StationRefused(f"the station answered {status}: {reason}")
 
 
 class _Session:
@@ -173,7 +174,7 @@ class _Session:
     def login(self) -> None:
         user = self.args.user
         if not user:
-            raise StationError(
+            raise StationRefused(
                 f"no session for {self.base}: qizhong trf login --station {self.base} --user NAME"
             )
         password = os.environ.get("QZ_PASSWORD") or getpass.getpass(f"password for {user}: ")
@@ -189,7 +190,7 @@ class _Session:
             raise _refused(exc.code, exc.read()) from None
         found = re.search(rf"{COOKIE}=([^;]+)", cookie)
         if not found:
-            raise StationError("the station set no session cookie")
+            raise StationRefused("the station set no session cookie")
         self.sid, self.csrf = found.group(1), reply["csrf"]
         self.file.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(self.file, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -319,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
     except TrfError as exc:
         print(f"{args.file}: {exc}", file=sys.stderr)
         return 2
-    except StationError as exc:
+    except StationRefused as exc:
         print(f"qizhong trf {args.action}: {exc}", file=sys.stderr)
         return 1
     except OSError as exc:  # a missing file, a station that cannot be reached

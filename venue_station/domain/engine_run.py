@@ -28,6 +28,7 @@ from clock_service.trf.pairs import pairs_text, parse_pairs
 from venue_station.domain.standings import game_records
 from venue_station.domain.trf_io import export_trf, import_pairs
 from venue_station.domain.trf_state import load_state, tournament_rounds
+from venue_station.errors import StationError
 
 if TYPE_CHECKING:
     from venue_station.config import PairingConfig
@@ -39,7 +40,7 @@ PROPOSAL_KEY = "trf.proposal"
 _ENV_PATH = "/usr/local/bin:/usr/bin:/bin"
 
 
-class PairingEngineError(ValueError):
+class PairingEngineError(StationError, ValueError):
     """The engine cannot be run or gave no usable answer; ``status`` the HTTP status to use
     (409: the station's state does not allow it, 502: the engine failed)."""
 
