@@ -22,11 +22,12 @@ QIZHONG = [sys.executable, "-m", "qizhong"]
 
 
 @contextmanager
-def emulate_clock(*extra: str) -> Iterator[str]:
-    """``qizhong emulate-clock`` on a free port, pressing a key every 300 ms; yields its URL."""
+def emulate_clock(*extra: str, where: tuple[str, ...] = ("--listen", "socket://127.0.0.1:0")
+                  ) -> Iterator[str]:  # fmt: skip
+    """``qizhong emulate-clock`` on a free port (or a pty), pressing a key every 300 ms;
+    yields its URL."""
     proc = subprocess.Popen(
-        [*QIZHONG, "emulate-clock", "--listen", "socket://127.0.0.1:0", "--no-ui",
-         "--auto-press-ms", "300", *extra],
+        [*QIZHONG, "emulate-clock", *where, "--no-ui", "--auto-press-ms", "300", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=ENV,
     )  # fmt: skip
     try:
@@ -60,6 +61,15 @@ def test_the_kit_passes_a_clock_that_keeps_the_protocol() -> None:
     assert lines and all(verdict == "PASS" for verdict, _ in lines), done.stdout
     # every case ran: handshake, refusals and bounds, resend, re-handshake, proof, refusal
     assert {s for _, s in lines} >= {"§2", "§3", "§4.1", "§4.2", "§4.4", "§5", "§6"}
+    assert "0 failed" in done.stdout
+
+
+def test_the_kit_passes_it_over_a_serial_port_too() -> None:
+    # a pty: the clock spoke before the port was opened, so its HELLO comes on the first PING
+    with emulate_clock(where=("--pty",)) as path:
+        assert path.startswith("/dev/")
+        done = conformance(path)
+    assert done.returncode == 0, done.stdout + done.stderr
     assert "0 failed" in done.stdout
 
 
