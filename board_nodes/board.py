@@ -14,6 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy, phase_of
+from board_nodes.board_state import snapshot_of
 from board_nodes.flag_guard import FlagGuard
 from board_nodes.journal import Journal
 from board_nodes.timesource import NodeTime
@@ -109,58 +110,13 @@ class Board:
         )
 
     def snapshot(self) -> wire.StateSnapshot:
-        """The retained ``state`` of DESIGN.md §4: the one place it is built."""
-        clock = self.clock
-        part = self.clock_part()
-        referee = self.referee
-        flag = FlagGuard.standing(clock)
-        game = self.game or {}
-        return wire.StateSnapshot(
-            board=self.id,
-            node=self.node,
-            session=self.session,
-            seq=self.last_seq,
-            ts=self._snapshot_ts(clock),
-            game=game.get("game"),
-            tc=game.get("tc"),
-            phase=self.phase.value,
-            running=part.running,
-            red_ms=part.red_ms,
-            black_ms=part.black_ms,
-            moves=wire.SidePair(
-                red=clock.moves(Side.RED) if clock else 0,
-                black=clock.moves(Side.BLACK) if clock else 0,
-            ),
-            flag=flag.value if flag else None,
-            fouls=wire.SidePair(
-                red=referee.fouls(Side.RED) if referee else 0,
-                black=referee.fouls(Side.BLACK) if referee else 0,
-            ),
-            result=self.result,
-            red=game.get("red"),
-            black=game.get("black"),
-            arbiter_mode=self.arbiter_mode,
-            pending=[self._pending_item(p) for p in referee.pending()] if referee else [],
-            handicap=game.get("handicap") or None,
-            clock_fault=self.clock_fault,
-        )
+        """The retained ``state`` of DESIGN.md §4 (built in ``board_state``)."""
+        return snapshot_of(self)
 
-    def _snapshot_ts(self, clock: GameClock | None) -> int:
-        """Now, for a running clock (its readings are as of now); for a stopped one right
-        after an event dated earlier (a flag that waited for its proof), that event's ts."""
-        dated = self._dated
-        stopped = clock is None or clock.running is None
-        if dated is not None and dated[0] == self.last_seq and stopped:
-            return dated[1]
-        return wall_ms()
-
-    def _pending_item(self, p: Proposal) -> dict[str, Any]:
-        return {
-            "seq": self.proposal_seq.get(p.id),
-            "kind": p.kind.value,
-            "reason": p.reason,
-            "side": p.side.value if p.side else None,
-        }
+    @property
+    def dated(self) -> tuple[int, int] | None:
+        """(seq, ts) of the latest event if it was dated before its publication."""
+        return self._dated
 
     # -- the journal ------------------------------------------------------------------------------
     def checkpoint_data(self) -> dict[str, Any]:
