@@ -15,6 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy, phase_of
+from board_nodes.board_state import snapshot_of
 from board_nodes.flag_guard import FlagGuard
 from board_nodes.journal import Journal
 from board_nodes.timesource import NodeTime
@@ -28,6 +29,9 @@ __all__ = ["Board", "NodeTime"]
 log = logging.getLogger(__name__)
 
 CHECKPOINT_VERSION = 1
+# A move published at least this long after its press (a resend: the first try is acknowledged
+# within 100 ms, docs/protocol.md §5) says how late in ``arrived_after_ms``.
+LATE_MS = 100
 
 
 class Board:
@@ -79,6 +83,7 @@ class Board:
         self._late_timer: asyncio.TimerHandle | None = None
         self._start_timer: asyncio.TimerHandle | None = None
         self.face_errors = 0
+        self._dated: tuple[int, int] | None = None  # (seq, ts) of an event dated earlier
 
     def __repr__(self) -> str:
         return f"<Board {self.id} {self.phase} seq={self.last_seq}>"
@@ -104,49 +109,13 @@ class Board:
         )
 
     def snapshot(self) -> wire.StateSnapshot:
-        """The retained ``state`` of DESIGN.md §4: the one place it is built."""
-        clock = self.clock
-        part = self.clock_part()
-        referee = self.referee
-        flag = FlagGuard.standing(clock)
-        game = self.game or {}
-        return wire.StateSnapshot(
-            board=self.id,
-            node=self.node,
-            session=self.session,
-            seq=self.last_seq,
-            ts=wall_ms(),
-            game=game.get("game"),
-            tc=game.get("tc"),
-            phase=self.phase.value,
-            running=part.running,
-            red_ms=part.red_ms,
-            black_ms=part.black_ms,
-            moves=wire.SidePair(
-                red=clock.moves(Side.RED) if clock else 0,
-                black=clock.moves(Side.BLACK) if clock else 0,
-            ),
-            flag=flag.value if flag else None,
-            fouls=wire.SidePair(
-                red=referee.fouls(Side.RED) if referee else 0,
-                black=referee.fouls(Side.BLACK) if referee else 0,
-            ),
-            result=self.result,
-            red=game.get("red"),
-            black=game.get("black"),
-            arbiter_mode=self.arbiter_mode,
-            pending=[self._pending_item(p) for p in referee.pending()] if referee else [],
-            handicap=game.get("handicap") or None,
-            clock_fault=self.clock_fault,
-        )
+        """The retained ``state`` of DESIGN.md §4 (built in ``board_state``)."""
+        return snapshot_of(self)
 
-    def _pending_item(self, p: Proposal) -> dict[str, Any]:
-        return {
-            "seq": self.proposal_seq.get(p.id),
-            "kind": p.kind.value,
-            "reason": p.reason,
-            "side": p.side.value if p.side else None,
-        }
+    @property
+    def dated(self) -> tuple[int, int] | None:
+        """(seq, ts) of the latest event if it was dated before its publication."""
+        return self._dated
 
     # -- the journal ------------------------------------------------------------------------------
     def checkpoint_data(self) -> dict[str, Any]:
@@ -179,8 +148,13 @@ class Board:
                 self.clock.pause()
             self.referee = Referee.restore(self.regulation, checkpoint["referee"])
 
-    def emit(self, type_: str, data: dict[str, Any]) -> dict[str, Any]:
+    def emit(self, type_: str, data: dict[str, Any], *, at_ns: int | None = None) -> dict[str, Any]:
         """Journal one event (with the checkpoint it leads to), then tell the listeners.
+
+        Its ``ts`` is the wall time of its instant (docs/wire.md, "Which instant a ts
+        carries"): ``at_ns`` (a flag's deadline, a late press's own instant), else the board's
+        time, which is the act's instant while a face event is applied, so ``ts`` and the
+        ``clock`` part speak of the same instant however late the event is published.
 
         The envelope is built and checked by the contract's model: a field the contract does
         not know fails here, on the node, not silently at the station."""
@@ -189,6 +163,8 @@ class Board:
         checkpoint = self.checkpoint_data()
         clock = self.clock_part()
         game = self.game["game"] if self.game else None
+        instant = self.now() if at_ns is None else at_ns
+        ts = self.now.wall_ms_of(instant)
 
         def build(seq: int) -> dict[str, Any]:
             envelope = wire.EventEnvelope(
@@ -197,7 +173,7 @@ class Board:
                 game=game,
                 session=self.session,
                 seq=seq,
-                ts=wall_ms(),
+                ts=ts,
                 type=type_,
                 clock=clock,
                 data=data,
@@ -207,6 +183,9 @@ class Board:
 
         payload = self.journal.record(self.id, build, checkpoint=checkpoint, wall_ms=wall_ms())
         self.last_seq = payload["seq"]
+        # An event dated before its publication: the state right after it says that instant
+        # too (the flag's state is as of its deadline), until the next event.
+        self._dated = (self.last_seq, ts) if self.now.lag_ms(instant) > 0 else None
         log.info("board %s seq %d %s %s", self.id, self.last_seq, type_, data)
         self.on_event(payload)
         return payload
@@ -216,18 +195,30 @@ class Board:
         command); from the board a pause is the arbiter's only in arbiter mode."""
         for event in events:
             data = event.data()
+            at_ns = None
             if event.type == "paused":
                 data = {"by": by or ("arbiter" if self.arbiter_mode else "board"), **data}
             elif event.type == "adjusted":
                 data = {**data, "by": by or "arbiter"}
-            self.emit(event.type, data)
+            elif event.type == "flag" and self.clock is not None:
+                # Dated at the instant the time ran out; how long the proof (or the press
+                # that settled it) took is a field of its own.
+                at_ns = self.clock.flagged_ns
+                if at_ns is not None:
+                    data = {**data, "stood_after_ms": self.now.lag_ms(at_ns)}
+            elif event.type == "move":
+                late_ms = self.now.lag_ms(self.now())
+                if late_ms >= LATE_MS:
+                    data = {**data, "arrived_after_ms": late_ms}
+            self.emit(event.type, data, at_ns=at_ns)
             if event.type == "flag" and self.referee is not None:
-                self.emit_proposals(self.referee.flag_fell(Side.parse(data["side"])))
+                proposals = self.referee.flag_fell(Side.parse(data["side"]))
+                self.emit_proposals(proposals, at_ns=at_ns)  # the same fact, the same instant
             if event.type == "move" and self.referee is not None and self.clock is not None:
                 moves = (self.clock.moves(Side.RED), self.clock.moves(Side.BLACK))
                 self.emit_proposals(self.referee.moves_made(*moves))
 
-    def emit_proposals(self, proposals: list[Proposal]) -> None:
+    def emit_proposals(self, proposals: list[Proposal], *, at_ns: int | None = None) -> None:
         for proposal in proposals:
             type_, data = proposal.to_wire()
             first = proposal.id not in self.proposal_seq
@@ -239,7 +230,7 @@ class Board:
                     self.finish(data)
             if type_ == "warning":
                 data["status"] = proposal.status.value
-            payload = self.emit(type_, data)
+            payload = self.emit(type_, data, at_ns=at_ns)
             if first:
                 self.proposal_seq[proposal.id] = payload["seq"]
 
@@ -293,10 +284,12 @@ class Board:
         early_ms = self.flag.press_before_flag(side, self.now.act_ns)
         if early_ms is not None:
             # The flag stood unproven (the link was down) and this press was before it.
+            # Dated at the press; the flag's ts less ``early_ms`` is the press's wall time.
             self.emit("warning", {
                 "reason": "press_before_flag", "side": side.value, "status": "pending",
+                "early_ms": early_ms,
                 "detail": f"pressed {early_ms} ms before the flag; arrived after it stood",
-            })  # fmt: skip
+            }, at_ns=self.now.act_ns)  # fmt: skip
             return
         if self.result is not None:
             return

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from wire_contract.wallclock import wall_ms
+
 __all__ = ["NodeTime"]
 
 
@@ -43,6 +45,15 @@ class NodeTime:
     def floor(self) -> int:
         """The instant of the last change of the clock's state."""
         return self._floor
+
+    def wall_ms_of(self, instant_ns: int) -> int:
+        """The wall time (Unix ms) of ``instant_ns`` on this source: now, less how long ago
+        it was. An instant in the future is taken as now: a ``ts`` never runs ahead."""
+        return wall_ms() - max(0, self._source() - instant_ns) // 1_000_000
+
+    def lag_ms(self, instant_ns: int) -> int:
+        """How long ago ``instant_ns`` was (0 if not yet)."""
+        return max(0, self._source() - instant_ns) // 1_000_000
 
     def mark(self) -> None:
         """The clock's state changed now (or at the pinned instant)."""

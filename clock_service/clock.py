@@ -136,6 +136,7 @@ class GameClock:
     __slots__ = (
         "_deadline",
         "_flag",
+        "_flagged_ns",
         "_handicap",
         "_now",
         "_on_move",
@@ -166,6 +167,7 @@ class GameClock:
         self._phase = Phase.IDLE
         self._on_move = Side.RED
         self._flag: Side | None = None
+        self._flagged_ns: int | None = None
         self._deadline = 0  # meaningful only while RUNNING
         self._started = False
 
@@ -355,6 +357,12 @@ class GameClock:
     def black_tc(self) -> TimeControl:
         return self._sides[Side.BLACK].tc
 
+    @property
+    def flagged_ns(self) -> int | None:
+        """The monotonic instant the flag fell (its deadline, not when it was settled); None
+        before a flag, and after ``restore`` (monotonic instants are not kept)."""
+        return self._flagged_ns
+
     def deadline_ns(self) -> int | None:
         """The monotonic instant the running side flags; None when nothing runs.
 
@@ -460,6 +468,7 @@ class GameClock:
         # Exact zero: the budget is spent to the ns, the flag falls, nothing runs any more.
         self._phase = Phase.FINISHED
         self._flag = self._on_move
+        self._flagged_ns = self._deadline
         return (Flagged(self._on_move),)
 
 

@@ -177,6 +177,9 @@ class MoveData(_Model):
     side: SideName
     used_ms: Ms
     move: Annotated[int, Field(ge=1, le=bounds.MAX_MOVES)]
+    # The press's frame came this long after the press (>= 100 ms: it was resent); the
+    # event's ts is the press's own instant.
+    arrived_after_ms: Ms | None = None
 
 
 class PausedData(_Model):
@@ -186,6 +189,9 @@ class PausedData(_Model):
 
 class FlagData(_Model):
     side: SideName
+    # How long after its deadline (the event's ts) the flag stood: the proof that no earlier
+    # press was in flight (docs/protocol.md §6), or the press that settled it.
+    stood_after_ms: Ms | None = None
 
 
 class FoulData(_Model):
@@ -238,6 +244,8 @@ class WarningData(_Model):
     reason: Reason
     side: SideName | None = None
     detail: Detail | None = None
+    # press_before_flag: how long before the flag's ts the press was (the warning's ts)
+    early_ms: Ms | None = None
     status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
 
 

@@ -31,7 +31,7 @@ from firmware_bridge.serial.messages import (
 )
 from firmware_bridge.serial.stream import LinkStats
 
-__all__ = ["DEFAULT_CAPABILITIES", "DeviceLink", "DeviceLinkListener"]
+__all__ = ["DEFAULT_CAPABILITIES", "FAULTS", "DeviceLink", "DeviceLinkListener"]
 
 log = logging.getLogger(__name__)
 
@@ -39,6 +39,15 @@ DEFAULT_CAPABILITIES = (
     Capability.PAUSE_KEY | Capability.ARBITER_KEY | Capability.POWER_SENSE
     | Capability.BATTERY_SENSE | Capability.BUZZER | Capability.BRIGHTNESS | Capability.TEXT
 )  # fmt: skip
+
+
+# Deliberate faults, for testing the conformance kit (firmware_bridge/serial/conformance.py)
+# against a device that breaks one rule of docs/protocol.md; never on by default.
+FAULTS = {
+    "rewind-counter": "§4.4: every HELLO_ACK sets the receive counter, even backwards",
+    "no-rehandshake": "§5: no new HELLO after giving up on an event (1 + 8 sends)",
+    "ignore-version-refusal": "§4.2: a NAK reason 3 changes nothing (events keep coming)",
+}
 
 
 class DeviceLinkListener(Protocol):
@@ -61,8 +70,16 @@ class DeviceLink(LinkBase):
         stats: LinkStats | None = None,
         rto: float = 0.1,
         max_retries: int = 8,
+        faults: frozenset[str] = frozenset(),
     ) -> None:
-        super().__init__(stats=stats, rto=rto, max_retries=max_retries, keep_on_give_up=True)
+        super().__init__(
+            stats=stats, rto=rto, max_retries=max_retries, keep_on_give_up=True,
+            late_delivery=False,  # §5: a frame a gap passed over is acknowledged, not shown
+        )  # fmt: skip
+        unknown = set(faults) - set(FAULTS)
+        if unknown:
+            raise ValueError(f"unknown device faults {sorted(unknown)}; known: {sorted(FAULTS)}")
+        self.faults = frozenset(faults)
         self.listener = listener
         self.device_id = device_id
         self.firmware = firmware
@@ -121,7 +138,7 @@ class DeviceLink(LinkBase):
     def _give_up(self) -> None:
         """The retry budget ran out on an event: ask for a new handshake, whose HELLO_ACK
         makes us resend every held event (the link may be up the whole time: a noise burst)."""
-        if not self.acked or self.frames is None:
+        if not self.acked or self.frames is None or "no-rehandshake" in self.faults:
             return
         self.rehandshakes += 1
         log.info("gave up on an event; handshaking again to resend it")
@@ -149,12 +166,14 @@ class DeviceLink(LinkBase):
             # Everything before the host's oldest unacknowledged seq has been delivered here.
             # The answer to a second HELLO of one handshake may name a seq this end has
             # delivered since: never rewind to it (the next update would wait out a gap).
-            if fresh:
+            if fresh or "rewind-counter" in self.faults:
                 self.receiver.reset(message.tx_seq)
             else:
                 self.receiver.advance_to(message.tx_seq)
             self.sender.resume()
         elif isinstance(message, Nak) and message.reason is NakReason.VERSION:
+            if "ignore-version-refusal" in self.faults:
+                return
             if not self.refused_version:
                 log.warning("host refused protocol version %d", self.version)
             self.refused_version = True

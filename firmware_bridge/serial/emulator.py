@@ -114,11 +114,12 @@ class ClockEmulator:
         capabilities: Capability = DEFAULT_CAPABILITIES,
         retransmit_timeout: float = 0.1,
         max_retries: int = 8,
+        faults: frozenset[str] = frozenset(),
     ) -> None:
         self.stats = LinkStats()
         self.link = DeviceLink(
             self, device_id=device_id, firmware=firmware, capabilities=capabilities,
-            stats=self.stats, rto=retransmit_timeout, max_retries=max_retries,
+            stats=self.stats, rto=retransmit_timeout, max_retries=max_retries, faults=faults,
         )  # fmt: skip
         self.url: str | None = None
         self.shown: Show | None = None

@@ -21,6 +21,7 @@ from collections.abc import Awaitable, Callable
 
 from clock_service import Side
 from firmware_bridge.serial.codec import PROTOCOL_VERSION
+from firmware_bridge.serial.device import FAULTS
 from firmware_bridge.serial.emulator import ClockEmulator
 
 __all__ = ["KEYS", "add_arguments", "run"]
@@ -52,6 +53,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
     parser.add_argument("--delay-ms", type=float, default=0.0, help="hold back every sent byte")
     parser.add_argument("--no-ui", action="store_true", help="no keyboard UI even on a terminal")
+    parser.add_argument(
+        "--auto-press-ms", type=int, default=0, metavar="MS",
+        help="press red and black in turn every MS ms (a clock for the conformance kit)",
+    )  # fmt: skip
+    parser.add_argument(
+        "--fault", action="append", default=[], choices=sorted(FAULTS),
+        help="break one rule of docs/protocol.md on purpose (tests of the conformance kit)",
+    )  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
@@ -63,16 +72,30 @@ async def _main(args: argparse.Namespace) -> int:
     stop = asyncio.Event()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, stop.set)
-    async with ClockEmulator(device_id=args.device_id) as emu:
+    async with ClockEmulator(device_id=args.device_id, faults=frozenset(args.fault)) as emu:
         emu.hello_version = args.protocol_version
         emu.set_delay(args.delay_ms)
         url = await emu.listen(args.listen) if args.listen else await emu.open_pty()
         print(f"clock emulator: {url}", flush=True)
+        presser = None
+        if args.auto_press_ms > 0:
+            presser = loop.create_task(_auto_press(emu, args.auto_press_ms / 1000))
         if sys.stdin.isatty() and not args.no_ui:
             await _keyboard(emu, stop)
         else:
             await stop.wait()
+        if presser is not None:
+            presser.cancel()
     return 0
+
+
+async def _auto_press(emu: ClockEmulator, every_s: float) -> None:
+    side = Side.RED
+    while True:
+        await asyncio.sleep(every_s)
+        if emu.connected:
+            await emu.press(side)
+            side = side.other
 
 
 async def _keyboard(emu: ClockEmulator, stop: asyncio.Event) -> None:

@@ -75,6 +75,7 @@ class LinkBase:
         rto: float = 0.1,
         max_retries: int = 8,
         keep_on_give_up: bool = False,
+        late_delivery: bool = True,
     ) -> None:
         self.stats = stats if stats is not None else LinkStats()
         self.frames: FrameProtocol | None = None
@@ -82,7 +83,7 @@ class LinkBase:
             self._transmit, self.stats, window=window, rto=rto, max_retries=max_retries,
             keep_on_give_up=keep_on_give_up,
         )  # fmt: skip
-        self.receiver = Receiver(self._deliver, self.stats)
+        self.receiver = Receiver(self._deliver, self.stats, late_delivery=late_delivery)
         self.muted = False  # emulator: a device that stops answering (drops rx and tx)
         self.tx_delay = 0.0  # emulator: seconds every outgoing frame is held back
         self._delayed: deque[tuple[float, bytes]] = deque()

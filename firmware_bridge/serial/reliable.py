@@ -175,11 +175,16 @@ class Receiver:
         *,
         window: int = 16,
         gap_timeout: float = 3.0,
+        late_delivery: bool = True,
     ) -> None:
         self._deliver = deliver
         self.stats = stats
         self.window = window
         self.gap_timeout = gap_timeout
+        # The host delivers a frame a gap passed over when it comes after all (a press is
+        # never lost); the device does not: every host message is superseded by a later one
+        # (docs/protocol.md §5), and a late SHOW would put an old display back.
+        self.late_delivery = late_delivery
         self.expected: int | None = None  # unknown until the handshake says where to start
         self._held: dict[int, tuple[Message, int]] = {}
         # Seqs a gap timeout passed over without delivering them: if one comes after all it
@@ -207,13 +212,27 @@ class Receiver:
         self._cancel_gap_timer()
 
     def advance_to(self, seq: int) -> None:
-        """Move the counter forward to ``seq`` (never back): the sender says it moved on."""
+        """Move the counter forward to ``seq`` (never back): the sender says it moved on.
+
+        docs/protocol.md §4.4: ``seq`` is after the counter when ``seq_distance`` is 1..126.
+        The seqs before it that never came are given up (not delivered, even if they come);
+        the frames held behind them were acknowledged, so the sender will not send them
+        again: they are delivered now, in seq order, and the counter continues from ``seq``
+        (or from past the held frames, when they reach it)."""
         if self.expected is None:
             self.reset(seq)
             return
-        distance = seq_distance(seq, self.expected)
-        if 0 < distance < SEQ_SPAN - DUPLICATE_HORIZON:
-            self.reset(seq)
+        base = self.expected
+        distance = seq_distance(seq, base)
+        if not 0 < distance < SEQ_SPAN - DUPLICATE_HORIZON:
+            return
+        before = sorted((s for s in self._held if seq_distance(s, base) < distance),
+                        key=lambda s: seq_distance(s, base))  # fmt: skip
+        for held in before:
+            message, recv_ns = self._held.pop(held)
+            self._deliver(message, recv_ns)
+        self.expected = seq
+        self._drain()
 
     def extend_gap(self) -> None:
         """The sender still holds the missing frame (it said so): wait for it afresh."""
@@ -248,6 +267,9 @@ class Receiver:
             return True
         if seq in self._skipped:
             del self._skipped[seq]
+            if not self.late_delivery:
+                self.stats.late_dropped += 1  # acknowledged, so the sender stops
+                return True
             self.stats.late_delivered += 1
             self._deliver(message, recv_ns)
             return True

@@ -44,6 +44,7 @@ class LinkStats:
     out_of_window: int = 0
     gaps_skipped: int = 0
     late_delivered: int = 0  # a frame a gap timeout had passed over, delivered when it came
+    late_dropped: int = 0  # the same on the device: acknowledged, not delivered (superseded)
     unexpected: int = 0  # a valid message that does not travel this way
     not_ready: int = 0  # a reliable message before the handshake (left unacknowledged)
     retransmits: int = 0

@@ -37,6 +37,10 @@ COMMANDS: dict[str, tuple[str, str]] = {
         "firmware_bridge.serial.emulator_cli",
         "the serial clock emulator (socket:// or pty) with a keyboard UI",
     ),
+    "clock-conformance": (
+        "firmware_bridge.serial.conformance_cli",
+        "check a serial clock against docs/protocol.md, PASS/FAIL per section (--url)",
+    ),
     "self-test": (
         "firmware_bridge.selftest",
         "check a freshly wired clock face (GPIO or serial): the display, then each key",

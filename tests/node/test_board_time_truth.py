@@ -26,7 +26,7 @@ from clock_service import Regulation, Side
 from firmware_bridge.serial.emulator import ClockEmulator
 from firmware_bridge.serial.face import SerialClockFace
 from firmware_bridge.serial.faults import FaultyLine, LineFaults
-from firmware_bridge.serial.frames import SHOW_FLAG_RED
+from firmware_bridge.serial.frames import SHOW_FLAG_RED, Press
 from wire_contract import messages as wire
 
 
@@ -201,3 +201,114 @@ async def test_a_press_from_before_a_flag_that_stood_unproven_is_published(tmp_p
         early = int(warning["data"]["detail"].split()[1])
         assert 80 <= early <= 120, warning
         assert r.of("move") == []
+
+
+# -- issue 31: the flag dated at its deadline --------------------------------------------------
+# docs/wire.md: an event's `ts` is the wall time of its instant; a flag's is the instant the
+# time ran out, however long the proof took (docs/protocol.md §6), and the delay until it stood
+# is `stood_after_ms` in its data. The state snapshot that shows the flag carries the same ts.
+
+SILENCE_S = 1.5
+
+
+def _wall_ms_of(mono_ns: int) -> int:
+    """The wall time (ms) of a monotonic instant, measured now."""
+    return (time.time_ns() - (time.monotonic_ns() - mono_ns)) // 1_000_000
+
+
+async def _press_at(r: Rig, instant_ns: int) -> int:
+    """Red presses at ``instant_ns`` by the clock's own time: its PRESS carries the device_ms
+    of that instant (a loaded machine may wake us a few ms late; the clock stamps the edge,
+    not when its firmware got round to sending). Returns the instant."""
+    await asyncio.sleep(max(0.0, (instant_ns - time.monotonic_ns()) / 1e9))
+    late_ms = (time.monotonic_ns() - instant_ns) // 1_000_000
+    r.emu.link.send_reliable(Press(Side.RED, r.emu.now_ms() - late_ms))
+    return instant_ns
+
+
+async def _press_behind_a_silence(r: Rig, *, after_deadline_ms: int) -> tuple[int, int]:
+    """Red on move with 800 ms; the line (both ways) goes silent 50 ms before the deadline
+    for 1.5 s and red presses ``after_deadline_ms`` after it (negative: before). Returns the
+    deadline's monotonic instant and the press's."""
+    await settle_offset(r)
+    red_ms = 800
+    start = carry_over(r, red_ms)
+    deadline = start + red_ms * 1_000_000
+    to_host = FaultyLine(r.emu.link, LineFaults())
+    to_clock = FaultyLine(r.face.link, LineFaults())
+    await asyncio.sleep(max(0.0, (deadline - time.monotonic_ns()) / 1e9 - 0.05))
+    to_host.silent = to_clock.silent = True
+    silenced = time.monotonic_ns()
+    pressed = await _press_at(r, deadline + after_deadline_ms * 1_000_000)
+    await asyncio.sleep(max(0.0, SILENCE_S - (time.monotonic_ns() - silenced) / 1e9))
+    to_host.silent = to_clock.silent = False
+    return deadline, pressed
+
+
+async def test_a_flag_proved_behind_a_silence_is_dated_at_its_deadline(tmp_path) -> None:
+    async with rig(tmp_path) as r:
+        states: list[Any] = []  # every state the board hands its link, as it is then
+        r.board.on_state = lambda: states.append(r.board.snapshot())
+        deadline, _ = await _press_behind_a_silence(r, after_deadline_ms=2)
+        await r.wait(lambda: r.of("flag"), timeout=4)
+        stood_ns = time.monotonic_ns()
+        await asyncio.sleep(0.3)  # a late move would come now
+        assert r.of("move") == [], r.events
+        (flag,) = r.of("flag")
+        assert flag["data"]["side"] == "red"
+        deadline_wall = _wall_ms_of(deadline)
+        assert abs(flag["ts"] - deadline_wall) <= 5, (flag["ts"] - deadline_wall, flag)
+        # the delay until it stood is a field of its own: the proof took the silence
+        stood_after = flag["data"]["stood_after_ms"]
+        assert 1_000 <= stood_after <= (stood_ns - deadline) // 1_000_000 + 5, flag
+        # the state that shows the flag says the same instant
+        state = next(s for s in states if s.flag == "red")
+        assert state.running is None
+        assert abs(state.ts - deadline_wall) <= 5, state.ts - deadline_wall
+        # the flag's proposed loss is the same fact, dated alike
+        (result,) = r.of("result")
+        assert result["data"]["status"] == "pending" and abs(result["ts"] - deadline_wall) <= 5
+
+
+async def test_a_press_just_before_the_deadline_behind_a_silence_is_charged(tmp_path) -> None:
+    async with rig(tmp_path) as r:
+        _, pressed = await _press_behind_a_silence(r, after_deadline_ms=-2)
+        await r.wait(lambda: r.of("move"), timeout=4)
+        await asyncio.sleep(0.3)
+        assert r.of("flag") == [], r.events
+        (move,) = r.of("move")
+        assert move["data"]["side"] == "red"
+        assert abs(move["data"]["used_ms"] - 798) <= 1, move  # charged at its instant
+        # the move is dated at the press, and says how late its frame came
+        assert abs(move["ts"] - _wall_ms_of(pressed)) <= 5, move
+        assert move["data"]["arrived_after_ms"] >= 1_000, move
+        assert all(not s.flags & SHOW_FLAG_RED for s in r.emu.shows)
+
+
+async def test_a_press_before_an_unproven_flag_reads_against_the_flags_ts(tmp_path) -> None:
+    # The line is cut past the 2 s proof bound: the flag stands unproven, dated at its
+    # deadline; red's press from 100 ms before it arrives later as press_before_flag, and
+    # the flag's ts minus the warning's early_ms is the press's own wall time.
+    async with rig(tmp_path) as r:
+        await settle_offset(r)
+        start = carry_over(r, 500)
+        deadline = start + 500 * 1_000_000
+        pressed = await _press_at_cut(r, deadline - 100 * 1_000_000)
+        await r.wait(lambda: r.of("flag"), timeout=4)
+        r.emu.resume_answering()
+        await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] ==
+                              "press_before_flag"], timeout=5)  # fmt: skip
+        (flag,) = r.of("flag")
+        assert abs(flag["ts"] - _wall_ms_of(deadline)) <= 5, flag
+        assert flag["data"]["stood_after_ms"] >= 1_900, flag
+        warning = next(w for w in r.of("warning") if w["data"]["reason"] == "press_before_flag")
+        early = warning["data"]["early_ms"]
+        assert abs((flag["ts"] - early) - _wall_ms_of(pressed)) <= 5, (warning, flag)
+        # and the warning itself is dated at the press it reports
+        assert abs(warning["ts"] - _wall_ms_of(pressed)) <= 5, warning
+
+
+async def _press_at_cut(r: Rig, instant_ns: int) -> int:
+    await asyncio.sleep(max(0.0, (instant_ns - time.monotonic_ns()) / 1e9 - 0.05))
+    r.emu.stop_answering()
+    return await _press_at(r, instant_ns)

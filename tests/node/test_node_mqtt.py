@@ -66,7 +66,9 @@ async def test_the_flag_falls_at_the_exact_instant(venue_broker, tmp_path):
         await probe.command("2", "start")
         await probe.wait_for(lambda: probe.board_events("2", "flag"), timeout=5)
         flag = probe.board_events("2", "flag")[0]
-        assert flag["data"] == {"side": "red"}
+        # stood_after_ms: the proof's length on an idle face (nothing in flight), a few ms
+        assert flag["data"]["side"] == "red" and set(flag["data"]) == {"side", "stood_after_ms"}
+        assert 0 <= flag["data"]["stood_after_ms"] < 500, flag
         assert flag["clock"]["red_ms"] == 0 and flag["clock"]["running"] is None
         result = probe.board_events("2", "result")
         await probe.wait_for(lambda: probe.board_events("2", "result"))

@@ -7,7 +7,7 @@ import time
 
 import pytest
 from support.serial_fakes import FakeTransport, connect_pair, feed_bytewise
-from support.serial_link import DeviceRecorder, HostRecorder, host_alone, until
+from support.serial_link import HELLO, DeviceRecorder, HostRecorder, host_alone, until
 
 from clock_service import Side
 from firmware_bridge.serial.device import DeviceLink
@@ -15,8 +15,10 @@ from firmware_bridge.serial.frames import (
     PROTOCOL_VERSION,
     Ack,
     Frame,
+    Hello,
     Nak,
     NakReason,
+    Pong,
     Press,
     Show,
     cobs_encode,
@@ -198,3 +200,21 @@ def test_offset_estimator_maps_device_ms_across_the_wrap(device_ms: int) -> None
     assert est.best_rtt_ns == 1_000_000
     later = (device_ms + 40) & 0xFFFF_FFFF
     assert est.to_host_ns(later) == 20_500_000 + 30_000_000
+
+
+async def test_the_offset_samples_belong_to_a_session() -> None:
+    # docs/protocol.md §6: a reconnect of the same session keeps the PING/PONG samples; a
+    # HELLO with a new session (a reboot) discards them, the device's clock restarted.
+    link, _rec, transport = host_alone()
+    token = link._send_ping(want_hello=False)
+    feed_bytewise(transport.protocol, Frame(0, Pong(token, 5000)).to_bytes())
+    assert link.offset.best_rtt_ns is not None
+    again = Hello(HELLO.version, HELLO.firmware, HELLO.capabilities, HELLO.device_id,
+                  HELLO.session, HELLO.tx_seq)  # fmt: skip
+    feed_bytewise(transport.protocol, Frame(0, again).to_bytes())
+    assert link.offset.best_rtt_ns is not None  # same session: kept
+    rebooted = Hello(HELLO.version, HELLO.firmware, HELLO.capabilities, HELLO.device_id,
+                     HELLO.session + 1, 1)  # fmt: skip
+    feed_bytewise(transport.protocol, Frame(0, rebooted).to_bytes())
+    assert link.offset.best_rtt_ns is None  # a new session: discarded
+    link.close()

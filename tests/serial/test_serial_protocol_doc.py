@@ -9,6 +9,9 @@ import firmware_bridge.serial.frames as frames_module
 from clock_service import Side
 from firmware_bridge.serial.frames import MESSAGE_TYPES, Frame, crc16
 from firmware_bridge.serial.golden import BEGIN, END, render
+from firmware_bridge.serial.golden_exchanges import BEGIN as EX_BEGIN
+from firmware_bridge.serial.golden_exchanges import END as EX_END
+from firmware_bridge.serial.golden_exchanges import render as render_exchanges
 
 DOC = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
 BLOCK = re.compile(
@@ -57,3 +60,60 @@ def test_the_stated_crc_check_value_is_right() -> None:
     match = re.search(r"`123456789` is \*\*0x([0-9A-F]{4})\*\*", text)
     assert match is not None
     assert crc16(b"123456789") == int(match[1], 16) == 0x29B1
+
+
+# -- issue 31: the golden exchanges, one for each rule sections 4 to 6 settle -----------------
+EXCHANGE_LINE = re.compile(
+    r"^(?P<dir>host → device|device → host)  (?P<wire>[0-9a-f ]+)\n    (?:seq \d+: )?"
+    r"(?P<message>.+)$",
+    re.MULTILINE,
+)
+
+
+def exchanges_section() -> str:
+    text = DOC.read_text(encoding="utf-8")
+    return text[text.index(EX_BEGIN) : text.index(EX_END) + len(EX_END)]
+
+
+def test_the_golden_exchanges_are_what_the_code_does() -> None:
+    assert exchanges_section() == render_exchanges(), (
+        "regenerate with: python -m firmware_bridge.serial.golden_exchanges"
+    )
+
+
+def test_every_exchanged_frame_decodes_as_stated() -> None:
+    lines = list(EXCHANGE_LINE.finditer(exchanges_section()))
+    assert len(lines) > 40
+    for line in lines:
+        frame = Frame.from_bytes(bytes.fromhex(line["wire"]))
+        assert repr(frame.message) == line["message"], line.group(0)
+
+
+def test_each_settled_rule_has_its_exchange() -> None:
+    text = exchanges_section()
+    for words in [
+        "never back", "re-handshaking after giving up", "keeps the window of 8",
+        "flag proof's round", "never delivers a frame a gap timeout passed over",
+        "link declared lost", "new session discards", "refused clock",
+    ]:  # fmt: skip
+        assert words in text, words
+    # the rules themselves, as stated (section 4.4's comparison with its example, section 6's ts)
+    doc = DOC.read_text(encoding="utf-8")
+    assert "`(3 − 250) mod 255 = 8`" in doc and "`stood_after_ms`" in doc
+
+
+def _delivered(title_words: str) -> list[str]:
+    """What the reference end handed up in one exchange, as the code does it now."""
+    text = render_exchanges()
+    block = text[text.index(title_words) :].split("```", 2)[1]
+    return [line.split(" delivers ", 1)[1] for line in block.splitlines() if " delivers " in line]
+
+
+def test_a_counter_moved_forward_delivers_what_it_held_and_never_what_it_gave_up() -> None:
+    shown = [re.search(r"red_ms=(\d+)", s)[1] for s in _delivered("never back")]  # type: ignore[index]
+    assert shown == ["599999", "599998", "599996", "599995", "599994"]  # SHOW 1 2 4 5 6, not 3
+
+
+def test_the_device_drops_a_late_show() -> None:
+    shown = [re.search(r"red_ms=(\d+)", s)[1] for s in _delivered("gap timeout passed over")]  # type: ignore[index]
+    assert shown == ["599999", "599997"]  # SHOW 1 and 3; SHOW 2 came late: acknowledged only
