@@ -82,4 +82,11 @@ async def test_import_and_export_on_the_pairing_page(page: Any, station: Station
     await page.wait_for_function(
         "document.getElementById('result').textContent.includes('导入失败')"
     )
-    assert "no player with start rank 8" in (await page.text_content("#result") or "")
+    # In the page's words (the station's English stays out), styled as an error.
+    assert (await page.text_content("#result") or "").startswith("导入失败：文件格式有误")
+    assert "error" in (await page.get_attribute("#result", "class") or "")
+    await page.click("#lang")
+    assert (await page.text_content("#result") or "").startswith(
+        "Import failed: the file is not a valid TRF or pairs list"
+    )
+    assert await page.locator('#round option[data-n="0"]').count() == 0  # no "after round 0"

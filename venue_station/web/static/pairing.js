@@ -13,7 +13,11 @@
       "send-label": "导入后发送对局到棋钟", upload: "导入", "entrants-title": "棋手序号",
       "col-rank": "序号", "col-player": "棋手（本站）", "col-name": "TRF 姓名",
       done: "已导入：{players} 名棋手，第{round}轮 {games} 局，轮空/缺席 {byes}",
-      "no-file": "请选择文件", failed: "导入失败：{e}",
+      "no-file": "请选择文件", failed: "导入失败：{e}", working: "正在导入…",
+      "err.generic": "出错了（HTTP {status}）", "err.bad_trf": "文件格式有误", "err.bad_request": "请求有误",
+      "err.unauthenticated": "请先在裁判台登录", "err.forbidden": "只有总裁判可以导入",
+      "err.csrf": "页面已过期，请刷新后重试", "err.too_large": "文件太大", "err.not_found": "找不到",
+      "err.network": "无法连接站点", "err.line": "（第{line}行）", "err.columns": "（第{line}行，第{a}–{b}列）",
     },
     en: {
       title: "Pairing exchange", "to-standings": "Standings", "to-arbiter": "Arbiter", lang: "中文",
@@ -27,7 +31,12 @@
       "send-label": "Send the games to the clocks", upload: "Import", "entrants-title": "Start ranks",
       "col-rank": "Start rank", "col-player": "Player (station)", "col-name": "Name in the TRF",
       done: "Imported: {players} players, round {round}: {games} games, byes/absent {byes}",
-      "no-file": "Choose a file first", failed: "Import failed: {e}",
+      "no-file": "Choose a file first", failed: "Import failed: {e}", working: "Importing…",
+      "err.generic": "something went wrong (HTTP {status})", "err.bad_trf": "the file is not a valid TRF or pairs list",
+      "err.bad_request": "the request is wrong", "err.unauthenticated": "log in on the arbiter page first",
+      "err.forbidden": "only the chief arbiter may import", "err.csrf": "the page is out of date; reload it",
+      "err.too_large": "the file is too large", "err.not_found": "not found", "err.network": "cannot reach the station",
+      "err.line": " (line {line})", "err.columns": " (line {line}, columns {a}–{b})",
     },
   };
   const params = new URLSearchParams(location.search);
@@ -64,7 +73,7 @@
     const r = await fetch("/api/station");
     const info = r.ok ? await r.json() : {};
     const rounds = info.rounds || 9;
-    for (let n = 0; n <= rounds; n++) {
+    for (let n = 1; n <= rounds; n++) {
       const opt = document.createElement("option");
       opt.value = String(n);
       opt.dataset.n = String(n);
@@ -94,26 +103,53 @@
     $("login-needed").hidden = csrf !== null;
   }
 
+  // The result line: what was imported, or why not, in the page's language (by the code the
+  // station sends, its line and columns; its English sentence is kept out of the page).
+  let last = null;
+  function showResult() {
+    const el = $("result");
+    el.classList.toggle("error", !!(last && last.error));
+    if (!last) { el.textContent = ""; return; }
+    if (last.key) { el.textContent = t(last.key); return; }
+    if (last.error) {
+      const b = last.body || {};
+      const code = b.code || { 401: "unauthenticated", 403: "forbidden", 404: "not_found", 413: "too_large" }[last.status];
+      let e = code && TEXT[lang]["err." + code] ? t("err." + code) : t("err.generic", { status: last.status });
+      if (typeof b.line === "number")
+        e += Array.isArray(b.columns) ? t("err.columns", { line: b.line, a: b.columns[0], b: b.columns[1] }) : t("err.line", { line: b.line });
+      el.textContent = t("failed", { e });
+      return;
+    }
+    const body = last.body;
+    el.textContent = t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 });
+  }
+
   async function upload() {
     const file = $("file").files[0];
-    if (!file) { $("result").textContent = t("no-file"); return; }
+    if (!file) { last = { key: "no-file", error: true }; showResult(); return; }
+    last = { key: "working" };
+    showResult();
     const q = new URLSearchParams({ send: $("send").checked ? "1" : "0" });
     if ($("kind").value === "pairs" && $("pairs-round").value.trim()) q.set("round", $("pairs-round").value.trim());
     const path = $("kind").value === "pairs" ? "/api/pairs" : "/api/trf";
-    const r = await fetch(path + "?" + q, { method: "POST", body: await file.arrayBuffer(), headers: { "X-CSRF-Token": csrf || "" } });
+    let r;
+    try {
+      r = await fetch(path + "?" + q, { method: "POST", body: await file.arrayBuffer(), headers: { "X-CSRF-Token": csrf || "" } });
+    } catch (e) { last = { key: "err.network", error: true }; showResult(); return; }
     const body = await r.json().catch(() => ({}));
-    if (!r.ok) {
-      $("result").textContent = t("failed", { e: body.error || body.message || r.status });
-      return;
-    }
-    $("result").textContent = t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 });
-    loadEntrants();
+    last = r.ok ? { body } : { error: true, status: r.status, body };
+    showResult();
+    if (r.ok) loadEntrants();
   }
 
   $("lang").addEventListener("click", () => {
     lang = lang === "en" ? "zh-CN" : "en";
     try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
+    const url = new URL(location.href);
+    url.searchParams.set("lang", lang === "en" ? "en" : "zh");
+    history.replaceState(null, "", url);
     applyText();
+    showResult();
   });
   $("round").addEventListener("change", exportHref);
   $("absent").addEventListener("input", exportHref);
