@@ -64,7 +64,7 @@
   // language, so a switch re-renders every line in the new one.
   const logLines = []; // newest first
   function logLine(entry) {
-    const key = { ok: "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[entry.outcome];
+    const key = { ok: entry.detail ? "reply.done" : "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[entry.outcome];
     const what = entry.what();
     const text = entry.outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: entry.detail ? entry.detail() : "" });
     return QZ.el("li", { class: "log-" + entry.outcome, "data-outcome": entry.outcome }, QZ.el("time", { text: QZ.time(entry.ts) }), " ", text);
@@ -98,11 +98,17 @@
     let outcome = "error", detail = null;
     try {
       const { status, data } = await api(method, url, body);
-      if (status === 200 && (data.ok === undefined || data.ok)) outcome = "ok";
-      else if (status === 504) { outcome = "timeout"; detail = () => refusals(data) || QZ.apiError(status, data); }
+      const cmd = body && typeof body.cmd === "string" ? body.cmd : "";
+      const summary = () => (data.summary && data.board == null ? QZ.summaryText(cmd, data) : "");
+      if (status === 200 && (data.ok === undefined || data.ok)) { outcome = "ok"; if (data.summary && data.board == null) detail = summary; }
+      else if (status === 504) { outcome = "timeout"; detail = () => summary() || refusals(data) || QZ.apiError(status, data); }
       else if (data.outcome === "rejected" || status === 409) {
         outcome = "refused";
-        detail = () => (data.code ? QZ.apiError(status, data) : "") || refusals(data) || QZ.apiError(status, data);
+        detail = () => {
+          if (data.code && QZ.has("api." + data.code)) return QZ.apiError(status, data);
+          if (data.code && QZ.has("code." + data.code)) return QZ.replyText(data);
+          return summary() || refusals(data) || QZ.apiError(status, data);
+        };
       } else detail = () => QZ.apiError(status, data);
       replaceLog(pending, what, outcome, detail);
       return { ok: outcome === "ok", status, data };

@@ -98,9 +98,34 @@
   // A board's refusal in words: its code (and arguments) when the reply carries one, else a
   // generic sentence; the board's own English stays out of the page.
   QZ.replyText = function (reply) {
-    if (!reply) return QZ.t("code.unknown");
-    if (reply.code) return QZ.tOr("code." + reply.code, "code.unknown", reply.args || {});
-    return QZ.t("code.unknown");
+    if (!reply || !reply.code) return QZ.t("code.unknown");
+    return QZ.tOr("code." + reply.code, "code.unknown", QZ.words(reply.args));
+  };
+  // A reply's arguments in words: a phase or a ruling status by its name, lists joined.
+  QZ.words = function (args) {
+    const out = {};
+    for (const [k, v] of Object.entries(args || {})) {
+      if (k === "phase" && QZ.has("phase." + v)) out[k] = QZ.t("phase." + v);
+      else if (k === "status" && QZ.has("status." + v)) out[k] = QZ.t("status." + v);
+      else if (Array.isArray(v)) out[k] = v.join(QZ.lang === "en" ? ", " : "、");
+      else out[k] = v;
+    }
+    return out;
+  };
+  // A venue command's per-board outcomes in the arbiter's words ("38 台已暂停 · 2 台无需操作").
+  QZ.summaryText = function (cmd, data) {
+    const sum = data.summary || {};
+    const boards = Array.isArray(data.boards) ? data.boards : [];
+    const named = (outcome) => boards.filter((b) => b.outcome === outcome)
+      .map((b) => QZ.t("board", { n: b.board }) + (outcome === "refused" ? " " + QZ.replyText(b) : ""));
+    const parts = [QZ.tOr("summary.done." + cmd, "summary.done", { n: sum.done || 0 })];
+    if (sum.not_needed) parts.push(QZ.t("summary.not_needed", { n: sum.not_needed }));
+    for (const outcome of ["refused", "no_answer"]) {
+      if (!sum[outcome]) continue;
+      const list = named(outcome).slice(0, 12);
+      parts.push(QZ.t("summary." + outcome, { n: sum[outcome] }) + (list.length ? QZ.t("summary.boards", { list: list.join(QZ.lang === "en" ? ", " : "、") }) : ""));
+    }
+    return parts.join(" · ");
   };
   // An API error in words, by the code the station sends (``code``), else by the HTTP status.
   QZ.apiError = function (status, data) {
@@ -108,7 +133,8 @@
     const byStatus = { 401: "unauthenticated", 403: "forbidden", 404: "not_found", 409: "refused",
       413: "too_large", 429: "rate_limited", 503: "busy", 504: "timeout" };
     const code = data.code || byStatus[status];
-    let text = code ? QZ.tOr("api." + code, "api.generic", { status }) : QZ.t("api.generic", { status });
+    const vars = { status, ...QZ.words(data.args) };
+    let text = code ? QZ.tOr("api." + code, "api.generic", vars) : QZ.t("api.generic", vars);
     if (typeof data.line === "number") text += QZ.t("api.line", { line: data.line });
     return text;
   };

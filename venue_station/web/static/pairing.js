@@ -13,6 +13,7 @@
       "send-label": "导入后发送对局到棋钟", upload: "导入", "entrants-title": "棋手序号",
       "col-rank": "序号", "col-player": "棋手（本站）", "col-name": "TRF 姓名",
       done: "已导入：{players} 名棋手，第{round}轮 {games} 局，轮空/缺席 {byes}",
+      choose: "选择文件", "no-chosen": "未选择文件", "entrants-empty": "尚无棋手序号（导入 TRF 后显示）",
       "no-file": "请选择文件", failed: "导入失败：{e}", working: "正在导入…",
       "err.generic": "出错了（HTTP {status}）", "err.bad_trf": "文件格式有误", "err.bad_request": "请求有误",
       "err.unauthenticated": "请先在裁判台登录", "err.forbidden": "只有总裁判可以导入",
@@ -31,6 +32,7 @@
       "send-label": "Send the games to the clocks", upload: "Import", "entrants-title": "Start ranks",
       "col-rank": "Start rank", "col-player": "Player (station)", "col-name": "Name in the TRF",
       done: "Imported: {players} players, round {round}: {games} games, byes/absent {byes}",
+      choose: "Choose a file", "no-chosen": "no file chosen", "entrants-empty": "No start ranks yet (they come with a TRF)",
       "no-file": "Choose a file first", failed: "Import failed: {e}", working: "Importing…",
       "err.generic": "something went wrong (HTTP {status})", "err.bad_trf": "the file is not a valid TRF or pairs list",
       "err.bad_request": "the request is wrong", "err.unauthenticated": "log in on the arbiter page first",
@@ -86,7 +88,9 @@
     if (!r.ok) return;
     const body = $("entrants");
     body.replaceChildren();
-    for (const e of (await r.json()).entrants) {
+    const list = (await r.json()).entrants;
+    $("entrants-empty").hidden = list.length > 0;
+    for (const e of list) {
       const tr = document.createElement("tr");
       for (const v of [e.start_rank, e.player, e.name]) {
         const td = document.createElement("td");
@@ -154,6 +158,11 @@
   $("round").addEventListener("change", exportHref);
   $("absent").addEventListener("input", exportHref);
   $("upload").addEventListener("click", upload);
+  $("file").addEventListener("change", () => {
+    const file = $("file").files[0];
+    $("file-name").textContent = file ? file.name : "";
+    $("no-chosen").hidden = !!file;
+  });
   loadRounds().then(applyText);
   applyText();
   session();
