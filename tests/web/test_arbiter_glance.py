@@ -135,8 +135,11 @@ async def test_a_phone_has_the_alerts_first_and_a_board_by_its_number(
         await page.fill("#goto-board", "33")
         await page.press("#goto-board", "Enter")
         await page.wait_for_selector('#board-detail[data-board="33"]')
-        panel = await page.eval_on_selector("#board-panel", "el => el.getBoundingClientRect().top")
-        assert 0 <= panel < 844  # brought into view
+        top, bottom = await page.eval_on_selector(
+            "#board-panel",
+            "el => [el.getBoundingClientRect().top, el.getBoundingClientRect().bottom]",
+        )
+        assert top < 844 and bottom > 0, (top, bottom)  # brought into view
         await page.fill("#goto-board", "99")
         await page.press("#goto-board", "Enter")
         assert await page.text_content("#goto-none") == "无此台次：99"

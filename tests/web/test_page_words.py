@@ -24,8 +24,9 @@ from clock_service import Side
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
 PLAYERS = ["王天一", "郑惟桐", "许银川", "吕钦"]
+BAD_FILE = "x.trf"  # the name of the file we try to import
 # Latin words a Chinese page may show: file formats and units, the names we typed in.
-LATIN_ALLOWED = {"English", "TRF", "CSV", "PGN", "JSON", "ms", ARBITER, VENUE}
+LATIN_ALLOWED = {"English", "TRF", "CSV", "PGN", "JSON", "ms", ARBITER, VENUE, BAD_FILE}
 CJK_ALLOWED = {*PLAYERS, "中文"}
 LATIN = re.compile(r"[A-Za-z][A-Za-z0-9_'.-]*")
 CJK = re.compile(r"[\u3000-\u303f\u3400-\u9fff\uff00-\uffef]+")
@@ -143,7 +144,7 @@ async def test_every_page_speaks_one_language(page: Any, web_station: WebStation
     # The pairing page, logged in, after a failed import (its error in the page's language).
     await page.goto(f"{url}/pairing?lang=zh")
     await page.set_input_files(
-        "#file", files=[{"name": "x.trf", "mimeType": "text/plain", "buffer": b"garbage\n"}]
+        "#file", files=[{"name": BAD_FILE, "mimeType": "text/plain", "buffer": b"garbage\n"}]
     )
     await page.click("#upload")
     await page.wait_for_selector("#result.error", timeout=5000)
