@@ -21,7 +21,15 @@ from support.web import WebStation, login
 
 from clock_service import Side
 
-pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
+# the browser tests' marks (the two checks of the checker and the tables need none)
+BROWSER = (pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session"))
+
+
+def in_browser(test: Any) -> Any:
+    for mark in BROWSER:
+        test = mark(test)
+    return test
+
 
 PLAYERS = ["王天一", "郑惟桐", "许银川", "吕钦"]
 BAD_FILE = "x.trf"  # the name of the file we try to import
@@ -113,6 +121,7 @@ async def drive_events(web: WebStation) -> Any:
     return node
 
 
+@in_browser
 async def test_every_page_speaks_one_language(page: Any, web_station: WebStation) -> None:
     await drive_events(web_station)
     url = web_station.url
@@ -155,6 +164,7 @@ async def test_every_page_speaks_one_language(page: Any, web_station: WebStation
     assert await page.locator('#round option[data-n="0"]').count() == 0  # no "after round 0"
 
 
+@in_browser
 async def test_the_history_reads_as_sentences(page: Any, web_station: WebStation) -> None:
     await drive_events(web_station)
     await page.goto(f"{web_station.url}/board/1?lang=zh")
@@ -174,3 +184,13 @@ def test_the_checker_sees_raw_words() -> None:
     assert untranslated(["第3台 · ms"], "zh-CN") == []
     assert untranslated(["Board 3 · 红方"], "en")
     assert untranslated([f"Board 3 · {PLAYERS[0]} · 中文"], "en") == []
+
+
+def test_both_languages_have_every_key() -> None:
+    """A key in one language only would show the other's words (or the key) on the page."""
+    from venue_station.web.pages import STATIC_DIR
+
+    text = (STATIC_DIR / "i18n.js").read_text(encoding="utf-8")
+    zh, en = text.split('\n  "en": {')
+    key = re.compile(r'^\s+"([^"]+)":', re.M)
+    assert set(key.findall(zh)) - {"zh-CN"} == set(key.findall(en))

@@ -152,7 +152,9 @@
   $("logout").addEventListener("click", async () => { await api("POST", "/api/auth/logout"); showLogin(); });
 
   // -- alerts ---------------------------------------------------------------------------------
-  const SETTLED = ["confirmed", "dismissed"];
+  // Only an open or acknowledged alert waits for the arbiter; every other status (confirmed,
+  // dismissed, closed by itself when its cause went away, …) is settled.
+  const SETTLED = { includes: (status) => status !== "open" && status !== "acked" };
   async function loadAlerts() {
     const { status, data } = await api("GET", "/api/alerts?limit=200" + ($("show-all").checked ? "" : "&status=active"));
     if (status !== 200) return;
@@ -214,7 +216,7 @@
         e("strong", { class: "kind", text: QZ.tOr("kind." + a.kind, "kind.warning") }),
         e("button", { type: "button", class: "link", text: what.join(" · "), onclick: () => select(a.board) }),
         e("time", { text: QZ.time(a.ts) }),
-        e("span", { class: "state", text: QZ.t("status." + a.status) + (a.by ? " · " + a.by : "") })));
+        e("span", { class: "state", text: QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + a.by : "") })));
     if (!SETTLED.includes(a.status)) {
       const buttons = e("div", { class: "alert-actions" });
       for (const action of ["ack", "confirm", "dismiss"]) {
