@@ -55,6 +55,12 @@ async def test_import_and_export_on_the_pairing_page(page: Any, station: Station
     await page.set_input_files("#file", str(GOLDEN / "xiangqi-r4-paired.trf"))
     await page.uncheck("#send")
     await page.click("#upload")
+    # A station that previews an import first (a dry run) is answered by 确认导入.
+    await page.wait_for_function(
+        "['已导入', '预览'].some((w) => document.getElementById('result').textContent.includes(w))"
+    )
+    if await page.is_visible("#apply"):
+        await page.click("#apply")
     await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
     assert await page.text_content("#result") == "已导入：7 名棋手，第4轮 3 局，轮空/缺席 1"
     # the entrants table is filled by its own fetch after the result line: wait for it

@@ -206,7 +206,9 @@
   }
   function alertRow(a) {
     const e = QZ.el;
-    const what = [QZ.t("board", { n: a.board })];
+    // One node's outage is one alert naming all its boards (detail.boards).
+    const many = a.detail && Array.isArray(a.detail.boards) && a.detail.boards.length > 1 ? a.detail.boards : null;
+    const what = [many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
     if (a.side) what.push(QZ.t(a.side));
     if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
@@ -216,7 +218,9 @@
         e("strong", { class: "kind", text: QZ.tOr("kind." + a.kind, "kind.warning") }),
         e("button", { type: "button", class: "link", text: what.join(" · "), onclick: () => select(a.board) }),
         e("time", { text: QZ.time(a.ts) }),
-        e("span", { class: "state", text: QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + a.by : "") })));
+        e("span", { class: "state", text: a.status === "cleared"
+          ? QZ.tOr("cleared." + ((a.detail && a.detail.cleared) || ""), "status.cleared")
+          : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + a.by : "") })));
     if (!SETTLED.includes(a.status)) {
       const buttons = e("div", { class: "alert-actions" });
       for (const action of ["ack", "confirm", "dismiss"]) {

@@ -13,6 +13,17 @@
       "send-label": "导入后发送对局到棋钟", upload: "导入", "entrants-title": "棋手序号",
       "col-rank": "序号", "col-player": "棋手（本站）", "col-name": "TRF 姓名",
       done: "已导入：{players} 名棋手，第{round}轮 {games} 局，轮空/缺席 {byes}",
+      apply: "确认导入", cancel: "取消", "replace-round": "替换第{round}轮（{n}个结果将作废）",
+      preview: "预览（尚未导入）：{what}", "pv.players": "{n} 名棋手", "pv.new": "其中新棋手 {n} 名",
+      "pv.round": "第{round}轮 {games} 局", "pv.byes": "轮空/缺席 {n}", "pv.voided": "将作废 {n} 个结果",
+      "pv.unpaired": "{n} 名棋手未配对：{list}", "pv.replaced": "替换第{round}轮 {n} 局",
+      "err.round_has_results": "第{round}轮已有 {results} 个结果，导入会改动它们",
+      "err.round_in_play": "第{round}轮正在进行（{playing} 台）",
+      "err.players_mismatch": "文件中的棋手与本赛事不符{detail}",
+      "err.mismatch_rank": "：序号 {start_rank} 本站为“{kept}”，文件中为“{file}”",
+      "err.mismatch_missing": "：{count} 名已有对局的棋手不在文件中（{list}）",
+      "err.players_unpaired": "第{round}轮有 {count} 名棋手既未配对也未轮空（{list}）",
+      "err.player_withdrawn": "棋手“{player}”已退赛，不能编排",
       choose: "选择文件", "no-chosen": "未选择文件", "entrants-empty": "尚无棋手序号（导入 TRF 后显示）",
       "no-file": "请选择文件", failed: "导入失败：{e}", working: "正在导入…",
       "err.generic": "出错了（HTTP {status}）", "err.bad_trf": "文件格式有误", "err.bad_request": "请求有误",
@@ -32,6 +43,17 @@
       "send-label": "Send the games to the clocks", upload: "Import", "entrants-title": "Start ranks",
       "col-rank": "Start rank", "col-player": "Player (station)", "col-name": "Name in the TRF",
       done: "Imported: {players} players, round {round}: {games} games, byes/absent {byes}",
+      apply: "Import it", cancel: "Cancel", "replace-round": "Replace round {round} ({n} result(s) will be voided)",
+      preview: "Preview (nothing imported yet): {what}", "pv.players": "{n} players", "pv.new": "{n} of them new",
+      "pv.round": "round {round}: {games} games", "pv.byes": "byes/absent {n}", "pv.voided": "{n} result(s) will be voided",
+      "pv.unpaired": "{n} players unpaired: {list}", "pv.replaced": "round {round}: {n} games replaced",
+      "err.round_has_results": "round {round} already has {results} result(s); the import would change them",
+      "err.round_in_play": "round {round} is being played ({playing} boards)",
+      "err.players_mismatch": "the file's players do not match this event's{detail}",
+      "err.mismatch_rank": ": start rank {start_rank} is \u201c{kept}\u201d here and \u201c{file}\u201d in the file",
+      "err.mismatch_missing": ": {count} players with games are not in the file ({list})",
+      "err.players_unpaired": "round {round}: {count} players neither paired nor given a bye ({list})",
+      "err.player_withdrawn": "{player} has withdrawn and cannot be paired",
       choose: "Choose a file", "no-chosen": "no file chosen", "entrants-empty": "No start ranks yet (they come with a TRF)",
       "no-file": "Choose a file first", failed: "Import failed: {e}", working: "Importing…",
       "err.generic": "something went wrong (HTTP {status})", "err.bad_trf": "the file is not a valid TRF or pairs list",
@@ -118,33 +140,95 @@
     if (last.error) {
       const b = last.body || {};
       const code = b.code || { 401: "unauthenticated", 403: "forbidden", 404: "not_found", 413: "too_large" }[last.status];
-      let e = code && TEXT[lang]["err." + code] ? t("err." + code) : t("err.generic", { status: last.status });
+      const args = { ...(b.args || {}) };
+      for (const [k, v] of Object.entries(args)) if (Array.isArray(v)) args[k] = v.slice(0, 10).join(lang === "en" ? ", " : "、");
+      if (code === "players_mismatch")
+        args.detail = args.start_rank !== undefined ? t("err.mismatch_rank", args) : args.count !== undefined ? t("err.mismatch_missing", args) : "";
+      let e = code && TEXT[lang]["err." + code] ? t("err." + code, args) : t("err.generic", { status: last.status });
       if (typeof b.line === "number")
         e += Array.isArray(b.columns) ? t("err.columns", { line: b.line, a: b.columns[0], b: b.columns[1] }) : t("err.line", { line: b.line });
       el.textContent = t("failed", { e });
       return;
     }
     const body = last.body;
+    if (last.preview) { el.textContent = t("preview", { what: previewText(body) }); return; }
     el.textContent = t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 });
   }
 
-  async function upload() {
-    const file = $("file").files[0];
-    if (!file) { last = { key: "no-file", error: true }; showResult(); return; }
-    last = { key: "working" };
-    showResult();
-    const q = new URLSearchParams({ send: $("send").checked ? "1" : "0" });
-    if ($("kind").value === "pairs" && $("pairs-round").value.trim()) q.set("round", $("pairs-round").value.trim());
-    const path = $("kind").value === "pairs" ? "/api/pairs" : "/api/trf";
+  // What a dry run says the import would do, in words.
+  function previewText(b) {
+    const parts = [];
+    if (typeof b.players === "number") parts.push(t("pv.players", { n: b.players }));
+    if (Array.isArray(b.new_players) && b.new_players.length) parts.push(t("pv.new", { n: b.new_players.length }));
+    if (b.round) parts.push(t("pv.round", { round: b.round, games: b.games ?? b.imported ?? 0 }));
+    if (typeof b.byes === "number") parts.push(t("pv.byes", { n: b.byes }));
+    for (const [round, n] of Object.entries(b.replaced_games || {})) if (n) parts.push(t("pv.replaced", { round, n }));
+    if (Array.isArray(b.voided_results) && b.voided_results.length) parts.push(t("pv.voided", { n: b.voided_results.length }));
+    if (Array.isArray(b.unpaired) && b.unpaired.length)
+      parts.push(t("pv.unpaired", { n: b.unpaired.length, list: b.unpaired.slice(0, 10).join(lang === "en" ? ", " : "、") }));
+    return parts.join(lang === "en" ? ", " : "，");
+  }
+
+  // An import is first asked as a dry run (the station says what it would change); the chief
+  // then imports it, or — when the round already has results or is being played — chooses to
+  // replace that round (its results are voided, and kept). A station that knows no dry run
+  // imports at once: its answer is then shown as the import's.
+  let plan = null; // { path, query, data, replaceRound }
+  function choices() {
+    $("apply").hidden = !(plan && plan.previewed);
+    $("cancel").hidden = !plan;
+    const offer = plan && plan.offer;
+    $("replace").hidden = !offer;
+    if (offer) $("replace").textContent = t("replace-round", offer);
+    $("apply").textContent = t("apply");
+    $("cancel").textContent = t("cancel");
+  }
+  async function send(dryRun) {
+    const q = new URLSearchParams(plan.query);
+    if (dryRun) q.set("dry_run", "1");
+    if (plan.replaceRound) q.set("replace_round", String(plan.replaceRound));
     let r;
     try {
-      r = await fetch(path + "?" + q, { method: "POST", body: await file.arrayBuffer(), headers: { "X-CSRF-Token": csrf || "" } });
-    } catch (e) { last = { key: "err.network", error: true }; showResult(); return; }
+      r = await fetch(plan.path + "?" + q, { method: "POST", body: plan.data, headers: { "X-CSRF-Token": csrf || "" } });
+    } catch (e) { last = { key: "err.network", error: true }; plan = null; showResult(); choices(); return; }
     const body = await r.json().catch(() => ({}));
-    last = r.ok ? { body } : { error: true, status: r.status, body };
+    const offerCode = body.code === "round_has_results" || body.code === "round_in_play";
+    if (r.ok && body.dry_run === true) {
+      last = { preview: true, body };
+      plan.previewed = true;
+      plan.offer = null;
+    } else if (r.ok) {
+      last = { body };
+      plan = null;
+      loadEntrants();
+    } else {
+      last = { error: true, status: r.status, body };
+      if (offerCode && body.args && body.args.round) {
+        plan.previewed = false;
+        plan.offer = { round: body.args.round, n: body.args.results ?? 0 };
+      } else plan = null;
+    }
     showResult();
-    if (r.ok) loadEntrants();
+    choices();
   }
+  async function upload() {
+    const file = $("file").files[0];
+    if (!file) { last = { key: "no-file", error: true }; plan = null; showResult(); choices(); return; }
+    last = { key: "working" };
+    showResult();
+    const query = new URLSearchParams({ send: $("send").checked ? "1" : "0" });
+    if ($("kind").value === "pairs" && $("pairs-round").value.trim()) query.set("round", $("pairs-round").value.trim());
+    const path = $("kind").value === "pairs" ? "/api/pairs" : "/api/trf";
+    plan = { path, query: query.toString(), data: await file.arrayBuffer(), replaceRound: null };
+    await send(true);
+  }
+  $("apply").addEventListener("click", () => { if (plan) send(false); });
+  $("replace").addEventListener("click", () => {
+    if (!plan || !plan.offer) return;
+    plan.replaceRound = plan.offer.round;
+    send(true);
+  });
+  $("cancel").addEventListener("click", () => { plan = null; last = null; showResult(); choices(); });
 
   $("lang").addEventListener("click", () => {
     lang = lang === "en" ? "zh-CN" : "en";
@@ -154,6 +238,7 @@
     history.replaceState(null, "", url);
     applyText();
     showResult();
+    choices();
   });
   $("round").addEventListener("change", exportHref);
   $("absent").addEventListener("input", exportHref);
