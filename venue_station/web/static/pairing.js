@@ -13,6 +13,16 @@
       "send-label": "导入后发送对局到棋钟", upload: "导入", "entrants-title": "棋手序号",
       "col-rank": "序号", "col-player": "棋手（本站）", "col-name": "TRF 姓名",
       done: "已导入：{players} 名棋手，第{round}轮 {games} 局，轮空/缺席 {byes}",
+      "tournament-title": "赛事变更（总裁判）", "bye-round-label": "轮次", "bye-player-label": "棋手",
+      "bye-full": "轮空（计胜）", "bye-half": "轮空（计和）", "bye-zero": "轮空（不计分）", bye: "给轮空",
+      "wd-player-label": "棋手", withdraw: "退赛", readmit: "恢复参赛", undo: "撤销上一步", "audit-title": "变更记录",
+      "t.done": "已完成：{what}", "t.failed": "未完成：{e}", "t.undone": "已撤销：{what}", withdrawn: "（已退赛）",
+      "what.bye": "轮空", "what.withdraw": "退赛", "what.readmit": "恢复参赛", "what.import_pairings": "导入配对表",
+      "what.import_trf": "导入 TRF", "what.import_pairs": "导入配对表", "what.other": "变更", "audit.undone": "（已撤销）",
+      "err.already_withdrawn": "该棋手已退赛", "err.not_withdrawn": "该棋手未退赛", "err.no_player": "无此棋手",
+      "err.player_paired": "该棋手第{round}轮已有对局", "err.bad_round": "轮次有误", "err.nothing_to_undo": "没有可撤销的变更",
+      "err.undo_stale": "之后已有其他变更，不能撤销", "err.undo_voided": "该变更作废了结果，不能撤销",
+      "err.undo_games_begun": "相关对局已开始，不能撤销",
       apply: "确认导入", cancel: "取消", "replace-round": "替换第{round}轮（{n}个结果将作废）",
       preview: "预览（尚未导入）：{what}", "pv.players": "{n} 名棋手", "pv.new": "其中新棋手 {n} 名",
       "pv.round": "第{round}轮 {games} 局", "pv.byes": "轮空/缺席 {n}", "pv.voided": "将作废 {n} 个结果",
@@ -43,6 +53,17 @@
       "send-label": "Send the games to the clocks", upload: "Import", "entrants-title": "Start ranks",
       "col-rank": "Start rank", "col-player": "Player (station)", "col-name": "Name in the TRF",
       done: "Imported: {players} players, round {round}: {games} games, byes/absent {byes}",
+      "tournament-title": "Changes to the event (chief arbiter)", "bye-round-label": "Round", "bye-player-label": "Player",
+      "bye-full": "bye (a win)", "bye-half": "bye (a draw)", "bye-zero": "bye (no points)", bye: "Give the bye",
+      "wd-player-label": "Player", withdraw: "Withdraw", readmit: "Re-admit", undo: "Undo the last change", "audit-title": "Changes",
+      "t.done": "Done: {what}", "t.failed": "Not done: {e}", "t.undone": "Undone: {what}", withdrawn: " (withdrawn)",
+      "what.bye": "bye", "what.withdraw": "withdrawal", "what.readmit": "re-admission", "what.import_pairings": "pairings import",
+      "what.import_trf": "TRF import", "what.import_pairs": "pairs list import", "what.other": "change", "audit.undone": " (undone)",
+      "err.already_withdrawn": "the player has already withdrawn", "err.not_withdrawn": "the player has not withdrawn",
+      "err.no_player": "no such player", "err.player_paired": "the player has a game in round {round}",
+      "err.bad_round": "a wrong round", "err.nothing_to_undo": "nothing to undo",
+      "err.undo_stale": "later changes came after it; it cannot be undone",
+      "err.undo_voided": "it voided results; it cannot be undone", "err.undo_games_begun": "its games have begun; it cannot be undone",
       apply: "Import it", cancel: "Cancel", "replace-round": "Replace round {round} ({n} result(s) will be voided)",
       preview: "Preview (nothing imported yet): {what}", "pv.players": "{n} players", "pv.new": "{n} of them new",
       "pv.round": "round {round}: {games} games", "pv.byes": "byes/absent {n}", "pv.voided": "{n} result(s) will be voided",
@@ -112,9 +133,17 @@
     body.replaceChildren();
     const list = (await r.json()).entrants;
     $("entrants-empty").hidden = list.length > 0;
+    const keys = $("player-keys");
+    keys.replaceChildren();
+    for (const e of list) {
+      const opt = document.createElement("option");
+      opt.value = e.player;
+      keys.append(opt);
+    }
     for (const e of list) {
       const tr = document.createElement("tr");
-      for (const v of [e.start_rank, e.player, e.name]) {
+      if (e.withdrawn) tr.dataset.withdrawn = "1";
+      for (const v of [e.start_rank, e.player + (e.withdrawn ? t("withdrawn") : ""), e.name]) {
         const td = document.createElement("td");
         td.textContent = v;
         tr.append(td);
@@ -228,6 +257,57 @@
     plan.replaceRound = plan.offer.round;
     send(true);
   });
+  // The event's changes (the station's /api/tournament routes): a bye, a withdrawal, a
+  // re-admission, and undoing the last change; shown only where the station offers them.
+  let audit = [];
+  let tLast = null;
+  const whatText = (what) => t(TEXT[lang]["what." + what] ? "what." + what : "what.other");
+  function showTournament() {
+    const el = $("t-result");
+    el.classList.toggle("error", !!(tLast && tLast.error));
+    if (!tLast) el.textContent = "";
+    else if (tLast.error) {
+      const b = tLast.body || {};
+      const code = b.code;
+      const e = code && TEXT[lang]["err." + code] ? t("err." + code, b.args || {}) : t("err.generic", { status: tLast.status });
+      el.textContent = t("t.failed", { e });
+    } else el.textContent = t(tLast.undo ? "t.undone" : "t.done", { what: whatText(tLast.what) });
+    const list = $("audit");
+    list.replaceChildren();
+    for (const a of audit.slice(0, 20)) {
+      const li = document.createElement("li");
+      const when = new Date(a.at_ms).toLocaleString(lang === "en" ? "en-GB" : "zh-CN", { hour12: false });
+      const who = a.args && a.args.player ? " · " + a.args.player : "";
+      li.textContent = when + " · " + (a.user || "") + " · " + whatText(a.what) + who + (a.undone ? t("audit.undone") : "");
+      list.append(li);
+    }
+  }
+  async function loadAudit() {
+    try {
+      const r = await fetch("/api/tournament/audit");
+      if (!r.ok) return;
+      audit = (await r.json()).audit || [];
+      $("tournament").hidden = false;
+      showTournament();
+    } catch (e) { /* a station without the routes: the section stays hidden */ }
+  }
+  async function change(path, body, what) {
+    let r;
+    try {
+      r = await fetch(path, { method: "POST", body: JSON.stringify(body),
+        headers: { "Content-Type": "application/json", "X-CSRF-Token": csrf || "" } });
+    } catch (e) { tLast = { error: true, status: 0, body: { code: "network" } }; showTournament(); return; }
+    const reply = await r.json().catch(() => ({}));
+    tLast = r.ok ? { what: what || reply.what, undo: path.endsWith("/undo") } : { error: true, status: r.status, body: reply };
+    await loadAudit();
+    showTournament();
+    loadEntrants();
+  }
+  $("bye").addEventListener("click", () => change("/api/tournament/bye",
+    { round: Number($("bye-round").value), player: $("bye-player").value.trim(), kind: $("bye-kind").value }, "bye"));
+  $("withdraw").addEventListener("click", () => change("/api/tournament/withdraw", { player: $("wd-player").value.trim() }, "withdraw"));
+  $("readmit").addEventListener("click", () => change("/api/tournament/readmit", { player: $("wd-player").value.trim() }, "readmit"));
+  $("undo").addEventListener("click", () => change("/api/tournament/undo", {}, null));
   $("cancel").addEventListener("click", () => { plan = null; last = null; showResult(); choices(); });
 
   $("lang").addEventListener("click", () => {
@@ -239,6 +319,7 @@
     applyText();
     showResult();
     choices();
+    showTournament();
   });
   $("round").addEventListener("change", exportHref);
   $("absent").addEventListener("input", exportHref);
@@ -250,6 +331,6 @@
   });
   loadRounds().then(applyText);
   applyText();
-  session();
+  session().then(loadAudit);
   loadEntrants();
 })();
