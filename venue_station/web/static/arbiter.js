@@ -357,10 +357,23 @@
     const note = (f.get("note") || "").trim();
     return note ? { ...args, note } : args;
   }
-  form("f-result", (f, b) => {
+  // Entering a result over a confirmed one is refused (already_decided); the button then
+  // offers to replace it, and the next tap sends the result with "replace".
+  let replaceOn = null;
+  form("f-result", async (f, b) => {
     const winner = f.get("winner") || null;
-    boardCmd(b, "result", withNote({ winner, reason: f.get("reason") || "arbiter" }, f),
-      () => QZ.t("board", { n: b }) + " " + QZ.t("result") + " " + (winner ? QZ.t(winner) : QZ.t("draw")));
+    const replace = replaceOn === b;
+    const what = () => QZ.t("board", { n: b }) + " " + QZ.t(replace ? "result.replace" : "result") + " " + (winner ? QZ.t(winner) : QZ.t("draw"));
+    const body = { cmd: "result", args: withNote({ winner, reason: f.get("reason") || "arbiter" }, f) };
+    if (replace) body.replace = true;
+    replaceOn = null;
+    const button = $("f-result").querySelector("button");
+    button.textContent = QZ.t("result");
+    const r = await act(what, "POST", "/api/boards/" + encodeURIComponent(b) + "/cmd", body);
+    if (r.status === 409 && r.data && r.data.code === "already_decided" && !replace) {
+      replaceOn = b;
+      button.textContent = QZ.t("result.replace");
+    }
   });
   // 立即判负: the other side wins; both sides (both absent at 15 minutes) is the 0:0 double forfeit.
   form("f-forfeit", (f, b) => {
