@@ -46,6 +46,7 @@ def with_bom(text: str) -> str:
     """``text`` with the UTF-8 byte order mark Excel needs to read it as UTF-8 (once)."""
     return text if text.startswith(BOM) else BOM + text
 
+
 RESULT_FIELDS = [
     "round",
     "board",
