@@ -160,7 +160,10 @@ async def test_exports(offline: Station) -> None:
         r = await client.get("/api/export/standings.csv", params={"round": 2, "tag": "local"})
         assert r.status_code == 200 and "attachment" in r.headers["content-disposition"]
         assert "round2" in r.headers["content-disposition"]
-        rows = list(csv.DictReader(io.StringIO(r.text)))
+        assert r.content.startswith(
+            b"\xef\xbb\xbf"
+        )  # the BOM: Excel on Chinese Windows reads UTF-8
+        rows = list(csv.DictReader(io.StringIO(r.content.decode("utf-8-sig"))))
         assert [(x["rank"], x["player"], x["progressive"]) for x in rows] == [
             ("1", "甲", "5"),
             ("2", "丁", "4"),

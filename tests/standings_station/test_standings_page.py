@@ -45,11 +45,19 @@ async def test_the_page_follows_the_results(page: Any, web_station: WebStation) 
     await page.wait_for_function(
         "document.querySelector('#rows tr td.player').textContent === '甲'"
     )
-    first = (await rows(page))[0]
+    shown = await rows(page)
+    first = shown[0]
     assert first[:7] == ["1", "甲", "2", "2", "1", "0", "0"]
-    assert first[7].startswith("积分 2 > ")
+    # A tie-break's reason sits on the row it explains (below the one it puts ahead), only
+    # where the two are level on points: 甲 is ahead on points, which says itself.
+    assert first[7] == ""
     fetched = [u for u in requests if "/api/standings" in u]
     assert len(fetched) == 2, fetched  # the first load and the one the `game` message asked for
+    api = (await page.evaluate("fetch('/api/standings').then(r => r.json())"))["standings"]
+    for i in range(1, len(api)):
+        level = api[i - 1]["points"] == api[i]["points"] and api[i - 1]["decided_by"] != "points"
+        assert shown[i][7] == (api[i - 1]["reason_zh"] if level else ""), (i, shown[i])
+    assert shown[2][7] != ""  # 乙, 丙, 丁 are level on points: 丙 and 丁 say why they are below
 
     await page.select_option("#tag", "local")
     await page.wait_for_function("document.querySelectorAll('#rows tr').length === 2")
@@ -60,4 +68,7 @@ async def test_the_page_follows_the_results(page: Any, web_station: WebStation) 
     await page.goto(f"{web_station.url}/standings?lang=en&tag=local")
     await page.wait_for_selector("body[data-loaded]")
     assert await page.text_content("th[data-col='progressive']") == "Progressive"
-    assert (await rows(page))[0][7].startswith("points 2 > ")
+
+    await page.goto(f"{web_station.url}/standings?lang=en")
+    await page.wait_for_selector("body[data-loaded]")
+    assert (await rows(page))[2][7] == api[1]["reason_en"] != ""

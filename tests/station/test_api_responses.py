@@ -208,6 +208,7 @@ READS = [
     ("/api/export/standings.{fmt}", "/api/export/standings.csv?round=1"),
     ("/api/export/games/{game}/clock.{fmt}", "/api/export/games/r1-b1/clock.csv"),
     ("/api/export/games/{game}/clock.{fmt}", "/api/export/games/r1-b1/clock.pgn"),
+    ("/api/export/rounds/{round}/games.pgn", "/api/export/rounds/1/games.pgn"),
     ("/api/export/tournament.trf", ""),
     ("/api/openapi.json", ""),
 ]

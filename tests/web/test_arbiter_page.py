@@ -78,7 +78,7 @@ async def test_the_arbiter_sees_the_flag_and_confirms_a_pending_foul(
     await page.select_option("#f-adjust select[name=side]", "black")
     await page.fill("#f-adjust input[name=seconds]", "30")
     await page.click("#f-adjust button")
-    await page.wait_for_selector("#log li[data-outcome=ok] >> text=+30s")
+    await page.wait_for_selector("#log li[data-outcome=ok] >> text=+30秒")
     await web_station.wait_board("2", lambda v: v["state"]["black_ms"] == before + 30_000)
     await screenshot(page, "arbiter")
 
@@ -131,7 +131,9 @@ async def test_every_action_shows_its_reply_or_its_timeout(
     await page.click("[data-cmd=pause]")
     refused = page.locator("#log li[data-outcome=refused]")
     await refused.wait_for()
-    assert "no game" in (await refused.text_content() or "")
+    text = await refused.text_content() or ""
+    assert "Board 1" in text and "refused" in text, text
+    assert "no game is set" not in text  # the node's own English stays out of the page
 
     # A time-out: board 3's node never answers.
     await page.click('#boards .card[data-board="3"]')

@@ -55,6 +55,12 @@ async def test_import_and_export_on_the_pairing_page(page: Any, station: Station
     await page.set_input_files("#file", str(GOLDEN / "xiangqi-r4-paired.trf"))
     await page.uncheck("#send")
     await page.click("#upload")
+    # A station that previews an import first (a dry run) is answered by 确认导入.
+    await page.wait_for_function(
+        "['已导入', '预览'].some((w) => document.getElementById('result').textContent.includes(w))"
+    )
+    if await page.is_visible("#apply"):
+        await page.click("#apply")
     await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
     assert await page.text_content("#result") == "已导入：7 名棋手，第4轮 3 局，轮空/缺席 1"
     # the entrants table is filled by its own fetch after the result line: wait for it
@@ -82,4 +88,11 @@ async def test_import_and_export_on_the_pairing_page(page: Any, station: Station
     await page.wait_for_function(
         "document.getElementById('result').textContent.includes('导入失败')"
     )
-    assert "no player with start rank 8" in (await page.text_content("#result") or "")
+    # In the page's words (the station's English stays out), styled as an error.
+    assert (await page.text_content("#result") or "").startswith("导入失败：文件格式有误")
+    assert "error" in (await page.get_attribute("#result", "class") or "")
+    await page.click("#lang")
+    assert (await page.text_content("#result") or "").startswith(
+        "Import failed: the file is not a valid TRF or pairs list"
+    )
+    assert await page.locator('#round option[data-n="0"]').count() == 0  # no "after round 0"

@@ -8,6 +8,9 @@ Every CSV cell that a spreadsheet would read as a formula (one starting with ``=
 CSV injection): a player named ``=cmd|' /C calc'!A0`` stays a name when the file is opened.
 Numbers the station itself writes (points, milliseconds) are never negative, so no real value
 changes.
+
+A CSV download starts with a UTF-8 byte order mark (``with_bom``): Excel on Chinese Windows
+reads a file without one in the local code page (GBK) and garbles every name.
 """
 
 from __future__ import annotations
@@ -33,7 +36,16 @@ __all__ = [
     "round_results_csv",
     "round_results_json",
     "safe_cell",
+    "with_bom",
 ]
+
+BOM = "\ufeff"
+
+
+def with_bom(text: str) -> str:
+    """``text`` with the UTF-8 byte order mark Excel needs to read it as UTF-8 (once)."""
+    return text if text.startswith(BOM) else BOM + text
+
 
 RESULT_FIELDS = [
     "round",

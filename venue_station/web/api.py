@@ -30,6 +30,7 @@ from venue_station.web import (
     pages,
     reasons_view,
     round_clock,
+    round_pgn,
     standings_view,
     trf_view,
 )
@@ -316,7 +317,7 @@ async def export_clock(request: Request) -> Response:
 
 def _download(text: str, media: str, filename: str) -> Response:
     return Response(
-        text,
+        exports.with_bom(text) if media.startswith("text/csv") else text,
         media_type=media,
         headers={"Content-Disposition": f'attachment; filename="{filename}"'},
     )
@@ -348,6 +349,7 @@ def read_routes() -> list[BaseRoute]:
         *reasons_view.routes(),
         *round_clock.routes(),
         *trf_view.routes(),
+        *round_pgn.routes(),
     ]
 
 
@@ -372,7 +374,8 @@ def _error(
         log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
     else:
         log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
-    body = {"error": message, **({"where": where} if where else {}), **extra}
+    # ``code``: the kind of error, which the pages translate (they never show ``error``)
+    body = {"error": message, "code": kind, **({"where": where} if where else {}), **extra}
     return json_response(body, status)
 
 

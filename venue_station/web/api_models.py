@@ -54,12 +54,14 @@ class Out(BaseModel):
 
 
 class Error(BaseModel):
-    """Every 4xx/5xx: ``error`` says what, ``where`` names the place (``query.round``,
+    """Every 4xx/5xx: ``error`` says what (English, for logs and scripts), ``code`` its kind
+    (the pages' words come from it), ``where`` names the place (``query.round``,
     ``body.cmd``, ``line 3``); some errors add context (a TRF's ``line``/``columns``, an
     action's ``command`` reply)."""
 
     model_config = ConfigDict(extra="allow")
     error: str
+    code: str | None = None  # the kind of error (``not_found``, ``bad_trf``, …): pages translate it
     where: str | None = None
 
 

@@ -155,6 +155,13 @@ PATHS: dict[str, dict[str, Op]] = {
             also=("application/x-chess-pgn",),
         )
     },
+    "/api/export/rounds/{round}/games.pgn": {
+        "get": Op(
+            "a round's games as one PGN file (each game's clock after every move, its result)",
+            "application/x-chess-pgn",
+            (ROUND,),
+        )
+    },
     "/api/standings": {
         "get": Op(
             "standings after a round per the regulation's tiebreaks; rows with reason_zh/en",

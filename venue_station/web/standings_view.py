@@ -12,6 +12,7 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from clock_service.standings import Standing, StandingsError, standings_csv, standings_json
+from venue_station.domain.exports import with_bom
 from venue_station.resources import static_dir
 from venue_station.web.http_base import ApiError, int_param, json_response, station_of
 from venue_station.web.pages import SECURITY_HEADERS
@@ -65,7 +66,7 @@ async def export_standings(request: Request) -> Response:
     station = station_of(request)
     name = f"{station.config.venue}-standings" + (f"-round{after}" if after is not None else "")
     if fmt == "csv":
-        text, media = standings_csv(rows), "text/csv; charset=utf-8"
+        text, media = with_bom(standings_csv(rows)), "text/csv; charset=utf-8"
     else:
         text = standings_json(rows, regulation=station.regulation, after_round=after, tag=tag)
         media = "application/json"

@@ -19,6 +19,9 @@
     if (bigCard) bigCard.render();
     renderAlerts();
     renderHistory();
+    renderLog();
+    refreshSpares();
+    fillReasons();
   });
 
   // -- sound: a short WebAudio beep per new alert (the AudioContext starts on a tap) ----------
@@ -57,37 +60,65 @@
     return { status: r.status, data };
   }
 
+  // The log keeps what happened, not its words: `what` and `detail` are functions of the
+  // language, so a switch re-renders every line in the new one.
+  const logLines = []; // newest first
+  function logLine(entry) {
+    const key = { ok: entry.detail ? "reply.done" : "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[entry.outcome];
+    const what = entry.what();
+    const text = entry.outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: entry.detail ? entry.detail() : "" });
+    return QZ.el("li", { class: "log-" + entry.outcome, "data-outcome": entry.outcome }, QZ.el("time", { text: QZ.time(entry.ts) }), " ", text);
+  }
+  function renderLog() { $("log").replaceChildren(...logLines.map(logLine)); }
   function log(what, outcome, detail) {
-    const key = { ok: "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[outcome];
-    const text = outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: detail || "" });
-    const li = QZ.el("li", { class: "log-" + outcome, "data-outcome": outcome }, QZ.el("time", { text: QZ.time(Date.now()) }), " ", text);
-    $("log").prepend(li);
-    while ($("log").children.length > 30) $("log").lastChild.remove();
-    return li;
+    const entry = { ts: Date.now(), what, outcome, detail: detail || null };
+    logLines.unshift(entry);
+    if (logLines.length > 30) logLines.pop();
+    renderLog();
+    return entry;
+  }
+  function replaceLog(entry, what, outcome, detail) {
+    const i = logLines.indexOf(entry);
+    if (i >= 0) logLines.splice(i, 1);
+    log(what, outcome, detail);
+  }
+  // The boards that refused or did not answer, each by its code in words.
+  function refusals(data) {
+    const replies = data.replies || (data.command && data.command.replies) || {};
+    const parts = Object.entries(replies).filter(([, r]) => r && !r.ok)
+      .map(([b, r]) => QZ.t("refused.detail", { b: QZ.t("board", { n: b }), e: QZ.replyText(r) }));
+    const missing = data.missing || (data.command && data.command.missing) || [];
+    for (const b of missing) parts.push(QZ.t("refused.detail", { b: QZ.t("board", { n: b }), e: QZ.t("code.no_reply") }));
+    return parts.join("; ");
   }
 
   // Send, show "sent…", then replace it by the reply or the time-out.
   async function act(what, method, url, body) {
     const pending = log(what, "sent");
-    let outcome = "error", detail = "";
+    let outcome = "error", detail = null;
     try {
       const { status, data } = await api(method, url, body);
-      if (status === 200 && (data.ok === undefined || data.ok)) outcome = "ok";
-      else if (status === 504) { outcome = "timeout"; detail = data.error || ""; }
+      const cmd = body && typeof body.cmd === "string" ? body.cmd : "";
+      const summary = () => (data.summary && data.board == null ? QZ.summaryText(cmd, data) : "");
+      if (status === 200 && (data.ok === undefined || data.ok)) { outcome = "ok"; if (data.summary && data.board == null) detail = summary; }
+      else if (status === 504) { outcome = "timeout"; detail = () => summary() || refusals(data) || QZ.apiError(status, data); }
       else if (data.outcome === "rejected" || status === 409) {
         outcome = "refused";
-        detail = data.error || Object.entries(data.replies || {}).filter(([, r]) => !r.ok)
-          .map(([b, r]) => b + ": " + r.error).join("; ");
-      } else detail = (data.error || "HTTP " + status);
-      pending.replaceWith(log(what, outcome, detail)); // moves the new line into place
+        detail = () => {
+          if (data.code && QZ.has("api." + data.code)) return QZ.apiError(status, data);
+          if (data.code && QZ.has("code." + data.code)) return QZ.replyText(data);
+          return summary() || refusals(data) || QZ.apiError(status, data);
+        };
+      } else detail = () => QZ.apiError(status, data);
+      replaceLog(pending, what, outcome, detail);
       return { ok: outcome === "ok", status, data };
     } catch (e) {
-      pending.replaceWith(log(what, "error", String(e)));
+      replaceLog(pending, what, "error", () => QZ.t("api.network"));
       return { ok: false, status: 0, data: {} };
     }
   }
   const boardCmd = (board, cmd, args, what) =>
-    act(what || QZ.t("board", { n: board }) + " " + cmd, "POST", "/api/boards/" + encodeURIComponent(board) + "/cmd", { cmd, args: args || {} });
+    act(what || (() => QZ.t("board", { n: board }) + " " + QZ.tOr(cmd, "ev.other")), "POST", "/api/boards/" + encodeURIComponent(board) + "/cmd", { cmd, args: args || {} });
   const venueCmd = (cmd, args, what) => act(what, "POST", "/api/venue/cmd", { cmd, args: args || {} });
 
   // -- login ----------------------------------------------------------------------------------
@@ -96,6 +127,7 @@
     $("station").hidden = true;
     $("logout").hidden = true;
     $("user").textContent = "";
+    $("goto").hidden = true;
     $("login").hidden = false;
   }
   async function showStation(session) {
@@ -104,7 +136,8 @@
     $("login").hidden = true;
     $("logout").hidden = false;
     $("station").hidden = false;
-    await Promise.all([loadAlerts(), loadReasons()]);
+    $("goto").hidden = false;
+    await Promise.all([loadAlerts(), loadReasons(), loadRound()]);
     startStream();
   }
   $("login").addEventListener("submit", async (ev) => {
@@ -114,17 +147,20 @@
     const { status, data } = await api("POST", "/api/auth/login", { username: $("username").value, password: $("password").value });
     if (status === 200) { $("password").value = ""; await showStation(data); }
     else if (status === 401) $("login-error").textContent = QZ.t("login.bad");
-    else $("login-error").textContent = QZ.t("login.error", { e: data.error || status });
+    else $("login-error").textContent = QZ.t("login.error", { e: QZ.apiError(status, data) });
   });
   $("logout").addEventListener("click", async () => { await api("POST", "/api/auth/logout"); showLogin(); });
 
   // -- alerts ---------------------------------------------------------------------------------
-  const SETTLED = ["confirmed", "dismissed"];
+  // Only an open or acknowledged alert waits for the arbiter; every other status (confirmed,
+  // dismissed, closed by itself when its cause went away, …) is settled.
+  const SETTLED = { includes: (status) => status !== "open" && status !== "acked" };
   async function loadAlerts() {
     const { status, data } = await api("GET", "/api/alerts?limit=200" + ($("show-all").checked ? "" : "&status=active"));
     if (status !== 200) return;
     for (const a of data.alerts) alerts.set(a.id, a);
     renderAlerts();
+    markBoards();
   }
   $("show-all").addEventListener("change", () => { loadAlerts(); renderAlerts(); });
   // One alert changed: replace or insert only its row (a busy round raises dozens at once).
@@ -142,8 +178,18 @@
       list.insertBefore(row, next);
     }
     renderCount();
+    markBoards();
   }
   const newer = (x, y) => !!x && (x.ts > y.ts || (x.ts === y.ts && x.id > y.id));
+  // Every card says how many open alerts its board has; the "needs attention" filter shows
+  // only the marked ones.
+  function markBoards() {
+    const open = new Map();
+    for (const a of alerts.values())
+      if (!SETTLED.includes(a.status) && a.board) open.set(a.board, (open.get(a.board) || 0) + 1);
+    for (const [b, c] of cards) c.mark({ alerts: open.get(b) || 0 });
+    if (bigCard) bigCard.mark({ alerts: open.get(selected) || 0 });
+  }
   function renderCount() {
     $("alerts-empty").hidden = $("alerts").children.length > 0;
     const open = [...alerts.values()].filter((a) => a.status === "open").length;
@@ -160,17 +206,21 @@
   }
   function alertRow(a) {
     const e = QZ.el;
-    const what = [QZ.t("board", { n: a.board })];
+    // One node's outage is one alert naming all its boards (detail.boards).
+    const many = a.detail && Array.isArray(a.detail.boards) && a.detail.boards.length > 1 ? a.detail.boards : null;
+    const what = [many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
     if (a.side) what.push(QZ.t(a.side));
     if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
     const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
       "data-board": a.board, "data-game": a.game },
       e("div", { class: "alert-head" },
-        e("strong", { class: "kind", text: QZ.t("kind." + a.kind) }),
+        e("strong", { class: "kind", text: QZ.tOr("kind." + a.kind, "kind.warning") }),
         e("button", { type: "button", class: "link", text: what.join(" · "), onclick: () => select(a.board) }),
         e("time", { text: QZ.time(a.ts) }),
-        e("span", { class: "state", text: QZ.t("status." + a.status) + (a.by ? " · " + a.by : "") })));
+        e("span", { class: "state", text: a.status === "cleared"
+          ? QZ.tOr("cleared." + ((a.detail && a.detail.cleared) || ""), "status.cleared")
+          : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + a.by : "") })));
     if (!SETTLED.includes(a.status)) {
       const buttons = e("div", { class: "alert-actions" });
       for (const action of ["ack", "confirm", "dismiss"]) {
@@ -183,7 +233,7 @@
     return row;
   }
   async function rule(a, action) {
-    const r = await act(QZ.t("kind." + a.kind) + " " + QZ.t("board", { n: a.board }) + " → " + QZ.t(action),
+    const r = await act(() => QZ.tOr("kind." + a.kind, "kind.warning") + " " + QZ.t("board", { n: a.board }) + " → " + QZ.t(action),
       "POST", "/api/alerts/" + a.id, { action });
     if (r.data && r.data.alert) onAlert(r.data.alert);
   }
@@ -192,12 +242,13 @@
   function card(board) {
     let c = cards.get(board);
     if (!c) {
-      c = new QZ.Card(board, { link: false, onClick: select });
+      c = new QZ.Card(board, { link: false, onClick: select, marks: true });
       cards.set(board, c);
       const sorted = [...cards.keys()].sort(QZ.boardKey);
       const next = sorted[sorted.indexOf(board) + 1];
       $("boards").insertBefore(c.el, next ? cards.get(next).el : null);
       refreshSpares();
+      markBoards();
     }
     return c;
   }
@@ -218,16 +269,19 @@
   async function select(board) {
     selected = board;
     for (const [b, c] of cards) c.el.classList.toggle("selected", b === board);
-    $("board-none").hidden = true;
-    $("board-detail").hidden = false;
+    $("board-panel").hidden = false;
+    document.body.classList.add("has-board");
     $("board-detail").dataset.board = board;
-    bigCard = new QZ.Card(board, { link: false });
+    bigCard = new QZ.Card(board, { link: false, marks: true });
     bigCard.update(card(board).view);
     $("board-card").replaceChildren(bigCard.el);
     const all = new Map(cards);
     all.set("__big", bigCard);
     animated = all;
     refreshSpares();
+    markBoards();
+    // On a phone the panel is below the alerts: bring it into view.
+    if (window.matchMedia("(max-width: 900px)").matches) $("board-panel").scrollIntoView({ block: "start" });
     const { status, data } = await api("GET", "/api/boards/" + encodeURIComponent(board));
     if (status === 200 && board === selected) {
       boardEvents.set(board, data.events || []);
@@ -239,77 +293,127 @@
     const list = $("board-history");
     list.textContent = "";
     for (const ev of (boardEvents.get(selected) || []).slice(0, 50)) {
-      let text = ev.type;
-      const d = ev.data || {};
-      if (ev.type === "move") text = QZ.t("event.move", { side: QZ.t(d.side), n: d.move, s: (d.used_ms / 1000).toFixed(1) });
-      else {
-        if (d.side) text += " · " + QZ.t(d.side);
-        if (d.reason) text += " · " + QZ.reason(d.reason);
-        if (d.status) text += " · " + d.status;
-        if (d.count !== undefined) text += " · " + d.count;
-      }
+      const text = QZ.describeEvent(ev);
       list.append(QZ.el("li", { "data-type": ev.type }, QZ.el("time", { text: QZ.time(ev.ts) }), " #" + ev.seq + " ", text));
     }
+  }
+
+  function closeBoard() {
+    selected = null;
+    bigCard = null;
+    animated = cards;
+    $("board-panel").hidden = true;
+    document.body.classList.remove("has-board");
+    for (const c of cards.values()) c.el.classList.remove("selected");
+  }
+  $("board-close").addEventListener("click", closeBoard);
+  document.addEventListener("keydown", (ev) => { if (ev.key === "Escape" && selected) closeBoard(); });
+
+  // Walking the hall: a board by its number, and only the boards that need the arbiter.
+  $("goto").addEventListener("submit", (ev) => {
+    ev.preventDefault();
+    const n = $("goto-board").value.trim();
+    const none = $("goto-none");
+    if (!cards.has(n)) { none.textContent = QZ.t("goto.none", { n }); none.hidden = false; return; }
+    none.hidden = true;
+    $("goto-board").value = "";
+    cards.get(n).el.scrollIntoView({ block: "nearest" });
+    select(n);
+  });
+  $("attention-only").addEventListener("change", () => {
+    $("boards").classList.toggle("attention-only", $("attention-only").checked);
+  });
+
+  // The exports of the round being played (or the last one) and of the selected game.
+  async function loadRound() {
+    const { status, data } = await api("GET", "/api/round");
+    const round = status === 200 && data && data.round ? data.round : 1;
+    $("x-results").href = "/api/export/rounds/" + round + "/results.csv";
+    $("x-pgn").href = "/api/export/rounds/" + round + "/games.pgn";
   }
 
   // -- the board's actions ----------------------------------------------------------------------
   for (const button of document.querySelectorAll("[data-cmd]")) {
     button.addEventListener("click", () => {
       if (!selected) return;
-      const c = button.dataset.cmd;
+      const c = button.dataset.cmd, b = selected;
       if (c === "arbiter_on" || c === "arbiter_off")
-        boardCmd(selected, "arbiter_mode", { on: c === "arbiter_on" }, QZ.t("board", { n: selected }) + " " + QZ.t(c));
-      else boardCmd(selected, c, {}, QZ.t("board", { n: selected }) + " " + QZ.t(c));
+        boardCmd(b, "arbiter_mode", { on: c === "arbiter_on" }, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
+      else boardCmd(b, c, {}, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
     });
   }
   function form(id, handler) {
-    $(id).addEventListener("submit", (ev) => { ev.preventDefault(); if (selected) handler(new FormData($(id))); });
+    $(id).addEventListener("submit", (ev) => { ev.preventDefault(); if (selected) handler(new FormData($(id)), selected); });
   }
-  form("f-adjust", (f) => {
+  form("f-adjust", (f, b) => {
     const seconds = Number(f.get("seconds"));
     if (!Number.isFinite(seconds) || seconds === 0) return;
-    boardCmd(selected, "adjust", { side: f.get("side"), delta_ms: Math.round(seconds * 1000) },
-      QZ.t("board", { n: selected }) + " " + QZ.t("adjust") + " " + QZ.t(f.get("side")) + " " + (seconds > 0 ? "+" : "") + seconds + "s");
+    const side = f.get("side");
+    boardCmd(b, "adjust", { side, delta_ms: Math.round(seconds * 1000) },
+      () => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side) + " " + QZ.t("seconds.short", { s: (seconds > 0 ? "+" : "") + seconds }));
   });
   // A reason is the profile's code (chosen, never typed); the note beside is free text.
   function withNote(args, f) {
     const note = (f.get("note") || "").trim();
     return note ? { ...args, note } : args;
   }
-  form("f-result", (f) => {
+  // Entering a result over a confirmed one is refused (already_decided); the button then
+  // offers to replace it, and the next tap sends the result with "replace".
+  let replaceOn = null;
+  form("f-result", async (f, b) => {
     const winner = f.get("winner") || null;
-    boardCmd(selected, "result", withNote({ winner, reason: f.get("reason") || "arbiter" }, f),
-      QZ.t("board", { n: selected }) + " " + QZ.t("result") + " " + (winner ? QZ.t(winner) : QZ.t("draw")));
+    const replace = replaceOn === b;
+    const what = () => QZ.t("board", { n: b }) + " " + QZ.t(replace ? "result.replace" : "result") + " " + (winner ? QZ.t(winner) : QZ.t("draw"));
+    const body = { cmd: "result", args: withNote({ winner, reason: f.get("reason") || "arbiter" }, f) };
+    if (replace) body.replace = true;
+    replaceOn = null;
+    const button = $("f-result").querySelector("button");
+    button.textContent = QZ.t("result");
+    const r = await act(what, "POST", "/api/boards/" + encodeURIComponent(b) + "/cmd", body);
+    if (r.status === 409 && r.data && r.data.code === "already_decided" && !replace) {
+      replaceOn = b;
+      button.textContent = QZ.t("result.replace");
+    }
   });
   // 立即判负: the other side wins; both sides (both absent at 15 minutes) is the 0:0 double forfeit.
-  form("f-forfeit", (f) => {
+  form("f-forfeit", (f, b) => {
     const side = f.get("side"), reason = f.get("reason");
     if (!reason) return;
     const args = side === "both" ? { winner: null, reason: "double_forfeit" }
       : { winner: side === "red" ? "black" : "red", reason };
-    boardCmd(selected, "result", withNote(args, f),
-      QZ.t("board", { n: selected }) + " " + QZ.t("forfeit") + " " + QZ.t(side === "both" ? "forfeit.both" : side) + " · " + QZ.reason(args.reason));
+    boardCmd(b, "result", withNote(args, f),
+      () => QZ.t("board", { n: b }) + " " + QZ.t("forfeit") + " " + QZ.t(side === "both" ? "forfeit.both" : side) + " · " + QZ.reason(args.reason));
   });
-  form("f-count", (f) => {
-    boardCmd(selected, "move_count", { limit: Number(f.get("limit")) || null }, QZ.t("board", { n: selected }) + " " + QZ.t("move_count"));
+  form("f-count", (f, b) => {
+    boardCmd(b, "move_count", { limit: Number(f.get("limit")) || null }, () => QZ.t("board", { n: b }) + " " + QZ.t("move_count"));
   });
-  form("f-foul", (f) => {
+  form("f-foul", (f, b) => {
     if (!f.get("reason")) return;
-    boardCmd(selected, "foul", withNote({ side: f.get("side"), reason: f.get("reason") }, f), QZ.t("board", { n: selected }) + " " + QZ.t("foul") + " " + QZ.t(f.get("side")));
+    const side = f.get("side");
+    boardCmd(b, "foul", withNote({ side, reason: f.get("reason") }, f), () => QZ.t("board", { n: b }) + " " + QZ.t("foul") + " " + QZ.t(side));
   });
 
-  // The profile's reasons (GET /api/regulation/reasons) fill the three choices, in its words.
+  // The profile's reasons (GET /api/regulation/reasons) fill the three choices, in the
+  // page's language (refilled on the switch, the choice kept).
+  let reasons = null;
   async function loadReasons() {
-    const { status, data } = await api("GET", "/api/regulation/reasons");
-    if (status !== 200 || !data) return;
+    reasons = await QZ.loadReasons();
+    fillReasons();
+    renderHistory();
+    renderAlerts();
+  }
+  function fillReasons() {
+    if (!reasons) return;
     for (const select of document.querySelectorAll("select[data-kind]")) {
+      const chosen = select.value;
       const keep = [...select.options].filter((o) => o.value === "arbiter");
       select.replaceChildren(...keep);
-      for (const r of data[select.dataset.kind] || []) {
+      for (const r of reasons[select.dataset.kind] || []) {
         const words = QZ.lang === "en" ? r.en : r.zh;
         const count = r.count ? QZ.t("reason.count", { n: r.count }) : "";
         select.append(QZ.el("option", { value: r.code, title: words, "data-count": r.count || null, text: words + count }));
       }
+      if (chosen) select.value = chosen;
     }
   }
 
@@ -335,23 +439,23 @@
     const text = $("start-at").value;
     // The chosen time is read on this tablet's clock: send it on the station's.
     const args = text ? { at: Math.round(new Date(text).getTime() + QZ.clock.offset) } : {};
-    venueCmd("start", args, QZ.t("start_round") + (text ? " @ " + text.replace("T", " ") : ""));
+    venueCmd("start", args, () => QZ.t("start_round") + (text ? " @ " + text.replace("T", " ") : ""));
   });
-  twoTaps($("pause-all"), () => venueCmd("pause", {}, QZ.t("pause_all")));
-  twoTaps($("resume-all"), () => venueCmd("resume", {}, QZ.t("resume_all")));
+  twoTaps($("pause-all"), () => venueCmd("pause", {}, () => QZ.t("pause_all")));
+  twoTaps($("resume-all"), () => venueCmd("resume", {}, () => QZ.t("resume_all")));
   twoTaps($("f-spare").querySelector("button"), () => moveToSpare(selected, $("spare-board").value));
 
   // A broken clock: pause it, then give its game with its exact times to the spare board.
   async function moveToSpare(broken, spare) {
     if (!broken || !spare || broken === spare) return;
-    const what = QZ.t("spare") + " " + broken + " → " + spare;
+    const what = () => QZ.t("spare") + " " + broken + " → " + spare;
     let st = card(broken).view.state;
-    if (!st || !st.game) { log(what, "error", "no game"); return; }
+    if (!st || !st.game) { log(what, "error", () => QZ.t("no_game")); return; }
     if (st.phase === "running") {
-      const r = await boardCmd(broken, "pause", {}, QZ.t("board", { n: broken }) + " " + QZ.t("pause"));
+      const r = await boardCmd(broken, "pause", {}, () => QZ.t("board", { n: broken }) + " " + QZ.t("pause"));
       if (!r.ok) return;
       st = await pausedState(broken);
-      if (!st) { log(what, "error", "no paused snapshot"); return; }
+      if (!st) { log(what, "error", () => QZ.t("no_paused")); return; }
     }
     const moves = st.moves || { red: 0, black: 0 };
     // Red moves first, so equal counts mean red is on move; a recorded pause says it exactly.

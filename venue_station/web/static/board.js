@@ -15,18 +15,10 @@
   QZ.onLang.push(() => { card.render(); QZ.drawChart(chartBox, moves); redrawHistory(); });
   const events = [];
 
-  function describe(ev) {
-    if (ev.type === "move")
-      return QZ.t("event.move", { side: QZ.t(ev.data.side), n: ev.data.move, s: (ev.data.used_ms / 1000).toFixed(1) });
-    let text = ev.type;
-    if (ev.data && ev.data.side) text += " · " + QZ.t(ev.data.side);
-    if (ev.data && ev.data.status) text += " · " + ev.data.status;
-    return text;
-  }
   function redrawHistory() {
     history.textContent = "";
     for (const ev of events.slice(-200).reverse())
-      history.append(QZ.el("li", { "data-type": ev.type }, QZ.el("time", { text: QZ.time(ev.ts) }), " ", describe(ev)));
+      history.append(QZ.el("li", { "data-type": ev.type }, QZ.el("time", { text: QZ.time(ev.ts) }), " ", QZ.describeEvent(ev)));
   }
   function addEvent(ev) {
     const key = ev.session + ":" + ev.seq;
@@ -60,6 +52,8 @@
 
   async function load() {
     const r = await fetch("/api/boards/" + encodeURIComponent(board));
+    // No board by this id in the station: say so, not "not connected".
+    if (r.status === 404) { card.missing = true; card.render(); document.body.dataset.missing = "1"; return; }
     if (!r.ok) return;
     const view = await r.json();
     card.update({ state: view.state, status: view.status });
@@ -72,7 +66,7 @@
     hello(d) {
       document.getElementById("venue").textContent = d.station ? d.station.venue : "";
       const view = (d.boards || []).find((b) => b.board === board);
-      if (view) card.update({ state: view.state, status: view.status });
+      if (view) { card.missing = false; card.update({ state: view.state, status: view.status }); }
     },
     state(d) {
       if (d.board !== board) return;
@@ -88,5 +82,6 @@
     },
   });
   QZ.animate(new Map([[board, card]]));
+  QZ.loadReasons().then(redrawHistory);
   load();
 })();

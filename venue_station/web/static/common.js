@@ -25,11 +25,118 @@
     for (const [k, v] of Object.entries(vars || {})) text = text.split("{" + k + "}").join(String(v));
     return text;
   };
-  // A reason code of the wire (board_pause, power_switch, …) in words; unknown codes as they are.
+  QZ.has = (key) => key in (window.QZ_TEXT[QZ.lang] || {}) || key in window.QZ_TEXT["zh-CN"];
+  // A key's text, or the fallback key's when the first is unknown (a code the page has no words
+  // for yet is never shown raw).
+  QZ.tOr = (key, fallback, vars) => QZ.t(QZ.has(key) ? key : fallback, vars);
+  // A reason code of the wire (board_pause, power_switch, …) in words: the page's own table,
+  // then the profile's words (GET /api/regulation/reasons, QZ.loadReasons), then "another reason".
+  QZ.reasonWords = {};
   QZ.reason = function (code) {
-    const key = "reason." + code;
-    const text = QZ.t(key);
-    return text === key ? code : text;
+    if (QZ.has("reason." + code)) return QZ.t("reason." + code);
+    const words = QZ.reasonWords[code];
+    if (words) return QZ.lang === "en" ? words.en : words.zh;
+    return QZ.t("reason.unknown");
+  };
+  QZ.loadReasons = async function () {
+    try {
+      const r = await fetch("/api/regulation/reasons");
+      if (!r.ok) return null;
+      const data = await r.json();
+      for (const list of Object.values(data || {}))
+        if (Array.isArray(list)) for (const x of list) if (x && x.code) QZ.reasonWords[x.code] = x;
+      return data;
+    } catch (e) { return null; }
+  };
+
+  // A board event as a sentence (the board page's and the arbiter's history).
+  QZ.describeEvent = function (ev) {
+    const d = ev.data || {};
+    const side = d.side ? QZ.t(d.side) : "";
+    const reason = d.reason ? QZ.reason(d.reason) : "";
+    const status = ["pending", "confirmed", "dismissed"].includes(d.status) ? d.status : "confirmed";
+    switch (ev.type) {
+      case "ready": return d.red && d.black ? QZ.t("ev.ready", { red: d.red, black: d.black }) : QZ.t("ev.ready.anon");
+      case "started": return QZ.t("ev.started");
+      case "move": return QZ.t("event.move", { side, n: d.move, s: ((d.used_ms || 0) / 1000).toFixed(1) });
+      case "paused":
+        if (d.by === "arbiter") return QZ.t("ev.paused.arbiter");
+        return d.side_on_move ? QZ.t("ev.paused.side", { side: QZ.t(d.side_on_move) }) : QZ.t("ev.paused.board");
+      case "resumed": return QZ.t("ev.resumed");
+      case "flag": return QZ.t("ev.flag", { side });
+      case "foul": return QZ.t("ev.foul." + status, { side, reason, count: d.count || 0 });
+      case "forfeit": return QZ.t("ev.forfeit." + status, { side, reason });
+      case "shutdown":
+        return QZ.t(d.authorised ? "ev.shutdown.allowed" : "ev.shutdown",
+          { s: Math.round((d.duration_ms || 0) / 1000), cause: QZ.reason(d.cause) });
+      case "late": return QZ.t("ev.late", { side });
+      case "adjusted": {
+        const s = Math.round((d.delta_ms || 0) / 100) / 10;
+        if (d.by === "board") return QZ.t("ev.adjusted.board", { side, s: (s > 0 ? "+" : "") + s });
+        return s >= 0 ? QZ.t("ev.adjusted.add", { side, s }) : QZ.t("ev.adjusted.take", { side, s: -s });
+      }
+      case "result": return QZ.t("ev.result." + status, { outcome: QZ.outcome(d), reason });
+      case "move_count": return QZ.t(d.status === "reached" ? "ev.move_count.reached" : "ev.move_count.started", { limit: d.limit });
+      case "warning": {
+        const text = QZ.t("ev.warning." + status, { reason });
+        return side ? QZ.t("ev.warning.side", { side, text }) : text;
+      }
+      default: return QZ.t("ev.other");
+    }
+  };
+  // Who won, in words; and the short score of a card (1-0, 0-1, ½-½, 0:0).
+  QZ.outcome = function (r) {
+    if (r.winner === "red" || r.winner === "black") return QZ.t("outcome." + r.winner);
+    return QZ.t(r.reason === "double_forfeit" ? "outcome.double_forfeit" : "outcome.draw");
+  };
+  QZ.score = function (r) {
+    if (r.winner === "red") return "1-0";
+    if (r.winner === "black") return "0-1";
+    return r.reason === "double_forfeit" ? "0:0" : "½-½";
+  };
+
+  // A board's refusal in words: its code (and arguments) when the reply carries one, else a
+  // generic sentence; the board's own English stays out of the page.
+  QZ.replyText = function (reply) {
+    if (!reply || !reply.code) return QZ.t("code.unknown");
+    return QZ.tOr("code." + reply.code, "code.unknown", QZ.words(reply.args));
+  };
+  // A reply's arguments in words: a phase or a ruling status by its name, lists joined.
+  QZ.words = function (args) {
+    const out = {};
+    for (const [k, v] of Object.entries(args || {})) {
+      if (k === "phase" && QZ.has("phase." + v)) out[k] = QZ.t("phase." + v);
+      else if (k === "status" && QZ.has("status." + v)) out[k] = QZ.t("status." + v);
+      else if (Array.isArray(v)) out[k] = v.join(QZ.lang === "en" ? ", " : "、");
+      else out[k] = v;
+    }
+    return out;
+  };
+  // A venue command's per-board outcomes in the arbiter's words ("38 台已暂停 · 2 台无需操作").
+  QZ.summaryText = function (cmd, data) {
+    const sum = data.summary || {};
+    const boards = Array.isArray(data.boards) ? data.boards : [];
+    const named = (outcome) => boards.filter((b) => b.outcome === outcome)
+      .map((b) => QZ.t("board", { n: b.board }) + (outcome === "refused" ? " " + QZ.replyText(b) : ""));
+    const parts = [QZ.tOr("summary.done." + cmd, "summary.done", { n: sum.done || 0 })];
+    if (sum.not_needed) parts.push(QZ.t("summary.not_needed", { n: sum.not_needed }));
+    for (const outcome of ["refused", "no_answer"]) {
+      if (!sum[outcome]) continue;
+      const list = named(outcome).slice(0, 12);
+      parts.push(QZ.t("summary." + outcome, { n: sum[outcome] }) + (list.length ? QZ.t("summary.boards", { list: list.join(QZ.lang === "en" ? ", " : "、") }) : ""));
+    }
+    return parts.join(" · ");
+  };
+  // An API error in words, by the code the station sends (``code``), else by the HTTP status.
+  QZ.apiError = function (status, data) {
+    data = data || {};
+    const byStatus = { 401: "unauthenticated", 403: "forbidden", 404: "not_found", 409: "refused",
+      413: "too_large", 429: "rate_limited", 503: "busy", 504: "timeout" };
+    const code = data.code || byStatus[status];
+    const vars = { status, ...QZ.words(data.args) };
+    let text = code ? QZ.tOr("api." + code, "api.generic", vars) : QZ.t("api.generic", vars);
+    if (typeof data.line === "number") text += QZ.t("api.line", { line: data.line });
+    return text;
   };
   QZ.applyI18n = function (root) {
     document.documentElement.lang = QZ.lang;
@@ -142,7 +249,7 @@
   // -- a board card -------------------------------------------------------------------------
   // Built once, then update(view) when a snapshot/status arrives and tick(now) every frame.
   QZ.Card = class {
-    constructor(board, { link = true, onClick = null } = {}) {
+    constructor(board, { link = true, onClick = null, marks = false } = {}) {
       this.board = board;
       this.view = { board, state: null, status: null };
       this.shown = true;
@@ -151,6 +258,11 @@
       this.no = e("span", { class: "no" });
       this.badge = e("span", { class: "badge" });
       this.game = e("span", { class: "game" });
+      this.result = e("span", { class: "result" });
+      this.attn = e("span", { class: "attn" });
+      this.attention = { alerts: 0 };
+      this.marks = marks;
+      this.missing = false;
       this.sides = {};
       for (const side of ["red", "black"]) {
         const name = e("span", { class: "name" });
@@ -162,11 +274,16 @@
       this.el = e(
         link ? "a" : "div",
         { class: "card", "data-board": board, href: link ? "/board/" + encodeURIComponent(board) : null },
-        e("div", { class: "head" }, this.no, this.game, this.badge),
+        e("div", { class: "head" }, this.no, this.game, this.result, this.attn, this.badge),
         this.sides.red.row,
         this.sides.black.row,
       );
       if (onClick) this.el.addEventListener("click", (ev) => { ev.preventDefault(); onClick(board); });
+      this.render();
+    }
+    // Open alerts and pending decisions of this board (the arbiter's page counts them).
+    mark(attention) {
+      this.attention = { ...this.attention, ...attention };
       this.render();
     }
     update(part) {
@@ -187,15 +304,29 @@
       this.stale = false;
       const st = this.view.state, status = this.view.status;
       this.no.textContent = QZ.t("board", { n: this.board });
-      this.game.textContent = st && st.phase ? QZ.t("phase." + st.phase) + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "";
-      const online = status ? status.state : "unknown";
+      this.game.textContent = st && st.phase ? QZ.tOr("phase." + st.phase, "ev.other") + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "";
+      // A finished game shows its result where people look: the score and why.
+      const result = st && st.result && typeof st.result === "object" ? st.result : null;
+      this.result.textContent = result ? QZ.score(result) + (result.reason ? " · " + QZ.reason(result.reason) : "") : "";
+      this.result.hidden = !result;
+      this.el.dataset.result = result ? QZ.score(result) : "";
+      // The arbiter's marks: open alerts and decisions waiting on this board.
+      // (an open alert and the board's pending proposal are often the same decision)
+      const pending = this.marks && st && Array.isArray(st.pending) ? st.pending.length : 0;
+      const need = Math.max(this.attention.alerts, pending);
+      this.attn.textContent = need ? QZ.t("attention.count", { n: need }) : "";
+      this.attn.title = need ? QZ.t("attention") : "";
+      this.attn.hidden = !need;
+      if (need) this.el.dataset.attention = String(need); else delete this.el.dataset.attention;
+      const online = this.missing ? "missing" : status ? status.state : "unknown";
       this.el.dataset.online = online;
       this.el.dataset.phase = st ? st.phase : "none";
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
       const fault = st && st.clock_fault;
-      this.badge.textContent = online === "online" ? (fault ? QZ.t("clock_fault") : "") : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : "unknown");
+      this.badge.textContent = online === "online" ? (fault ? QZ.t("clock_fault") : "")
+        : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : online === "missing" ? "no_such_board" : "unknown");
       this.badge.className = "badge" + (online === "online" && !fault ? "" : " off");
-      this.badge.title = fault || "";
+      this.badge.title = fault || ""; // the face's own words, for a technician (on hover only)
       for (const side of ["red", "black"]) {
         const s = this.sides[side];
         const player = st && st[side] ? st[side] : QZ.t(side);

@@ -23,10 +23,13 @@
   // Sides of the round's games that have not pressed yet (red: no move; black: no move).
   function absent(round) {
     const out = [];
+    out.games = 0;
     const prefix = "r" + round + "-";
     for (const board of [...cards.keys()].sort(QZ.boardKey)) {
       const st = cards.get(board).view.state;
-      if (!st || !st.game || !st.game.startsWith(prefix) || st.result || st.flag) continue;
+      if (!st || !st.game || !st.game.startsWith(prefix)) continue;
+      out.games += 1;
+      if (st.result || st.flag) continue;
       if (st.phase !== "running" && st.phase !== "paused" && st.phase !== "ready") continue;
       for (const side of ["red", "black"]) if (!st.moves || !st.moves[side]) out.push([board, side]);
     }
@@ -41,8 +44,11 @@
     if (!fixed) set(els.round, round ? QZ.t("round", { n: round }) : "");
     set(els.elapsed, round && info.started_ms ? QZ.t("screen.elapsed", { t: clockText(now - info.started_ms) }) : "");
     let late = "";
-    if (round && info.late_deadline_ms && now < info.late_deadline_ms) {
-      const who = absent(round);
+    const counting = round && info.late_deadline_ms && now < info.late_deadline_ms;
+    const who = counting ? absent(round) : [];
+    // Once every player of the round's games on this screen has pressed, nobody can be late:
+    // the countdown stops (before the games show here, it runs).
+    if (counting && (who.length || !who.games)) {
       const names = who.slice(0, MAX_ABSENT).map(([b, side]) => QZ.t("screen.absent_side", { n: b, side: QZ.t("screen.side_" + side) }));
       if (who.length > MAX_ABSENT) names.push("+" + (who.length - MAX_ABSENT));
       late = QZ.t("screen.late", { t: clockText(info.late_deadline_ms - now) }) +

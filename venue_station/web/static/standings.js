@@ -8,6 +8,10 @@
       rank: "名次", player: "棋手", points: "积分", progressive: "累进分", wins: "胜局",
       fouls: "犯规", black_games: "后走局数", reason: "区分原因", lang: "English",
       disconnected: "与服务器的连接已断开，正在重连…", empty: "暂无成绩", error: "无法计算排名：{e}",
+      "err.generic": "出错了（HTTP {status}）", "err.bad_standings": "成绩数据不一致，请检查导入的棋手与配对",
+      "err.bad_request": "地址参数有误", "err.network": "无法连接站点",
+      csv: "排名 CSV", "x-results": "本轮成绩 CSV", "x-pgn": "棋谱 PGN", "x-trf": "TRF",
+      "to-arbiter": "裁判台", "to-pairing": "编排",
     },
     en: {
       title: "Standings", round: "Round", tag: "Group", latest: "latest", all: "all", after: "after round {n}",
@@ -15,6 +19,11 @@
       fouls: "Fouls", black_games: "Games as black", reason: "Tie broken by", lang: "中文",
       disconnected: "Connection to the station lost, reconnecting…", empty: "No results yet",
       error: "Cannot compute the standings: {e}",
+      "err.generic": "something went wrong (HTTP {status})",
+      "err.bad_standings": "the results do not fit together; check the imported players and pairings",
+      "err.bad_request": "a wrong address parameter", "err.network": "cannot reach the station",
+      csv: "Standings CSV", "x-results": "Round results CSV", "x-pgn": "Games PGN", "x-trf": "TRF",
+      "to-arbiter": "Arbiter", "to-pairing": "Pairing",
     },
   };
   const params = new URLSearchParams(location.search);
@@ -45,6 +54,8 @@
     $("lang").textContent = t("lang");
     $("conn").textContent = t("disconnected");
     for (const th of document.querySelectorAll("th[data-col]")) th.textContent = t(th.dataset.col);
+    for (const id of ["csv", "x-results", "x-pgn", "x-trf", "to-arbiter", "to-pairing"]) $(id).textContent = t(id);
+    if (state.error) showError();
     for (const opt of $("round").querySelectorAll("option[data-n]")) opt.textContent = t("after", { n: opt.dataset.n });
   }
 
@@ -65,19 +76,40 @@
       tr.append(td);
       body.append(tr);
     }
+    // A tie-break's reason on the row it explains: why this player is below the one above,
+    // shown where the two are level on points (a points gap explains itself).
+    state.rows.forEach((r, i) => {
+      const above = i > 0 ? state.rows[i - 1] : null;
+      const explains = above && above.decided_by !== "points" && above.points === r.points;
+      r.why = explains ? (lang === "en" ? above.reason_en : above.reason_zh) : "";
+    });
     for (const r of state.rows) {
       const tr = document.createElement("tr");
       if (r.shared) tr.className = "shared";
       tr.append(
         cell("rank", r.rank), cell("player", r.player), cell("points", r.points),
         cell("progressive", r.progressive), cell("wins", r.wins), cell("fouls", r.fouls),
-        cell("black_games", r.black_games), cell("reason", lang === "en" ? r.reason_en : r.reason_zh),
+        cell("black_games", r.black_games), cell("reason", r.why),
       );
       body.append(tr);
     }
     const q = query();
     $("csv").href = "/api/export/standings.csv" + (q ? "?" + q : "");
     $("json").href = "/api/export/standings.json" + (q ? "?" + q : "");
+    const round = state.round || state.lastRound;
+    $("x-results").hidden = $("x-pgn").hidden = !round;
+    if (round) {
+      $("x-results").href = "/api/export/rounds/" + round + "/results.csv";
+      $("x-pgn").href = "/api/export/rounds/" + round + "/games.pgn";
+    }
+    $("x-trf").href = "/api/export/tournament.trf" + (state.round ? "?round=" + state.round : "");
+  }
+  function showError() {
+    const { status, body } = state.error;
+    const code = body && body.code;
+    const e = code && TEXT[lang]["err." + code] ? t("err." + code) : status ? t("err.generic", { status }) : t("err.network");
+    $("error").textContent = t("error", { e });
+    $("error").hidden = false;
   }
 
   function addOptions(rounds, tags) {
@@ -110,8 +142,9 @@
     loading = (async () => {
       try {
         const r = await fetch("/api/standings" + (query() ? "?" + query() : ""));
-        const body = await r.json();
-        if (!r.ok) throw new Error(body.error || r.status);
+        const body = await r.json().catch(() => ({}));
+        if (!r.ok) { state.error = { status: r.status, body }; showError(); return; }
+        state.error = null;
         $("error").hidden = true;
         state.rows = body.standings;
         const tags = new Set();
@@ -120,8 +153,8 @@
         render();
         document.body.dataset.loaded = String(Date.now());
       } catch (e) {
-        $("error").textContent = t("error", { e: e.message });
-        $("error").hidden = false;
+        state.error = { status: 0, body: {} };
+        showError();
       } finally {
         loading = null;
         if (again) { again = false; load(); }
@@ -133,7 +166,12 @@
   async function loadRounds() {
     try {
       const r = await fetch("/api/rounds");
-      if (r.ok) addOptions((await r.json()).rounds.map((x) => x.round), []);
+      if (r.ok) {
+        const rounds = (await r.json()).rounds.map((x) => x.round);
+        state.lastRound = rounds.length ? Math.max(...rounds) : null;
+        addOptions(rounds, []);
+        render();
+      }
     } catch (e) { /* the table still works without the round list */ }
   }
 
