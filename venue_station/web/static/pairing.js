@@ -14,7 +14,7 @@
       "col-rank": "序号", "col-player": "棋手（本站）", "col-name": "TRF 姓名",
       done: "已导入：{players} 名棋手，第{round}轮 {games} 局，轮空/缺席 {byes}",
       "engine-title": "用编排引擎编排下一轮（总裁判）", "engine-label": "编排引擎：",
-      "engine-none": "未配置（station.toml 的 [pairing]）", propose: "运行引擎",
+      "engine-none": "未配置（由技术人员在裁判站配置文件中设置）", propose: "运行引擎",
       "col-board": "台次", "col-red": "红方（先行）", "col-red-points": "积分", "col-black": "黑方",
       "col-black-points": "积分", "approve-send-label": "导入后发送对局到棋钟",
       approve: "批准并导入", discard: "放弃", "proposal-round": "第{n}轮编排建议（{engine}），请核对",
