@@ -15,7 +15,13 @@ from typing import Any
 
 import httpx
 import pytest
-from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
+from support.station import (
+    ARBITER,
+    ARBITER_PASSWORD,
+    decision_txn,
+    envelope,
+    station_config,
+)
 
 from clock_service.trf.document import Trf
 from clock_service.trf.pairs import pairs_text
@@ -108,7 +114,7 @@ class Boards:
     def send(self, board: str, game: str, type: str, data: dict[str, Any]) -> None:
         seq = self.seq[board] = self.seq.get(board, 0) + 1
         decides = type == "result" or data.get("status") == "confirmed"
-        txn = arbiter_txn(self.station, board) if decides else None
+        txn = decision_txn(self.station, board, type, data) if decides else None
         ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
         assert self.station.ingest is not None
         self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
@@ -126,12 +132,17 @@ class Boards:
             data = {"winner": "black", "reason": "flag", "status": "confirmed"}
             self.send(board, game, "result", data)
         elif roll < 0.97:
-            data = {"side": "black", "reason": "absent", "status": "confirmed"}
-            self.send(board, game, "forfeit", data)
+            self.forfeit(board, game, "black")
         else:  # both absent: a double forfeit, a loss for both
             for side in ("red", "black"):
-                data = {"side": side, "reason": "absent", "status": "confirmed"}
-                self.send(board, game, "forfeit", data)
+                self.forfeit(board, game, side)
+
+    def forfeit(self, board: str, game: str, side: str) -> None:
+        """The node proposes the forfeit, the arbiter confirms it (its ``resolve``)."""
+        self.send(board, game, "forfeit", {"side": side, "reason": "absent", "status": "pending"})
+        ref = self.seq[board]
+        data = {"side": side, "reason": "absent", "status": "confirmed", "ref": ref}
+        self.send(board, game, "forfeit", data)
 
     async def flush(self) -> None:
         assert self.station.ingest is not None

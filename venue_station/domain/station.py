@@ -91,6 +91,7 @@ class Station:
             known_boards=self.config.known_boards(),
             on_reply=self.bus.on_reply,
             clock_probe_s=self.config.clock_probe_s,
+            regulation=self.regulation,
         )
         await self.ingest.load()
         self.bus.on_sent = self.ingest.authority.sent
