@@ -110,9 +110,7 @@ class Asks:
         for ev in events:
             data, type_ = ev["data"], str(ev["type"])
             key = (str(ev["board"]), int(ev["session"]), int(ev["seq"]))
-            decided = not data.get("unverified") and (
-                data.get("status", "confirmed") != "pending"
-            )
+            decided = not data.get("unverified") and (data.get("status", "confirmed") != "pending")
             if not decided:
                 self.note(key, ev["game"], type_, data)
                 continue
