@@ -70,6 +70,10 @@ class HttpConfig(_Model):
     # the unit's LimitNOFILE must stay well above sse_max (deploy/systemd).
     sse_max: int = Field(default=4000, ge=1, le=1_000_000)
     sse_per_address: int = Field(default=16, ge=1, le=1_000_000)
+    # A request's head (line and headers) is due within this many seconds of the connection
+    # (or of the last response on a kept-alive one), else the connection is closed: a
+    # slowloris holds no socket for long (wire_contract/http_guard.py).
+    header_timeout_s: float = Field(default=10.0, gt=0, le=3600)
 
     @model_validator(mode="after")
     def _tls_pair(self) -> HttpConfig:
