@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from broker_config.roster import Roster
+from clock_service.text_rule import text_problem
 from venue_station.auth import check_hash_format
 from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
@@ -94,6 +95,14 @@ class AccountConfig(_Model):
     username: Annotated[str, Field(min_length=1, max_length=64)]
     password_hash: str
     role: Literal["viewer", "arbiter", "chief", "admin"] = "arbiter"
+
+    @field_validator("username")
+    @classmethod
+    def _plain(cls, value: str) -> str:
+        problem = text_problem(value)
+        if problem is not None:
+            raise ValueError(f"{problem}; a user name is plain text")
+        return value
 
     @field_validator("password_hash")
     @classmethod
