@@ -82,7 +82,10 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
     venue_users = []
     for venue, (user, password) in sorted(users.venues.items()):
         root = venue_subject_root(users.prefix, venue)
-        kinds = ", ".join(_q(f"{root}.board.*.{k}") for k in ("status", "state", "event"))
+        kinds = ", ".join(
+            [_q(f"{root}.board.*.{k}") for k in ("status", "state", "event")]
+            + [_q(f"{root}.station.decision")]  # the venue station's decisions (issue 27)
+        )
         perms = f'{{publish: {{allow: [{kinds}]}}, subscribe: {{deny: [">"]}}}}'
         venue_users.append(_user(user, password, perms))
     public_perms = f'{{publish: {{deny: [">"]}}, subscribe: {{allow: [{_q(state)}]}}}}'

@@ -22,7 +22,7 @@ txn (``rebirth``, ``set_game``, ``start``, ``clock_probe``...) decides nothing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -64,6 +64,7 @@ class _Ask:
     cmd: str
     board: str
     args: dict[str, Any]
+    by: str | None = None  # who sent it (the web account)
     primary_done: bool = False
     follows: list[Expect] = field(default_factory=list)  # what the regulation makes follow
     decided: set[EventKey] = field(default_factory=set)  # the events it decided (replays)
@@ -91,13 +92,24 @@ class Asks:
         self._asks: dict[str, _Ask] = {}
         self._proposals: dict[tuple[str, int], _Proposal] = {}  # (board, seq) -> pending
         self._games: dict[str, _Game] = {}
+        # Every event decided, as the station publishes it to the hub (wire ``Decision``
+        # without its ``ts``); ``on_decided`` is told of each new one.
+        self.decided: dict[EventKey, dict[str, Any]] = {}
+        self.on_decided: Callable[[dict[str, Any]], None] | None = None
 
     # -- what the station sent --------------------------------------------------------------
-    def sent(self, txn: str, board: str | None, cmd: str, args: Mapping[str, Any]) -> None:
+    def sent(
+        self,
+        txn: str,
+        board: str | None,
+        cmd: str,
+        args: Mapping[str, Any],
+        user: str | None = None,
+    ) -> None:
         if board is None:
             return  # a venue-wide command is never a decision (wire VENUE_COMMANDS)
         if cmd in DECISION_COMMANDS:
-            self._asks[txn] = _Ask(cmd, board, dict(args))
+            self._asks[txn] = _Ask(cmd, board, dict(args), user)
         elif cmd == "set_game" and isinstance(args.get("game"), str):
             self._game(str(args["game"])).tiebreak = bool(args.get("tiebreak"))
 
@@ -106,7 +118,7 @@ class Asks:
     ) -> None:
         """Rebuild from the command log and the stored rulings (in the order they came)."""
         for c in commands:
-            self.sent(str(c["txn"]), c["board"], str(c["cmd"]), c["args"] or {})
+            self.sent(str(c["txn"]), c["board"], str(c["cmd"]), c["args"] or {}, c.get("user"))
         for ev in events:
             data, type_ = ev["data"], str(ev["type"])
             key = (str(ev["board"]), int(ev["session"]), int(ev["seq"]))
@@ -146,7 +158,35 @@ class Asks:
             ask.follows.remove(match)
         ask.decided.add(key)
         ask.follows += self._decided(key[0], game, type_, data)
+        self._publish(key, game, type_, data, txn, ask)
         return True
+
+    def _publish(
+        self,
+        key: EventKey,
+        game: str | None,
+        type_: str,
+        data: Mapping[str, Any],
+        txn: str | None,
+        ask: _Ask,
+    ) -> None:
+        who = "winner" if type_ == "result" else "side"
+        record: dict[str, Any] = {
+            "board": key[0],
+            "session": key[1],
+            "seq": key[2],
+            "game": game,
+            "type": type_,
+            "status": data.get("status", "confirmed"),
+            who: data.get(who),
+            "reason": data.get("reason"),
+            "ref": data.get("ref"),
+            "txn": txn,
+            "by": ask.by,
+        }
+        self.decided[key] = record
+        if self.on_decided is not None:
+            self.on_decided(record)
 
     def _primary(self, ask: _Ask, game: str | None, type_: str, data: Mapping[str, Any]) -> bool:
         a = ask.args

@@ -118,8 +118,10 @@ class Authority:
     def bind(self, game: str, board: str) -> None:
         self.game_boards.setdefault(game, set()).add(board)
 
-    def sent(self, txn: str, board: str | None, cmd: str, args: dict[str, Any]) -> None:
-        self.asks.sent(txn, board, cmd, args)
+    def sent(
+        self, txn: str, board: str | None, cmd: str, args: dict[str, Any], user: str | None = None
+    ) -> None:
+        self.asks.sent(txn, board, cmd, args, user)
 
     def may_name(self, board: str, game: str | None) -> bool:
         """A board may report a game the station bound to it, or one it never paired."""

@@ -71,7 +71,7 @@ class TournamentReads:
     async def asking_commands(self) -> list[dict[str, Any]]:
         """The commands that ask a decision or bind a game (``intake/asks.py``), as sent."""
         c = t.commands
-        q = sa.select(c.c.txn, c.c.board, c.c.cmd, c.c.args).where(
+        q = sa.select(c.c.txn, c.c.board, c.c.cmd, c.c.args, c.c.user).where(
             c.c.cmd.in_(("result", "resolve", "foul", "set_game"))
         )
         async with self.engine.connect() as conn:
