@@ -91,6 +91,7 @@ async def test_a_public_reader_with_5000_subscriptions_stalls_no_one_and_is_cut(
     subs = "".join(f"SUB fed.qz.v1.va.board.*.state {i}\r\n" for i in range(1, 5001))
     writer.write(subs.encode() + b"PING\r\n")
     await writer.drain()
+    await asyncio.sleep(0.5)  # connected and subscribed (as far as it is let)
     # ...and never reads while the venue goes on
     loaded = await latencies(nats_centre)
     assert len(loaded) == STATES  # every state arrived

@@ -22,7 +22,7 @@ from federation_hub.web import server_config
 from venue_station.web.web_server import StationWithWeb
 
 SLOW = 300
-TIMEOUT_S = 1.5
+TIMEOUT_S = 3.0  # roomy: a loaded 2-core machine delays the loop by a second at times
 
 
 async def slowloris(host: str, port: int, *, count: int, give_up_s: float) -> list[float]:
@@ -69,14 +69,15 @@ async def honest_during(url: str) -> float:
             r = await client.get("/healthz")
             worst = max(worst, time.monotonic() - t0)
             assert r.status_code == 200
-            await asyncio.sleep(TIMEOUT_S / 3)
+            await asyncio.sleep(0.5)
     return worst
 
 
 def check_cut(times: list[float]) -> None:
-    # none before the deadline (the drip is not what closes them), all soon after it
-    assert min(times) >= TIMEOUT_S * 0.9, min(times)
-    assert max(times) <= TIMEOUT_S + 3.0, max(times)
+    # none well before the deadline (the drip is not what closes them), all soon after it;
+    # "since" is taken when the client's connect returns, which a loaded loop delays
+    assert min(times) >= TIMEOUT_S - 1.0, min(times)
+    assert max(times) <= TIMEOUT_S + 4.0, max(times)
 
 
 async def test_the_station_closes_300_slow_header_connections(tmp_path: Path) -> None:
@@ -86,11 +87,11 @@ async def test_the_station_closes_300_slow_header_connections(tmp_path: Path) ->
     try:
         host, port = config.http.host, station.web.port
         assert port is not None
-        attack = asyncio.create_task(slowloris(host, port, count=SLOW, give_up_s=TIMEOUT_S + 6))
+        attack = asyncio.create_task(slowloris(host, port, count=SLOW, give_up_s=TIMEOUT_S + 8))
         await asyncio.sleep(0.3)
         worst = await honest_during(station.http_url)
         check_cut(await attack)
-        assert worst < 1.0, worst
+        assert worst < 2.0, worst  # served meanwhile (a loaded machine adds its own wait)
     finally:
         await station.stop()
 
@@ -118,7 +119,7 @@ async def test_the_hubs_server_closes_300_slow_header_connections() -> None:
     async with hub_web() as url:
         port = int(url.rsplit(":", 1)[1])
         attack = asyncio.create_task(
-            slowloris("127.0.0.1", port, count=SLOW, give_up_s=TIMEOUT_S + 6)
+            slowloris("127.0.0.1", port, count=SLOW, give_up_s=TIMEOUT_S + 8)
         )
         await asyncio.sleep(0.3)
         await honest_during(url)
