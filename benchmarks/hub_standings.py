@@ -4,7 +4,8 @@ the hub stores a venue's reports, read back and ranked, against the ranking alon
 The event is ``standings.simulate`` (seeded), as in ``standings_stored.py``. Each game is a
 ``ready`` (its players), ``MOVES`` moves (the archive's bulk, which the standings must skip) and
 its decision (a result, or a confirmed forfeit, with confirmed fouls), all with the ``txn`` a
-station command gives them. Timed: ``venue_standings`` (federation_hub/standings.py): reading
+station command gives them and the station's ``Decision`` on each (issue 27: the hub counts a
+decision only beside it). Timed: ``venue_standings`` (federation_hub/standings.py): reading
 the venue's ready/deciding events from the hub's store, deriving every game by the outcome
 function and ranking. Baseline, same run: ``compute_standings`` over the in-memory
 ``GameRecord``s, so the ratio is "what the hub's store and derivation add".
@@ -29,17 +30,18 @@ from standings import simulate
 
 from clock_service.regulation import Regulation
 from clock_service.standings import GameRecord, compute_standings
-from federation_hub.records import EventRecord
+from federation_hub.records import DecisionRecord, EventRecord
 from federation_hub.standings import VenueProfiles, venue_standings
 from federation_hub.store import HubStore
 
 MOVES = 60  # moves per game stored beside the facts (a real game has ~80)
 
 
-def records_of(games: list[GameRecord]) -> list[EventRecord]:
+def records_of(games: list[GameRecord]) -> tuple[list[EventRecord], list[DecisionRecord]]:
     seq: dict[str, int] = {}
     per_round: dict[int, int] = {}
     out: list[EventRecord] = []
+    decided: list[DecisionRecord] = []
     ts = 1_700_000_000_000
 
     def ev(board: str, game: str, type_: str, data: dict[str, Any]) -> None:
@@ -51,6 +53,13 @@ def records_of(games: list[GameRecord]) -> list[EventRecord]:
                 "clock": {"red_ms": 1, "black_ms": 1, "running": None}, "data": data,
                 "txn": f"t{ts}"}  # fmt: skip
         out.append(EventRecord("bench", board, 1, seq[board], type_, game, ts, body))
+        if data.get("status") == "confirmed":  # the station decided it: its Decision beside
+            who = "winner" if type_ == "result" else "side"
+            decision = {"v": 1, "board": board, "session": 1, "seq": seq[board], "game": game,
+                        "type": type_, "status": "confirmed", who: data.get(who),
+                        "reason": data["reason"], "txn": f"t{ts}", "by": "arb",
+                        "ts": ts}  # fmt: skip
+            decided.append(DecisionRecord("bench", board, 1, seq[board], decision))
 
     for g in games:
         per_round[g.round] = per_round.get(g.round, 0) + 1
@@ -68,7 +77,7 @@ def records_of(games: list[GameRecord]) -> list[EventRecord]:
         else:
             winner = None if g.result == "draw" else g.result
             ev(board, game, "result", {"winner": winner, "reason": "x", "status": "confirmed"})
-    return out
+    return out, decided
 
 
 @contextlib.asynccontextmanager
@@ -95,7 +104,7 @@ async def run(quick: bool, postgres: bool) -> dict[str, Any]:
     games, _ = simulate(0)
     reg = Regulation.load("meishan-2016")
     profiles = VenueProfiles.load("meishan-2016", {})
-    records = records_of(games)
+    records, decided = records_of(games)
     runs = 5 if quick else 30
     stored, pure = [], []
     async with store_url(postgres) as url:
@@ -103,6 +112,8 @@ async def run(quick: bool, postgres: bool) -> dict[str, Any]:
         try:
             for i in range(0, len(records), 1000):
                 await store.add_events(records[i : i + 1000])
+            for i in range(0, len(decided), 1000):
+                await store.add_decisions(decided[i : i + 1000])
             for _ in range(runs):
                 start = time.perf_counter_ns()
                 out = await venue_standings(store, "bench", profiles)

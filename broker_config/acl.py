@@ -34,6 +34,7 @@ def rules_for(roster: Roster, username: str) -> list[str]:
             f"topic write {root}/board/+/cmd",
             f"topic write {root}/venue/cmd",
             f"topic write {root}/station/status",
+            f"topic write {root}/station/decision",  # the station's decisions, to the hub
         ]
     for node in roster.node:
         if node.account == username:

@@ -20,6 +20,19 @@ __all__ = ["CentreNode", "CentreUsers", "render_centre_conf", "state_subjects"]
 
 CLUSTER_NAME = "qz-federation"
 
+# The public side's bounds (issue 27: one anonymous reader with 5,000 subscriptions that never
+# read held a venue's publisher for 5 s). A viewer's page holds one subscription per venue it
+# shows; a connection asking for more than PUBLIC_MAX_SUBSCRIPTIONS is closed at once by
+# nats-server ("maximum subscriptions exceeded"). PUBLIC publishes nothing, so its payload bound
+# only limits what a client may try to send.
+PUBLIC_MAX_SUBSCRIPTIONS = 64
+PUBLIC_MAX_PAYLOAD = 4096
+# Every connection (server-wide in NATS 2.9: there is no per-account setting): a reader whose
+# unsent bytes pass MAX_PENDING_MB, or whose socket takes no write for WRITE_DEADLINE_S, is a
+# slow consumer and is cut, never waited on. The hub's fetches are <= 1,000 states (~1 MB).
+MAX_PENDING_MB = 16
+WRITE_DEADLINE_S = 3
+
 
 def state_subjects(prefix: str) -> str:
     return f"{prefix.replace('/', '.')}.qz.v1.*.board.*.state"
@@ -69,7 +82,10 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
     venue_users = []
     for venue, (user, password) in sorted(users.venues.items()):
         root = venue_subject_root(users.prefix, venue)
-        kinds = ", ".join(_q(f"{root}.board.*.{k}") for k in ("status", "state", "event"))
+        kinds = ", ".join(
+            [_q(f"{root}.board.*.{k}") for k in ("status", "state", "event")]
+            + [_q(f"{root}.station.decision")]  # the venue station's decisions (issue 27)
+        )
         perms = f'{{publish: {{allow: [{kinds}]}}, subscribe: {{deny: [">"]}}}}'
         venue_users.append(_user(user, password, perms))
     public_perms = f'{{publish: {{deny: [">"]}}, subscribe: {{allow: [{_q(state)}]}}}}'
@@ -79,6 +95,8 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
         f"listen: {_q(f'{node.host}:{node.port}')}",
         f"http: {_q(f'{node.host}:{node.http_port}')}",
         "max_payload: 65536  # a state snapshot is < 1 KiB; refuse anything absurd",
+        f"max_pending: {MAX_PENDING_MB}MB  # a reader further behind is cut (slow consumer)",
+        f'write_deadline: "{WRITE_DEADLINE_S}s"  # a socket that takes no write for this: cut',
         "jetstream {",
         f"  store_dir: {_q(str(store_dir))}",
         f"  max_file_store: {node.max_file_store_mb}MB",
@@ -121,6 +139,8 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
         "  PUBLIC {",
         f"    users: [{_user(*users.public, public_perms)}]",
         f"    imports: [{{stream: {{account: FED, subject: {_q(state)}}}}}]",
+        f"    limits: {{max_subscriptions: {PUBLIC_MAX_SUBSCRIPTIONS}, "
+        f"max_payload: {PUBLIC_MAX_PAYLOAD}}}",
         "  }",
         "}",
     ]

@@ -26,7 +26,7 @@ from federation_hub.errors import HubConfigError
 from federation_hub.standings import VenueProfiles
 from federation_hub.store import HubStore
 from federation_hub.streams import StreamPlan
-from federation_hub.web import LiveConfig, build_app
+from federation_hub.web import LiveConfig, build_app, server_config
 from wire_contract.messages import WireError, check_id
 
 __all__ = ["add_arguments", "load_config", "run"]
@@ -127,15 +127,8 @@ async def _main(config: HubConfig) -> int:
         workers=config.workers,
         name=config.name,
     )
-    server = uvicorn.Server(
-        uvicorn.Config(
-            build_app(store, hub.counters.as_dict, profiles=profiles, live=live),
-            host=host,
-            port=int(port),
-            log_level="warning",
-            lifespan="off",
-        )
-    )
+    app = build_app(store, hub.counters.as_dict, profiles=profiles, live=live)
+    server = uvicorn.Server(server_config(app, host=host, port=int(port)))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):

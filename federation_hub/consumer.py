@@ -25,7 +25,13 @@ from nats.aio.msg import Msg
 from sqlalchemy.exc import SQLAlchemyError
 
 from federation_hub.errors import RecordError
-from federation_hub.records import parse_event, parse_state
+from federation_hub.records import (
+    DecisionRecord,
+    is_decision_subject,
+    parse_decision,
+    parse_event,
+    parse_state,
+)
 from federation_hub.store import HubStore
 from federation_hub.streams import (
     EVENTS_DURABLE,
@@ -162,14 +168,19 @@ class HubConsumer:
 
     async def _store_events(self, msgs: list[Msg]) -> None:
         good, keep = [], []
+        decided: list[DecisionRecord] = []
         for m in msgs:
             try:
-                good.append(parse_event(m.subject, m.data, self.plan.prefix))
+                if is_decision_subject(m.subject, self.plan.prefix):
+                    decided.append(parse_decision(m.subject, m.data, self.plan.prefix))
+                else:
+                    good.append(parse_event(m.subject, m.data, self.plan.prefix))
                 keep.append(m)
             except RecordError as exc:
                 self._bad(m, exc)
                 await _quietly(m.term())
         try:
+            await self.store.add_decisions(decided)
             new = await self.store.add_events(good)
         except (SQLAlchemyError, OSError) as exc:
             # Not acked: JetStream hands them out again after ack_wait (or at once with nak).

@@ -14,9 +14,19 @@ from typing import Any
 from pydantic import BaseModel, ValidationError
 
 from federation_hub.errors import RecordError
-from wire_contract.messages import EventEnvelope, StateSnapshot, WireError, check_id
+from wire_contract.messages import Decision, EventEnvelope, StateSnapshot, WireError, check_id
 
-__all__ = ["MAX_PAYLOAD", "EventRecord", "StateRecord", "parse_event", "parse_state", "split"]
+__all__ = [
+    "MAX_PAYLOAD",
+    "DecisionRecord",
+    "EventRecord",
+    "StateRecord",
+    "is_decision_subject",
+    "parse_decision",
+    "parse_event",
+    "parse_state",
+    "split",
+]
 
 MAX_PAYLOAD = 64 * 1024  # the centre's max_payload; a snapshot is < 1 KiB
 MAX_INT = 2**53  # session, seq and ts: JSON's exact integers, and within PostgreSQL's BIGINT
@@ -34,6 +44,17 @@ class EventRecord:
     # The event as JSON text exactly as the venue sent it (from the wire: validated, never
     # parsed into a dict only to be encoded again) or as an object (built in code).
     body: dict[str, Any] | str
+
+
+@dataclass(frozen=True, slots=True)
+class DecisionRecord:
+    """A venue station's decision (wire ``Decision``): the board event it decides, by key."""
+
+    venue: str
+    board: str
+    session: int
+    seq: int
+    body: dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,3 +160,27 @@ def parse_state(subject: str, data: bytes, prefix: str) -> StateRecord | None:
         raise RecordError(f"{subject}: payload speaks for board {st.board!r}")
     _bounded(subject, session=st.session, seq=st.seq, ts=st.ts)
     return StateRecord(venue, board, st.session, st.seq, st.ts, body)
+
+
+def is_decision_subject(subject: str, prefix: str) -> bool:
+    head = prefix.replace("/", ".") + ".qz.v1."
+    return subject.startswith(head) and subject.endswith(".station.decision")
+
+
+def parse_decision(subject: str, data: bytes, prefix: str) -> DecisionRecord:
+    """A station's decision on ``{prefix}.qz.v1.{venue}.station.decision`` (issue 27): only the
+    venue's station account may publish it there (broker_config/acl.py)."""
+    head = prefix.replace("/", ".") + ".qz.v1."
+    venue = (
+        subject[len(head) : -len(".station.decision")]
+        if is_decision_subject(subject, prefix)
+        else ""
+    )
+    try:
+        check_id("venue", venue)
+    except WireError as exc:
+        raise RecordError(f"{subject}: {exc}") from None
+    _payload(subject, data)
+    d, body = _decode(subject, Decision, data)
+    _bounded(subject, session=d.session, seq=d.seq, ts=d.ts)
+    return DecisionRecord(venue, d.board, d.session, d.seq, body)

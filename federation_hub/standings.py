@@ -8,12 +8,11 @@ the bridge carries (docs/federation.md "Standings at the hub"):
   station's ``set_game``); a game without both names cannot be ranked and is listed as skipped;
 - the round: from the station's game id ``r{round}-b{board}`` (venue_station/store/database.py
   ``game_id``); another id (a knockout game, a hand-made one) is no Swiss game: skipped;
-- the decision: only a ruling that answers a station command (it carries ``txn``) decides; the
-  station marks a board's own ruling ``unverified`` before storing it, but the hub reads the
-  node's event as the node sent it, so it applies the same rule to the wire: a ``result`` that
-  is not ``pending``, or a ``foul``/``forfeit`` confirmed or dismissed, without ``txn`` is a
-  proposal. The hub cannot see which txns the station sent (commands never leave the venue):
-  a txn is trusted as the node's word that it answered one.
+- the decision: a ``result`` that is not ``pending``, or a ``foul``/``forfeit`` confirmed or
+  dismissed, decides only when the venue's station published its decision on that very event
+  (``station/decision``, wire ``Decision``: only the station account may) and the two agree
+  (type, status, winner/side, reason, ref); otherwise it is a proposal, as the station stores
+  it (issue 27). A board's txn alone proves nothing: the board sees every txn it is sent.
 
 No byes (the pairing program's byes stay at the venue) and no player tags (not on the wire).
 """
@@ -66,18 +65,36 @@ class VenueProfiles:
         return self.names.get(venue, self.default_name)
 
 
+def _is_decision(type_: str, data: Mapping[str, Any]) -> bool:
+    """venue_station/intake/guard.py's ``is_decision``, on the wire."""
+    if type_ == "result":
+        return data.get("status") != "pending"
+    return type_ in ("foul", "forfeit") and data.get("status") in ("confirmed", "dismissed")
+
+
+def _agrees(decision: Mapping[str, Any], type_: str, data: Mapping[str, Any]) -> bool:
+    """The station's decision says what the board's event says."""
+    who = "winner" if type_ == "result" else "side"
+    return (
+        decision.get("type") == type_
+        and decision.get("status") == data.get("status", "confirmed")
+        and decision.get(who) == data.get(who)
+        and decision.get("reason") == data.get("reason")
+        and decision.get("ref") == data.get("ref")
+    )
+
+
 def _unverified(fact: Mapping[str, Any]) -> bool:
-    """A decision the board made without the station's command (venue_station/intake/guard.py's
-    ``is_decision`` without a ``txn``), or one the station already marked."""
+    """A decision the venue's station did not make (no ``Decision`` of its own on this event,
+    or one that says otherwise), or one already marked."""
     body = fact["body"]
     data = body.get("data") or {}
     if data.get("unverified"):
         return True
-    if body.get("txn"):
+    if not _is_decision(fact["type"], data):
         return False
-    if fact["type"] == "result":
-        return data.get("status") != "pending"
-    return fact["type"] in ("foul", "forfeit") and data.get("status") in ("confirmed", "dismissed")
+    decision = fact.get("decision")
+    return not (isinstance(decision, Mapping) and _agrees(decision, fact["type"], data))
 
 
 def _as_fact(fact: Mapping[str, Any]) -> dict[str, Any]:

@@ -20,7 +20,7 @@ from sqlalchemy.dialects import sqlite as lite
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from federation_hub.errors import HubConfigError
-from federation_hub.records import EventRecord, StateRecord
+from federation_hub.records import DecisionRecord, EventRecord, StateRecord
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["HubStore", "normalise_url"]
@@ -37,6 +37,17 @@ events = sa.Table(
     sa.Column("type", sa.String(32), nullable=False),
     sa.Column("game", sa.String(128)),
     sa.Column("ts", sa.BigInteger, nullable=False),
+    sa.Column("stored_ms", sa.BigInteger, nullable=False),
+    sa.Column("body", sa.JSON, nullable=False),
+)
+# The venue stations' decisions (issue 27), keyed by the board event they decide.
+decisions = sa.Table(
+    "fed_decisions",
+    meta,
+    sa.Column("venue", sa.String(32), primary_key=True),
+    sa.Column("board", sa.String(32), primary_key=True),
+    sa.Column("session", sa.BigInteger, primary_key=True),
+    sa.Column("seq", sa.BigInteger, primary_key=True),
     sa.Column("stored_ms", sa.BigInteger, nullable=False),
     sa.Column("body", sa.JSON, nullable=False),
 )
@@ -172,6 +183,30 @@ class HubStore:
                 raise sa.exc.DBAPIError(INSERT_EVENTS, None, exc) from exc
         return int(status.rsplit(" ", 1)[1])
 
+    async def add_decisions(self, records: Sequence[DecisionRecord]) -> int:
+        """Store the stations' decisions (a known one again is a no-op); how many were new."""
+        if not records:
+            return 0
+        stamp = wall_ms()
+        rows = [
+            {
+                "venue": r.venue,
+                "board": r.board,
+                "session": r.session,
+                "seq": r.seq,
+                "stored_ms": stamp,
+                "body": r.body,
+            }
+            for r in records
+        ]
+        stmt = (
+            self._dialect.insert(decisions)
+            .on_conflict_do_nothing(index_elements=["venue", "board", "session", "seq"])
+            .returning(decisions.c.seq)
+        )
+        async with self.engine.begin() as conn:
+            return len((await conn.execute(stmt, rows)).all())
+
     async def put_states(self, records: Sequence[StateRecord]) -> None:
         if not records:
             return
@@ -258,8 +293,23 @@ class HubStore:
         """A venue's ``ready`` and deciding events (flag, forfeit, result, foul) with a game, in
         report order: what the standings read (federation_hub/standings.py)."""
         kinds = ("ready", "flag", "forfeit", "result", "foul")
+        d = decisions
+        on = sa.and_(
+            d.c.venue == events.c.venue,
+            d.c.board == events.c.board,
+            d.c.session == events.c.session,
+            d.c.seq == events.c.seq,
+        )
         q = (
-            sa.select(events.c.board, events.c.game, events.c.seq, events.c.type, events.c.body)
+            sa.select(
+                events.c.board,
+                events.c.game,
+                events.c.seq,
+                events.c.type,
+                events.c.body,
+                d.c.body.label("decision"),  # the station's, when it decided this event
+            )
+            .select_from(events.outerjoin(d, on))
             .where(events.c.venue == venue, events.c.type.in_(kinds), events.c.game.is_not(None))
             .order_by(events.c.ts, events.c.board, events.c.session, events.c.seq)
         )

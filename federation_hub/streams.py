@@ -49,11 +49,15 @@ class StreamPlan:
     def subject(self, kind: str) -> str:
         return f"{self.prefix.replace('/', '.')}.qz.v1.*.board.*.{kind}"
 
+    def decision_subject(self) -> str:
+        """The venue stations' decisions ride the events stream (issue 27)."""
+        return f"{self.prefix.replace('/', '.')}.qz.v1.*.station.decision"
+
 
 def _events(plan: StreamPlan) -> StreamConfig:
     return StreamConfig(
         name=EVENTS_STREAM,
-        subjects=[plan.subject("event")],
+        subjects=[plan.subject("event"), plan.decision_subject()],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         num_replicas=plan.replicas,

@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
 
+import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, JSONResponse, Response
@@ -25,10 +26,11 @@ from starlette.routing import Route
 from federation_hub.errors import HubConfigError
 from federation_hub.standings import StandingsError, VenueProfiles, venue_standings
 from federation_hub.store import HubStore
+from wire_contract.http_guard import HEADER_TIMEOUT_S, header_deadline_protocol
 from wire_contract.messages import WireError, check_id
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["LiveConfig", "build_app", "security_headers"]
+__all__ = ["LiveConfig", "build_app", "security_headers", "server_config"]
 
 MAX_LIVE_BOARDS = 10_000  # the highest --live-max-boards: a page drawing more would crawl
 _WS_URL = re.compile(r"^wss?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9._~/\-]*)?$")
@@ -200,3 +202,19 @@ def build_app(
     )
     app.state.recent = recent  # the standings cache, for its bound's test
     return app
+
+
+def server_config(
+    app: Starlette, *, host: str, port: int, header_timeout_s: float = HEADER_TIMEOUT_S
+) -> uvicorn.Config:
+    """The hub's HTTP server: a request head is due within ``header_timeout_s`` of the
+    connection (or of the last response), else it is closed (wire_contract/http_guard.py);
+    an idle kept-alive connection goes after uvicorn's 5 s."""
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        lifespan="off",
+        http=header_deadline_protocol(header_timeout_s),
+    )

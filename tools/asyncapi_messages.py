@@ -126,6 +126,36 @@ def message_components() -> dict[str, Any]:
                 [("online", status), ("lost", {**status, "state": "lost", "ts": 1481333461990})]
             ),
         ),
+        "Decision": _message(
+            "Decision",
+            "Station decision",
+            "Station to hub, on `qz/v1/{venue}/station/decision` (QoS 1, not retained; only "
+            "the station account publishes it, the venue bridge carries it to the centre): a "
+            "board event the station decided. The hub counts a board's decision only beside "
+            "an agreeing one. No node sends or receives it.",
+            "Decision",
+            _examples(
+                [
+                    (
+                        "result",
+                        {
+                            "v": 1,
+                            "board": "6",
+                            "session": 3,
+                            "seq": 131,
+                            "game": "r3-b6",
+                            "type": "result",
+                            "status": "confirmed",
+                            "winner": "red",
+                            "reason": "resignation",
+                            "txn": "st-5f0c2a9e1b7d4c3a",
+                            "by": "arb1",
+                            "ts": 1481333470000,
+                        },
+                    )
+                ]
+            ),
+        ),
         "StationStatus": _message(
             "StationStatus",
             "Station status",

@@ -191,6 +191,8 @@ def schema_components() -> dict[str, Any]:
     for cmd, args_model in wire.COMMAND_ARGS.items():
         schemas[args_schema_name(cmd)] = model_schema(args_model)
     schemas["Reply"] = _with_field_docs(model_schema(wire.Reply))
+    # Station -> hub (issue 27); no node sends or receives it (docs/wire.md).
+    schemas["Decision"] = model_schema(wire.Decision)
     return schemas
 
 

@@ -14,6 +14,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from broker_config.roster import Roster
+from clock_service.text_rule import text_problem
 from venue_station.auth import check_hash_format
 from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
@@ -71,6 +72,10 @@ class HttpConfig(_Model):
     # the unit's LimitNOFILE must stay well above sse_max (deploy/systemd).
     sse_max: int = Field(default=4000, ge=1, le=1_000_000)
     sse_per_address: int = Field(default=16, ge=1, le=1_000_000)
+    # A request's head (line and headers) is due within this many seconds of the connection
+    # (or of the last response on a kept-alive one), else the connection is closed: a
+    # slowloris holds no socket for long (wire_contract/http_guard.py).
+    header_timeout_s: float = Field(default=10.0, gt=0, le=3600)
 
     @model_validator(mode="after")
     def _tls_pair(self) -> HttpConfig:
@@ -91,6 +96,14 @@ class AccountConfig(_Model):
     username: Annotated[str, Field(min_length=1, max_length=64)]
     password_hash: str
     role: Literal["viewer", "arbiter", "chief", "admin"] = "arbiter"
+
+    @field_validator("username")
+    @classmethod
+    def _plain(cls, value: str) -> str:
+        problem = text_problem(value)
+        if problem is not None:
+            raise ValueError(f"{problem}; a user name is plain text")
+        return value
 
     @field_validator("password_hash")
     @classmethod

@@ -33,6 +33,7 @@ __all__ = [
     "ClockPart",
     "ClockProbeArgs",
     "Command",
+    "Decision",
     "EventEnvelope",
     "ProbeTimes",
     "Reply",
@@ -103,6 +104,27 @@ class BoardStatus(_Model):
 class StationStatus(_Model):
     state: Literal["online", "offline", "lost"]
     session: Count
+    ts: Ms
+
+
+class Decision(_Model):
+    """A board's event the station decided (issue 27, docs/security.md): the event's key, what
+    it decides, the txn of the arbiter's command that asked it and who sent that command. The
+    hub counts a decision only when the board's event and this agree."""
+
+    v: Literal[1] = 1
+    board: Id
+    session: Count
+    seq: Seq
+    game: GameId | None
+    type: Literal["result", "foul", "forfeit"]
+    status: Literal["confirmed", "dismissed"]
+    winner: SideName | None = None  # a result's (None: a draw, or both lose)
+    side: SideName | None = None  # a foul's or forfeit's
+    reason: Reason
+    ref: Seq | None = None  # the proposal it settles
+    txn: Txn
+    by: Annotated[str, Field(max_length=64, pattern=_PRINTABLE)] | None = None
     ts: Ms
 
 

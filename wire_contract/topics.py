@@ -68,6 +68,11 @@ class Topics:
     def station_status(self) -> str:
         return f"{self.root}/station/status"
 
+    @property
+    def station_decision(self) -> str:
+        """The station's decisions (issue 27): only the station account publishes here."""
+        return f"{self.root}/station/decision"
+
 
 _BOARD_LEAVES = {"status", "state", "event", "cmd", "reply"}
 
@@ -95,4 +100,6 @@ def parse_topic(topic: str) -> TopicName:
         return TopicName(venue, "venue", "cmd")
     if rest == ["station", "status"]:
         return TopicName(venue, "station", "status")
+    if rest == ["station", "decision"]:
+        return TopicName(venue, "station", "decision")
     raise WireError(f"topic {topic!r} is not a topic of the contract")

@@ -16,6 +16,7 @@ from collections.abc import Iterator, Mapping
 from decimal import Decimal
 from types import MappingProxyType
 
+from clock_service.text_rule import control_at
 from clock_service.trf.player import PlayerRecord, RoundCell
 from clock_service.trf.records import (
     BB_CODES,
@@ -190,6 +191,9 @@ class Trf:
                 raise TrfError(
                     "a tab: TRF fields are in fixed columns of blanks", line=n, columns=(c, c)
                 )
+            problem = _refused_text(text, n)
+            if problem is not None:
+                raise problem
             records.append(_record(text, n))
         trf = cls(tuple(records), newline)
         if not trf.players:
@@ -380,3 +384,36 @@ def _check_game(p: PlayerRecord, r: int, cell: RoundCell, opp: PlayerRecord) -> 
 
 
 assert MAX_START_RANK == 9999
+
+
+# Where each field of a player line (001) is, 1-based columns (the FIDE TRF description).
+_PLAYER_FIELDS = (
+    (5, 8, "start rank"),
+    (10, 10, "sex"),
+    (11, 13, "title"),
+    (15, 47, "name"),
+    (49, 52, "rating"),
+    (54, 56, "federation"),
+    (58, 68, "FIDE id"),
+    (70, 79, "birth date"),
+    (81, 84, "points"),
+    (86, 89, "rank"),
+)
+
+
+def _refused_text(text: str, line: int) -> TrfError | None:
+    """A line with a control or format character (clock_service.text_rule), naming the
+    field of a player line it is in, else None."""
+    at = control_at(text)
+    if at is None:
+        return None
+    field = f"record {text[:3]!r}"
+    if text.startswith("001"):
+        field = next(
+            (f"player {name}" for lo, hi, name in _PLAYER_FIELDS if lo <= at <= hi),
+            "player line (rounds)",
+        )
+    char = f"U+{ord(text[at - 1]):04X}"
+    return TrfError(
+        f"{field}: control character {char}; names are plain text", line=line, columns=(at, at)
+    )

@@ -4,6 +4,7 @@ is the number of pairs, then one pair per line in board order, ``white black`` s
 
 from __future__ import annotations
 
+from clock_service.text_rule import text_problem
 from clock_service.trf.records import MAX_START_RANK, TrfError
 
 __all__ = ["pairs_text", "parse_pairs"]
@@ -33,6 +34,9 @@ def parse_pairs(data: str | bytes) -> list[tuple[int, int]]:
     for n, text in enumerate(lines[1:], 2):
         if len(pairs) == count:
             raise TrfError(f"{count} pairs announced on line 1, more given", line=n)
+        problem = text_problem(text)
+        if problem is not None:
+            raise TrfError(f"pair: {problem}; a pair is two start ranks", line=n)
         fields = text.split()
         if len(fields) != 2:
             raise TrfError(f"expected two start ranks 'white black', got {text.strip()!r}", line=n)

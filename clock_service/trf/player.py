@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from decimal import Decimal
 
+from clock_service.text_rule import text_problem
 from clock_service.trf.records import (
     _BIRTH,
     MAX_ROUNDS,
@@ -98,6 +99,9 @@ class PlayerRecord:
             or "\n" in self.name
         ):
             raise TrfError(f"{where}: name {self.name!r} is not a line of at most 33 characters")
+        problem = text_problem(self.name)
+        if problem is not None:
+            raise TrfError(f"{where}: name: {problem}; names are plain text")
         _check_points(self.points, f"{where}: points")
         if self.rank is not None and (
             type(self.rank) is not int or not 1 <= self.rank <= MAX_START_RANK

@@ -21,7 +21,6 @@ from support.fed_events import Venue
 from support.nats import HUB_USER, NatsCentre
 
 from broker_config import free_port
-from federation_hub.records import EventRecord
 from federation_hub.store import HubStore
 from federation_hub.web import LiveConfig, build_app
 
@@ -49,12 +48,12 @@ def snapshot(board: str, seq: int = 1, **kw: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def hub_web(
-    tmp: Path, live: LiveConfig, records: list[EventRecord] | None = None
-) -> AsyncIterator[str]:
-    """The hub's page/API (no consumer: the pages need none) on a free port."""
+async def hub_web(tmp: Path, live: LiveConfig, venue: Venue | None = None) -> AsyncIterator[str]:
+    """The hub's page/API (no consumer: the pages need none) on a free port, with a venue's
+    reports and its station's decisions."""
     store = await HubStore.open(f"sqlite:///{tmp / 'hub.db'}")
-    await store.add_events(records or [])
+    if venue is not None:
+        await venue.store_in(store)
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
@@ -281,7 +280,7 @@ async def test_the_federation_page_shows_standings_and_marks_a_pending_result(
     v.result("1", v.game(1, "1", "张三", "李四"), "red", status="confirmed")
     g2 = v.game(1, "2", "王五", "赵六")
     v.result("2", g2, "black", reason="flag", status="pending")
-    async with hub_web(tmp_path, LiveConfig(), v.records) as base:
+    async with hub_web(tmp_path, LiveConfig(), v) as base:
         await page.goto(base + "/")
         await page.wait_for_selector('section[data-venue="va"] table.standings')
         rows = await page.eval_on_selector_all(

@@ -41,7 +41,7 @@ async def test_confirmed_results_rank_the_players_by_the_regulation(store: HubSt
     v.result("2", g2, None, status="confirmed")  # a draw
     g3 = v.game(2, "1", "李四", "王五")
     v.result("1", g3, "black", status="confirmed")
-    await store.add_events(v.records)
+    await v.store_in(store)
     out = await venue_standings(store, "va", MEISHAN)
     rows = {r["player"]: r for r in out["standings"]}
     # Meishan: win 2, draw 1, loss 0.
@@ -59,7 +59,7 @@ async def test_a_pending_result_is_shown_as_pending_and_counts_nowhere(store: Hu
     g1 = v.game(1, "1", "张三", "李四")
     v.ev("1", g1, "flag", {"side": "black"})
     v.result("1", g1, "red", reason="flag", status="pending")
-    await store.add_events(v.records)
+    await v.store_in(store)
     out = await venue_standings(store, "va", MEISHAN)
     assert {r["player"]: r["points"] for r in out["standings"]} == {"张三": 0, "李四": 0}
     (game,) = out["games"]
@@ -74,10 +74,37 @@ async def test_a_decision_without_the_stations_command_is_a_proposal(store: HubS
     g1 = v.game(1, "1", "张三", "李四")
     seq = v.ev("1", g1, "result", {"winner": "red", "reason": "resign", "status": "confirmed"})
     assert seq == 2
-    await store.add_events(v.records)
+    await v.store_in(store)
     out = await venue_standings(store, "va", MEISHAN)
     assert {r["player"]: r["points"] for r in out["standings"]} == {"张三": 0, "李四": 0}
     assert out["games"][0]["status"] == "pending" and out["games"][0]["unverified"] is True
+
+
+async def test_a_decision_counts_only_beside_the_stations_agreeing_decision(
+    store: HubStore,
+) -> None:
+    """Issue 27: a board sees every txn it is sent, so a txn proves nothing at the hub. A
+    confirmed result counts only when the venue's station published a ``Decision`` on that
+    event that says the same; one with a txn and no decision, or beside a decision that says
+    otherwise, is a proposal."""
+    v = Venue()
+    won = {"winner": "red", "reason": "resign", "status": "confirmed"}
+    g1 = v.game(1, "1", "张三", "李四")
+    v.ev("1", g1, "result", won, txn="st-rebirth-txn")  # no decision
+    g2 = v.game(1, "2", "王五", "赵六")
+    seq = v.ev("2", g2, "result", won, txn="t-r1-b2")
+    v.decide("2", seq, g2, "result", winner="black", reason="resign")  # decided otherwise
+    g3 = v.game(1, "3", "甲", "乙")
+    seq = v.ev("3", g3, "result", won, txn="t-r1-b3")
+    v.decide("3", seq, g3, "result", winner="red", reason="resign")
+    await v.store_in(store)
+    out = await venue_standings(store, "va", MEISHAN)
+    games = {g["game"]: g for g in out["games"]}
+    assert games["r1-b1"]["status"] == games["r1-b2"]["status"] == "pending"
+    assert games["r1-b1"]["unverified"] and games["r1-b2"]["unverified"]
+    assert games["r1-b3"]["result"] == "1-0"
+    points = {r["player"]: r["points"] for r in out["standings"]}
+    assert points["甲"] == 2 and points["张三"] == points["王五"] == points["赵六"] == 0
 
 
 async def test_a_confirmed_double_forfeit_is_a_loss_for_both(store: HubStore) -> None:
@@ -86,7 +113,7 @@ async def test_a_confirmed_double_forfeit_is_a_loss_for_both(store: HubStore) ->
     v.result("1", g1, None, reason="double_forfeit", status="confirmed")
     g2 = v.game(1, "2", "王五", "赵六")
     v.result("2", g2, "red", status="confirmed")
-    await store.add_events(v.records)
+    await v.store_in(store)
     out = await venue_standings(store, "va", MEISHAN)
     rows = {r["player"]: r for r in out["standings"]}
     assert rows["张三"]["points"] == 0 and rows["张三"]["games"] == 1
@@ -102,7 +129,7 @@ async def test_the_venues_profile_gives_the_scoring(store: HubStore) -> None:
     profiles = VenueProfiles.load("meishan-2016", {"va": str(custom)})
     v = Venue()
     v.result("1", v.game(1, "1", "张三", "李四"), "red", status="confirmed")
-    await store.add_events(v.records)
+    await v.store_in(store)
     out = await venue_standings(store, "va", profiles)
     assert {r["player"]: r["points"] for r in out["standings"]}["张三"] == 3
     assert out["regulation"] == str(custom)
@@ -124,7 +151,7 @@ async def test_games_the_hub_cannot_place_are_listed_as_skipped(store: HubStore)
     v.result("4", v.game(10, "4", "钱七", "孙八"), "red", status="confirmed")
     # a player twice in one round: the second game is skipped, not the whole venue
     v.result("5", v.game(1, "5", "张三", "周九"), "black", status="confirmed")
-    await store.add_events(v.records)
+    await v.store_in(store)
     out = await venue_standings(store, "va", MEISHAN)
     skipped = {s["game"]: s["why"] for s in out["skipped"]}
     assert set(skipped) == {"r1-b2", "ko-1", "r10-b4", "r1-b5"}, skipped
@@ -141,7 +168,7 @@ async def test_the_latest_ready_names_the_players(store: HubStore) -> None:
     g1 = v.game(1, "1", "张三", "李司")
     v.game(1, "1", "张三", "李四")
     v.result("1", g1, "black", status="confirmed")
-    await store.add_events(v.records)
+    await v.store_in(store)
     out = await venue_standings(store, "va", MEISHAN)
     assert {r["player"]: r["points"] for r in out["standings"]} == {"张三": 0, "李四": 2}
 
@@ -150,7 +177,7 @@ async def test_the_standings_api_answers_and_refuses_bad_input(store: HubStore) 
     v = Venue()
     v.result("1", v.game(1, "1", "张三", "李四"), "red", status="confirmed")
     v.result("1", v.game(2, "1", "李四", "张三"), "red", status="confirmed")
-    await store.add_events(v.records)
+    await v.store_in(store)
     app = build_app(store, lambda: {}, profiles=MEISHAN)
     transport = httpx.ASGITransport(app=app)
     async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
@@ -177,7 +204,7 @@ async def test_the_standings_read_the_postgresql_archive(hub_db: str) -> None:
         v.game(1, "1", "张三", "李四")
         v.result("1", g1, "black", status="confirmed")
         v.ev("1", "r1-b1", "move", {"side": "red", "used_ms": 1, "move": 1})  # not a fact
-        await pg.add_events(v.records)
+        await v.store_in(pg)
         facts = await pg.game_facts("va")
         assert [f["type"] for f in facts] == ["ready", "ready", "result"]
         out = await venue_standings(pg, "va", MEISHAN)
@@ -192,7 +219,7 @@ async def test_an_answer_is_kept_two_seconds_and_few_are_kept(store: HubStore) -
     now = [100.0]
     v = Venue()
     v.result("1", v.game(1, "1", "张三", "李四"), "red", status="confirmed")
-    await store.add_events(v.records)
+    await v.store_in(store)
     app = build_app(store, lambda: {}, profiles=MEISHAN, clock=lambda: now[0])
     transport = httpx.ASGITransport(app=app)
 
@@ -204,6 +231,7 @@ async def test_an_answer_is_kept_two_seconds_and_few_are_kept(store: HubStore) -
         assert await points(http) == {"张三": 2, "李四": 0}
         v.result("2", v.game(1, "2", "王五", "赵六"), "red", status="confirmed")
         await store.add_events(v.records[-2:])
+        await store.add_decisions(v.decisions[-1:])
         now[0] += 1.9
         assert await points(http) == {"张三": 2, "李四": 0}  # the kept answer
         now[0] += 0.2

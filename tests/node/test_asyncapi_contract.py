@@ -98,6 +98,7 @@ VENUE_CMD_SCHEMAS = variants("VenueCommand", "cmd")
 MODELS: dict[str, type[BaseModel]] = {
     "BoardStatus": wire.BoardStatus,
     "StationStatus": wire.StationStatus,
+    "Decision": wire.Decision,
     "StateSnapshot": wire.StateSnapshot,
     "SidePair": wire.SidePair,
     "ClockPart": wire.ClockPart,

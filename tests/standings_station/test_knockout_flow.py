@@ -18,6 +18,7 @@ from support.station import (
     ARBITER_PASSWORD,
     FakeNode,
     arbiter_txn,
+    decision_txn,
     envelope,
     station_config,
     wait_until,
@@ -43,7 +44,8 @@ async def login(client: httpx.AsyncClient) -> dict[str, str]:
 def feed(station: Station, board: str, seq: int, game: str, winner: str | None) -> None:
     data = {"winner": winner, "reason": "agreed" if winner is None else "resign"}
     # a result the arbiter entered: it answers the station's command
-    ev = envelope(board, seq, game=game, type="result", data=data, txn=arbiter_txn(station, board))
+    txn = decision_txn(station, board, "result", data)
+    ev = envelope(board, seq, game=game, type="result", data=data, txn=txn)
     assert station.ingest is not None
     station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
 
@@ -113,14 +115,14 @@ async def test_the_knockout_end_to_end(
             game="ko-sf1",
             type="result",
             data={"winner": None, "reason": "agreed"},
-            txn=arbiter_txn(station, "1"),
+            txn=arbiter_txn(station, "1", "result", winner=None, reason="agreed"),
         )
         await node.emit(
             "2",
             game="ko-sf2",
             type="result",
             data={"winner": "red", "reason": "resign"},
-            txn=arbiter_txn(station, "2"),
+            txn=arbiter_txn(station, "2", "result", winner="red", reason="resign"),
         )
         await wait_until(lambda: station.metrics.events_stored >= 6, what="results stored")
         ko = (await client.get("/api/knockout")).json()
@@ -161,7 +163,7 @@ async def test_the_knockout_end_to_end(
             game="ko-sf1-tb",
             type="result",
             data={"winner": None, "reason": "agreed"},
-            txn=arbiter_txn(station, "1"),
+            txn=arbiter_txn(station, "1", "result", winner=None, reason="agreed"),
         )
         await wait_until(lambda: station.metrics.events_stored >= 7, what="tie-break stored")
         ko = (await client.get("/api/knockout")).json()

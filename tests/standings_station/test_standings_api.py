@@ -11,7 +11,13 @@ from typing import Any
 
 import httpx
 import pytest
-from support.station import ARBITER, ARBITER_PASSWORD, arbiter_txn, envelope, station_config
+from support.station import (
+    ARBITER,
+    ARBITER_PASSWORD,
+    decision_txn,
+    envelope,
+    station_config,
+)
 
 from clock_service import GameRecord, Regulation, compute_standings
 from venue_station.domain.station import Station
@@ -32,7 +38,7 @@ class Feeder:
         seq = self.seq[board] = self.seq.get(board, 0) + 1
         # Results and rulings come from the arbiter's commands: they carry the station's txn.
         decision = type == "result" or data.get("status") in ("confirmed", "dismissed")
-        txn = arbiter_txn(self.station, board) if decision else None
+        txn = decision_txn(self.station, board, type, data) if decision else None
         ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
         assert self.station.ingest is not None
         self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())

@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from support.station import arbiter_txn
+from support.station import decision_txn
 from support.web import WebStation
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
@@ -40,8 +40,9 @@ async def test_the_page_follows_the_results(page: Any, web_station: WebStation) 
     ]  # nothing played: all equal, by name
 
     # the arbiter's result, answering the station's command (its txn)
-    txn = arbiter_txn(station, "1")
-    await fake.emit("1", type="result", data={"winner": "red", "reason": "checkmate"}, txn=txn)
+    mate = {"winner": "red", "reason": "checkmate"}
+    txn = decision_txn(station, "1", "result", mate)
+    await fake.emit("1", type="result", data=mate, txn=txn)
     await page.wait_for_function(
         "document.querySelector('#rows tr td.player').textContent === '甲'"
     )

@@ -15,7 +15,7 @@ from support.station import (
     ARBITER,
     ARBITER_PASSWORD,
     FakeNode,
-    arbiter_txn,
+    decision_txn,
     envelope,
     station_config,
     wait_until,
@@ -99,7 +99,7 @@ async def test_read_routes(offline: Station) -> None:
         )
         # The arbiter confirms it (the node's ruling event): now it is the result everywhere.
         confirmed = {"winner": "red", "reason": "flag", "status": "confirmed"}
-        txn = arbiter_txn(offline, "1")  # it answers the arbiter's resolve
+        txn = decision_txn(offline, "1", "result", confirmed)  # the arbiter's result
         feed(offline, envelope("1", 4, game="r1-b1", type="result", data=confirmed, txn=txn))
         await offline.ingest.flush()
         games = (await client.get("/api/games", params={"round": 1})).json()["games"]

@@ -107,7 +107,7 @@ async def test_a_node_cannot_decide_another_boards_game_nor_its_own(
             "5", game="r1-b5", type="result", data={"winner": "red", "reason": "resign"}
         )
         # even naming a txn the station sent to another board
-        other = arbiter_txn(station, "1")
+        other = arbiter_txn(station, "1", "result", winner="red", reason="x")
         await attacker.emit(
             "5", game="r1-b5", type="result", data={"winner": "red", "reason": "x"}, txn=other
         )
@@ -141,7 +141,7 @@ async def test_a_result_that_answers_the_stations_command_decides(
             game="r1-b1",
             type="result",
             data={"winner": "red", "reason": "resign"},
-            txn=arbiter_txn(station, "1"),
+            txn=arbiter_txn(station, "1", "result", winner="red", reason="resign"),
         )
         await wait_until(lambda: station.metrics.events_stored == 1, timeout=10)
     assert station.ingest is not None

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.station import arbiter_txn, envelope, station_config
+from support.station import arbiter_txn, decision_txn, envelope, station_config
 
 from venue_station.domain.station import Station
 from wire_contract.messages import SidePair, StateSnapshot, to_payload
@@ -136,7 +136,7 @@ async def test_alerts_are_derived_once_and_settled_by_the_ruling(station: Statio
         3,
         type="foul",
         data={"side": "red", "reason": "pause", "status": "confirmed", "count": 1, "ref": 1},
-        txn=arbiter_txn(station, "1"),  # it answers the arbiter's resolve command
+        txn=arbiter_txn(station, "1", "resolve", seq=1, status="confirmed"),  # the arbiter's
     )
     feed(station, "1", "event", ruling)
     await station.ingest.flush()
@@ -153,7 +153,7 @@ async def test_a_game_result_follows_its_events(station: Station) -> None:
     # the flag's loss is only proposed: the stored result waits for the arbiter (issue 15)
     assert (game["result"], game["winner"], game["reason"]) == (None, None, None)
     ruling = {"winner": "black", "reason": "flag", "status": "confirmed"}
-    txn = arbiter_txn(station, "1")  # the arbiter's confirmation, through the board
+    txn = decision_txn(station, "1", "result", ruling)  # the arbiter's, through the board
     feed(station, "1", "event", envelope("1", 2, game="r1-b1", type="result", data=ruling, txn=txn))
     await station.ingest.flush()
     game = await station.store.game("r1-b1")

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-from support.station import arbiter_txn, envelope, station_config
+from support.station import decision_txn, envelope, station_config
 
 from venue_station.domain.station import Station
 
@@ -36,7 +36,14 @@ async def _games_stored(station: Station) -> None:
     resign = {"winner": "red", "reason": "resign"}
     feed(
         station,
-        envelope("1", 1, game=CONFIRMED, type="result", data=resign, txn=arbiter_txn(station, "1")),
+        envelope(
+            "1",
+            1,
+            game=CONFIRMED,
+            type="result",
+            data=resign,
+            txn=decision_txn(station, "1", "result", resign),
+        ),
     )
     feed(station, envelope("2", 1, game=UNVERIFIED, type="result", data=resign))
     feed(station, envelope("3", 1, game=FLAGGED, type="flag", data={"side": "black"}))

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from federation_hub.records import EventRecord
+from federation_hub.records import DecisionRecord, EventRecord
+from federation_hub.store import HubStore
 from support.station import envelope
 
 __all__ = ["Venue"]
@@ -18,6 +19,7 @@ class Venue:
         self.venue = venue
         self.seq: dict[str, int] = {}
         self.records: list[EventRecord] = []
+        self.decisions: list[DecisionRecord] = []  # the venue station's (wire ``Decision``)
 
     def ev(self, board: str, game: str, type_: str, data: dict[str, Any], **kw: Any) -> int:
         seq = self.seq[board] = self.seq.get(board, 0) + 1
@@ -33,5 +35,30 @@ class Venue:
         return game
 
     def result(self, board: str, game: str, winner: str | None, **data: Any) -> int:
+        """A result the arbiter entered; when it is not pending, the station decided it and
+        published its ``Decision`` (issue 27)."""
         data.setdefault("reason", "resign" if winner else "agreed")
-        return self.ev(board, game, "result", {"winner": winner, **data}, txn="t-" + game)
+        seq = self.ev(board, game, "result", {"winner": winner, **data}, txn="t-" + game)
+        if data.get("status", "confirmed") != "pending":
+            self.decide(board, seq, game, "result", winner=winner, reason=data["reason"])
+        return seq
+
+    def decide(self, board: str, seq: int, game: str, type_: str, **what: Any) -> None:
+        body = {
+            "v": 1,
+            "board": board,
+            "session": 1,
+            "seq": seq,
+            "game": game,
+            "type": type_,
+            "status": what.pop("status", "confirmed"),
+            "txn": "t-" + game,
+            "by": "arb1",
+            "ts": 1_700_000_000_000,
+            **what,
+        }
+        self.decisions.append(DecisionRecord(self.venue, board, 1, seq, body))
+
+    async def store_in(self, store: HubStore) -> None:
+        await store.add_events(self.records)
+        await store.add_decisions(self.decisions)

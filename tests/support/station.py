@@ -41,6 +41,7 @@ __all__ = [
     "ARBITER_PASSWORD",
     "FakeNode",
     "arbiter_txn",
+    "decision_txn",
     "envelope",
     "station_config",
 ]
@@ -159,13 +160,27 @@ def envelope(
     return out
 
 
-def arbiter_txn(station: Station, board: str) -> str:
-    """A txn the station counts as its own command to ``board`` (as if its arbiter had sent
-    one): an event carrying it may decide (a result, a ruling); without one it is a proposal."""
+def arbiter_txn(station: Station, board: str, cmd: str, **args: Any) -> str:
+    """A txn the station counts as its own decision command ``cmd`` to ``board`` asking
+    ``args`` (as if its arbiter had sent it): an event carrying it that says what it asked
+    decides (a result, a ruling); any other is a proposal (venue_station/intake/asks.py)."""
     assert station.ingest is not None
     txn = f"st-test-{uuid.uuid4().hex[:8]}"
-    station.ingest.authority.sent(txn, board)
+    station.ingest.authority.sent(txn, board, cmd, args)
     return txn
+
+
+def decision_txn(station: Station, board: str, type_: str, data: dict[str, Any]) -> str:
+    """The txn of the arbiter's command that asks exactly this decision: a ``resolve`` of the
+    proposal it settles (its ``ref``), else the ``result`` or ``foul`` command it answers."""
+    if data.get("ref") is not None:
+        status = data.get("status", "confirmed")
+        return arbiter_txn(station, board, "resolve", seq=data["ref"], status=status)
+    if type_ == "result":
+        return arbiter_txn(station, board, "result", winner=data["winner"], reason=data["reason"])
+    if type_ == "foul":
+        return arbiter_txn(station, board, "foul", side=data["side"], reason=data["reason"])
+    raise ValueError(f"no arbiter's command asks a {type_} that settles no proposal")
 
 
 class FakeNode:

@@ -8,7 +8,7 @@ import json
 import random
 from typing import Any
 
-from support.station import arbiter_txn, envelope
+from support.station import decision_txn, envelope
 from venue_station.domain.station import Station
 
 __all__ = ["Boards"]
@@ -27,7 +27,7 @@ class Boards:
     def send(self, board: str, game: str, type: str, data: dict[str, Any]) -> None:
         seq = self.seq[board] = self.seq.get(board, 0) + 1
         decides = type == "result" or data.get("status") == "confirmed"
-        txn = arbiter_txn(self.station, board) if decides else None
+        txn = decision_txn(self.station, board, type, data) if decides else None
         ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
         assert self.station.ingest is not None
         self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
@@ -53,8 +53,14 @@ class Boards:
             self.send(board, game, "result", data)
         else:
             for side in ("red", "black") if kind == "double_forfeit" else ("black",):
-                data = {"side": side, "reason": "absent", "status": "confirmed"}
-                self.send(board, game, "forfeit", data)
+                self.forfeit(board, game, side)
+
+    def forfeit(self, board: str, game: str, side: str) -> None:
+        """The node proposes the forfeit, the arbiter confirms it (its ``resolve``)."""
+        self.send(board, game, "forfeit", {"side": side, "reason": "absent", "status": "pending"})
+        ref = self.seq[board]
+        data = {"side": side, "reason": "absent", "status": "confirmed", "ref": ref}
+        self.send(board, game, "forfeit", data)
 
     async def flush(self) -> None:
         assert self.station.ingest is not None

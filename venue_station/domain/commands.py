@@ -72,9 +72,11 @@ class CommandBus:
         self.metrics = metrics
         self.timeout_s = timeout_s
         self.publish: Publish | None = None  # set by the collector while connected
-        # Told of every txn before it is published (the ingest's authority: only events that
-        # answer the station's own commands decide a game).
-        self.on_sent: Callable[[str, str | None], None] | None = None
+        # Told of every txn and what it asks before it is published (the ingest's authority:
+        # only an event that says what a decision command asked decides a game).
+        self.on_sent: Callable[[str, str | None, str, dict[str, Any], str | None], None] | None = (
+            None
+        )
         self._pending: dict[str, _Pending] = {}
         self._expired: dict[str, float] = {}
         self._unwaited: dict[str, str | None] = {}  # txn -> board, for commands not waited for
@@ -109,7 +111,7 @@ class CommandBus:
             self._unwaited[txn] = board
         topic = self.topics.cmd(board) if board is not None else self.topics.venue_cmd
         if self.on_sent is not None:
-            self.on_sent(txn, board)
+            self.on_sent(txn, board, cmd, args, user)
         await self.store.log_command(
             {
                 "txn": txn,

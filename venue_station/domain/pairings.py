@@ -11,10 +11,10 @@ from __future__ import annotations
 import csv
 import io
 import re
-import unicodedata
 from collections.abc import Collection
 from dataclasses import dataclass
 
+from clock_service.text_rule import control_at
 from venue_station.errors import PairingsError
 from wire_contract.topics import ID_PATTERN
 
@@ -42,15 +42,6 @@ def _text(data: str | bytes, source: str) -> str:
                 source, 0, f"not UTF-8 (byte {exc.start}); save the file as UTF-8"
             ) from None
     return data.removeprefix("\ufeff")
-
-
-def control_at(text: str) -> int | None:
-    """The 1-based position of the first control or format character (C0/C1 controls, DEL,
-    bidi overrides, zero-width characters: Unicode categories Cc and Cf), else None."""
-    for i, ch in enumerate(text, 1):
-        if unicodedata.category(ch) in ("Cc", "Cf"):
-            return i
-    return None
 
 
 def _rows(text: str, source: str) -> list[tuple[int, list[str]]]:

@@ -20,6 +20,7 @@ from clock_service.regulation import Regulation, handicap_for
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
 from venue_station.domain.commands import CommandBus, CommandResult
+from venue_station.domain.decisions_out import DecisionOutbox
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
 from venue_station.domain.standings import standings_of
@@ -61,6 +62,7 @@ class Station:
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
         self.collector: Collector | None = None
+        self.decisions: DecisionOutbox | None = None
         self.session = 0
         self.started_ms = 0
         self.supervisor = Supervisor()
@@ -91,6 +93,7 @@ class Station:
             known_boards=self.config.known_boards(),
             on_reply=self.bus.on_reply,
             clock_probe_s=self.config.clock_probe_s,
+            regulation=self.regulation,
         )
         await self.ingest.load()
         self.bus.on_sent = self.ingest.authority.sent
@@ -115,6 +118,13 @@ class Station:
             )
             self.bus.publish = collector.publish
             self.supervisor.start("collector", collector.run)
+            # The station's decisions to the hub; every one again at each start (issue 27).
+            outbox = self.decisions = DecisionOutbox(self.topics.station_decision)
+            outbox.put_all(ingest.authority.asks.decided.values())
+            ingest.authority.asks.on_decided = outbox.put
+            self.supervisor.start(
+                "decisions", lambda: outbox.run(collector.publish, collector.connected)
+            )
             self.supervisor.start("gaps", self._watch_gaps)
             ingest.clock_truth.probing = True  # a node looking behind is judged by round trips
             self.supervisor.start(

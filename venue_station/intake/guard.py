@@ -9,8 +9,9 @@
 - ``Authority``: each game is bound to its board(s) (the pairing, and every ``set_game`` the
   station sent: a carry-over to a spare clock); an event naming another board's game is
   refused. Decisions (a ``result``; a foul or forfeit confirmed or dismissed) count only when
-  they carry the ``txn`` of a command the station sent to that board; otherwise they are
-  stored as proposals (``status: pending``, ``unverified: true``) that decide nothing.
+  they carry the ``txn`` of a decision command the station sent to that board and say what
+  that command asked, once (``asks.py``); otherwise they are stored as proposals
+  (``status: pending``, ``unverified: true``) that decide nothing.
 """
 
 from __future__ import annotations
@@ -20,6 +21,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from clock_service.regulation import Regulation
+from venue_station.intake.asks import Asks
 from venue_station.live.metrics import Metrics
 from wire_contract.messages import EventEnvelope
 
@@ -98,20 +101,27 @@ def is_decision(ev: EventEnvelope) -> bool:
 
 
 class Authority:
-    def __init__(self) -> None:
+    def __init__(self, regulation: Regulation | None = None) -> None:
         self.game_boards: dict[str, set[str]] = {}
-        self.txn_boards: dict[str, str | None] = {}
+        self.asks = Asks(regulation)
 
-    def load(self, games: dict[str, str], txns: dict[str, str | None]) -> None:
+    def load(
+        self,
+        games: dict[str, str],
+        commands: list[dict[str, Any]],
+        rulings: list[dict[str, Any]],
+    ) -> None:
         for game, board in games.items():
             self.bind(game, board)
-        self.txn_boards.update(txns)
+        self.asks.load(commands, rulings)
 
     def bind(self, game: str, board: str) -> None:
         self.game_boards.setdefault(game, set()).add(board)
 
-    def sent(self, txn: str, board: str | None) -> None:
-        self.txn_boards[txn] = board
+    def sent(
+        self, txn: str, board: str | None, cmd: str, args: dict[str, Any], user: str | None = None
+    ) -> None:
+        self.asks.sent(txn, board, cmd, args, user)
 
     def may_name(self, board: str, game: str | None) -> bool:
         """A board may report a game the station bound to it, or one it never paired."""
@@ -120,10 +130,18 @@ class Authority:
         boards = self.game_boards.get(game)
         return boards is None or board in boards
 
-    def decides(self, board: str, ev: EventEnvelope) -> bool:
-        return (
-            ev.txn is not None and ev.txn in self.txn_boards and (self.txn_boards[ev.txn] == board)
-        )
+    def judge(self, board: str, ev: EventEnvelope) -> EventEnvelope:
+        """A decision as it is to be stored: as it came when its txn asked it, else a proposal.
+        Anything else is noted (a proposal to rule on)."""
+        key = (board, ev.session, ev.seq)
+        if not is_decision(ev):
+            self.asks.note(key, ev.game, ev.type, ev.data)
+            return ev
+        if self.asks.judge(ev.txn, key, ev.game, ev.type, ev.data):
+            return ev
+        proposal = self.as_proposal(ev)
+        self.asks.note(key, proposal.game, proposal.type, proposal.data)
+        return proposal
 
     @staticmethod
     def as_proposal(ev: EventEnvelope) -> EventEnvelope:

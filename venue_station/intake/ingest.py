@@ -18,6 +18,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from clock_service.regulation import Regulation
 from venue_station.intake.clock_probe import ClockProbes, RoundTrip
 from venue_station.intake.clock_truth import ClockTruth
 from venue_station.intake.containment import WriterHealth
@@ -94,6 +95,7 @@ class Ingest(IngestWriter):
         known_boards: frozenset[str] = frozenset(),
         on_reply: Callable[[str, bytes], None] | None = None,
         clock_probe_s: float = 5.0,
+        regulation: Regulation | None = None,
     ) -> None:
         self.store = store
         self.venue = venue
@@ -110,7 +112,7 @@ class Ingest(IngestWriter):
         self.alert_ledger = alert_rules.AlertLedger()
         self.drops = DropLog(metrics)
         self.flood = FloodGate()
-        self.authority = Authority()
+        self.authority = Authority(regulation)  # what the arbiter's commands asked
         self.writer_health = WriterHealth()
         # Which (board, session, seq) are stored (a tracker per board and session) or queued:
         # a duplicate raises no alert, whatever it says.
@@ -130,7 +132,11 @@ class Ingest(IngestWriter):
             stored = self._stored[key] = RangeSet()
             for seq in seqs:
                 stored.add(seq)
-        self.authority.load(await self.store.games_boards(), await self.store.command_boards())
+        self.authority.load(
+            await self.store.games_boards(),
+            await self.store.asking_commands(),
+            await self.store.ruling_events(),
+        )
         for row in await self.store.boards():
             self.boards[row["board"]] = BoardView(row["board"], row["status"], row["state"])
         self._paired = {p["board"] for p in await self.store.pairings()}
@@ -233,15 +239,16 @@ class Ingest(IngestWriter):
             return self._reject(
                 "game_board_mismatch", topic, f"game {ev.game!r} is not bound to board {board!r}"
             )
-        if is_decision(ev) and not self.authority.decides(board, ev):
-            # Only the station's own arbiter actions decide; the board's word is a proposal.
+        judged = self.authority.judge(board, ev)
+        if is_decision(ev) and judged.data.get("unverified"):
+            # Only what the arbiter's command asked decides; the board's word is a proposal.
             self.drops.drop(
                 "unverified_decision",
                 topic,
-                f"a {ev.type} without a command of the station: stored as a proposal",
+                f"a {ev.type} that no command of the station asked: stored as a proposal",
                 what="kept as a proposal",
             )
-            ev = Authority.as_proposal(ev)
+        ev = judged
         key = (ev.board, ev.session, ev.seq)
         stored = self._stored.get((ev.board, ev.session))
         duplicate = key in self._queued or (stored is not None and ev.seq in stored)

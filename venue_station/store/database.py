@@ -428,12 +428,6 @@ class Store(TournamentReads):
                 .values(outcome=outcome, replies=replies)
             )
 
-    async def command_boards(self) -> dict[str, str | None]:
-        """Every txn the station sent -> the board it went to (None: the venue topic)."""
-        c = t.commands
-        async with self.engine.connect() as conn:
-            return {r.txn: r.board for r in await conn.execute(sa.select(c.c.txn, c.c.board))}
-
     async def games_boards(self) -> dict[str, str]:
         """Every paired game -> its board."""
         g = t.games

@@ -67,3 +67,21 @@ class TournamentReads:
         async with self.engine.connect() as conn:
             row = (await conn.execute(query)).first()
         return (int(row[0]), int(row[1])) if row is not None else None
+
+    async def asking_commands(self) -> list[dict[str, Any]]:
+        """The commands that ask a decision or bind a game (``intake/asks.py``), as sent."""
+        c = t.commands
+        q = sa.select(c.c.txn, c.c.board, c.c.cmd, c.c.args, c.c.user).where(
+            c.c.cmd.in_(("result", "resolve", "foul", "set_game"))
+        )
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q.order_by(c.c.id))]
+
+    async def ruling_events(self) -> list[dict[str, Any]]:
+        """Every stored result, foul and forfeit in the order stored (``intake/asks.py``)."""
+        e = t.events
+        q = sa.select(e.c.board, e.c.session, e.c.seq, e.c.game, e.c.type, e.c.data).where(
+            e.c.type.in_(("result", "foul", "forfeit"))
+        )
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q.order_by(e.c.id))]

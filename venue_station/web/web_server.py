@@ -28,6 +28,7 @@ from venue_station.config import StationConfig
 from venue_station.domain.station import Station
 from venue_station.errors import ConfigError, StationError
 from venue_station.web.api import build_app
+from wire_contract.http_guard import header_deadline_protocol
 
 __all__ = ["StationWithWeb", "WebServer"]
 
@@ -86,6 +87,7 @@ class WebServer:
             # Each SSE stream and keep-alive connection is a socket: the hub caps the streams;
             # uvicorn's own cap keeps the total (streams + API) under the unit's LimitNOFILE.
             limit_concurrency=http.sse_max + 1000,
+            http=header_deadline_protocol(http.header_timeout_s),
             **tls,
         )
         self._server = server = _Server(cfg)

@@ -1,0 +1,295 @@
+"""What each decision command asked, and whether an event says it (issue 27, docs/security.md).
+
+A node receives every command the station sends it, so it knows every txn before using it:
+the txn alone proves nothing. What protects is the binding to the asked outcome. The station
+keeps, for each decision command it sent (``result``, ``resolve``, ``foul``), what it asked:
+
+- ``result`` {winner, reason}: one confirmed ``result`` with that winner and reason (in a
+  tie-break game a draw becomes the profile's draw winner, as the node's referee makes it);
+- ``foul`` {side, reason}: one confirmed ``foul`` of that side and reason;
+- ``resolve`` {seq S, status}: the one event that settles proposal S (its ``ref``) with that
+  status, of the proposal's type, side, winner and reason as the station stored them.
+
+An event decides only when it carries such a txn, of a command to its own board, says what the
+command asked, and that txn has not decided it already (the same event again is the same
+decision: a replay). Then what the regulation makes follow from it, as the station counts it
+itself, is allowed under the same txn, once each: a confirmed foul that reaches the limit
+(``fouls.forfeit_at``, or a reason's own count) brings its forfeit; a ruled forfeit brings the
+result it makes (the other side wins, or both lose after two confirmed forfeits). Every other
+txn (``rebirth``, ``set_game``, ``start``, ``clock_probe``...) decides nothing.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from clock_service.regulation import Regulation
+
+__all__ = ["DECISION_COMMANDS", "Asks"]
+
+DECISION_COMMANDS = frozenset({"result", "resolve", "foul"})
+DOUBLE_FORFEIT = "double_forfeit"
+_OTHER = {"red": "black", "black": "red"}
+_IDENTITY = {
+    "foul": ("side", "reason"),
+    "forfeit": ("side", "reason"),
+    "result": ("winner", "reason"),
+}
+EventKey = tuple[str, int, int]  # board, session, seq
+
+
+@dataclass(frozen=True)
+class Expect:
+    """One decision a txn may still make: its type, status, ``ref`` and identifying fields."""
+
+    type: str
+    status: str
+    ref: int | None
+    fields: tuple[tuple[str, Any], ...]
+
+    def met_by(self, type_: str, data: Mapping[str, Any]) -> bool:
+        return (
+            type_ == self.type
+            and data.get("status", "confirmed") == self.status
+            and data.get("ref") == self.ref
+            and all(data.get(k) == v for k, v in self.fields)
+        )
+
+
+@dataclass
+class _Ask:
+    cmd: str
+    board: str
+    args: dict[str, Any]
+    by: str | None = None  # who sent it (the web account)
+    primary_done: bool = False
+    follows: list[Expect] = field(default_factory=list)  # what the regulation makes follow
+    decided: set[EventKey] = field(default_factory=set)  # the events it decided (replays)
+
+
+@dataclass
+class _Proposal:
+    game: str | None
+    type: str
+    data: dict[str, Any]
+
+
+@dataclass
+class _Game:
+    fouls: Counter[str] = field(default_factory=Counter)  # side -> confirmed fouls
+    reason_fouls: Counter[tuple[str, str]] = field(default_factory=Counter)
+    forfeits: dict[str, tuple[str, str]] = field(default_factory=dict)  # side -> status, reason
+    finished: bool = False
+    tiebreak: bool = False
+
+
+class Asks:
+    def __init__(self, regulation: Regulation | None = None) -> None:
+        self.regulation = regulation
+        self._asks: dict[str, _Ask] = {}
+        self._proposals: dict[tuple[str, int], _Proposal] = {}  # (board, seq) -> pending
+        self._games: dict[str, _Game] = {}
+        # Every event decided, as the station publishes it to the hub (wire ``Decision``
+        # without its ``ts``); ``on_decided`` is told of each new one.
+        self.decided: dict[EventKey, dict[str, Any]] = {}
+        self.on_decided: Callable[[dict[str, Any]], None] | None = None
+
+    # -- what the station sent --------------------------------------------------------------
+    def sent(
+        self,
+        txn: str,
+        board: str | None,
+        cmd: str,
+        args: Mapping[str, Any],
+        user: str | None = None,
+    ) -> None:
+        if board is None:
+            return  # a venue-wide command is never a decision (wire VENUE_COMMANDS)
+        if cmd in DECISION_COMMANDS:
+            self._asks[txn] = _Ask(cmd, board, dict(args), user)
+        elif cmd == "set_game" and isinstance(args.get("game"), str):
+            self._game(str(args["game"])).tiebreak = bool(args.get("tiebreak"))
+
+    def load(
+        self, commands: Iterable[Mapping[str, Any]], events: Iterable[Mapping[str, Any]]
+    ) -> None:
+        """Rebuild from the command log and the stored rulings (in the order they came)."""
+        for c in commands:
+            self.sent(str(c["txn"]), c["board"], str(c["cmd"]), c["args"] or {}, c.get("user"))
+        for ev in events:
+            data, type_ = ev["data"], str(ev["type"])
+            key = (str(ev["board"]), int(ev["session"]), int(ev["seq"]))
+            decided = not data.get("unverified") and (data.get("status", "confirmed") != "pending")
+            if not decided:
+                self.note(key, ev["game"], type_, data)
+                continue
+            # It was stored as decided, so an ask of its board said it: the first that says
+            # it again is the one it spent (which txn it carried is not stored: the event
+            # stays as the node journaled it).
+            for txn, ask in self._asks.items():
+                if ask.board == key[0] and self.judge(txn, key, ev["game"], type_, data):
+                    break
+
+    # -- what a board says ------------------------------------------------------------------
+    def note(self, key: EventKey, game: str | None, type_: str, data: Mapping[str, Any]) -> None:
+        """A fact that decides nothing: a pending proposal is kept for the ``resolve`` on it."""
+        if type_ in _IDENTITY and data.get("status") == "pending" and data.get("ref") is None:
+            self._proposals[(key[0], key[2])] = _Proposal(game, type_, dict(data))
+
+    def judge(
+        self, txn: str | None, key: EventKey, game: str | None, type_: str, data: Mapping[str, Any]
+    ) -> bool:
+        """Whether this decision is the one ``txn`` asked (or follows from it); bookkeeping
+        moves only when it is."""
+        ask = self._asks.get(txn) if txn is not None else None
+        if ask is None or ask.board != key[0]:
+            return False
+        if key in ask.decided:
+            return True  # the same event again (a replay): the same decision
+        if not ask.primary_done and self._primary(ask, game, type_, data):
+            ask.primary_done = True
+        else:
+            match = next((e for e in ask.follows if e.met_by(type_, data)), None)
+            if match is None:
+                return False
+            ask.follows.remove(match)
+        ask.decided.add(key)
+        ask.follows += self._decided(key[0], game, type_, data)
+        self._publish(key, game, type_, data, txn, ask)
+        return True
+
+    def _publish(
+        self,
+        key: EventKey,
+        game: str | None,
+        type_: str,
+        data: Mapping[str, Any],
+        txn: str | None,
+        ask: _Ask,
+    ) -> None:
+        who = "winner" if type_ == "result" else "side"
+        record: dict[str, Any] = {
+            "board": key[0],
+            "session": key[1],
+            "seq": key[2],
+            "game": game,
+            "type": type_,
+            "status": data.get("status", "confirmed"),
+            who: data.get(who),
+            "reason": data.get("reason"),
+            "ref": data.get("ref"),
+            "txn": txn,
+            "by": ask.by,
+        }
+        self.decided[key] = record
+        if self.on_decided is not None:
+            self.on_decided(record)
+
+    def _primary(self, ask: _Ask, game: str | None, type_: str, data: Mapping[str, Any]) -> bool:
+        a = ask.args
+        if ask.cmd == "result":
+            winner, reason = a.get("winner"), a.get("reason")
+            plain = Expect("result", "confirmed", None, (("winner", winner), ("reason", reason)))
+            return plain.met_by(type_, data) or self._tiebreak(game, a).met_by(type_, data)
+        if ask.cmd == "foul":
+            asked = (("side", a.get("side")), ("reason", a.get("reason")))
+            return Expect("foul", "confirmed", None, asked).met_by(type_, data)
+        proposal = self._proposals.get((ask.board, int(a["seq"])))
+        if proposal is None or proposal.game != game:
+            return False
+        fields = tuple((k, proposal.data.get(k)) for k in _IDENTITY[proposal.type])
+        return Expect(proposal.type, str(a["status"]), int(a["seq"]), fields).met_by(type_, data)
+
+    def _tiebreak(self, game: str | None, args: Mapping[str, Any]) -> Expect:
+        """A draw entered in a tie-break game: the profile's draw winner wins it."""
+        reg = self.regulation
+        ko = reg.knockout if reg is not None else None
+        winner = ko.tiebreak.draw_winner if ko is not None and ko.tiebreak is not None else None
+        state = self._games.get(game or "")
+        if args.get("winner") is not None or winner is None or state is None or not state.tiebreak:
+            return Expect("result", "never", None, ())
+        if args.get("reason") == DOUBLE_FORFEIT:
+            return Expect("result", "never", None, ())
+        fields = (("winner", winner.value), ("reason", f"draw_{winner.value}_wins"))
+        return Expect("result", "confirmed", None, fields)
+
+    def _game(self, game: str) -> _Game:
+        return self._games.setdefault(game, _Game())
+
+    def _decided(
+        self, board: str, game: str | None, type_: str, data: Mapping[str, Any]
+    ) -> list[Expect]:
+        """Book a decided event; what the regulation makes follow from it."""
+        ref = data.get("ref")
+        if isinstance(ref, int):
+            self._proposals.pop((board, ref), None)
+        state = self._game(game or "")
+        status = data.get("status", "confirmed")
+        if type_ == "result":
+            if status == "confirmed":
+                state.finished = True
+            return []
+        side, reason = str(data.get("side")), str(data.get("reason"))
+        if type_ == "foul":
+            if status != "confirmed":
+                return []
+            finished = state.finished
+            state.fouls[side] += 1
+            state.reason_fouls[(side, reason)] += 1
+            code = self._loss_reached(state, side, reason)
+            if code is None or finished:
+                return []  # after a result a limit-reaching foul is only a pending forfeit
+            return [Expect("forfeit", "confirmed", None, (("side", side), ("reason", code)))]
+        state.forfeits[side] = (status, reason)
+        return self._forfeit_follows(board, game, state, side, reason, status)
+
+    def _loss_reached(self, state: _Game, side: str, foul_reason: str) -> str | None:
+        """As the referee counts it (clock_service.referee): a reason's own count, then the
+        total."""
+        reg = self.regulation
+        if reg is None:
+            return None
+        for r in reg.forfeits.details:
+            if r.of == foul_reason and state.reason_fouls[(side, foul_reason)] == r.count:
+                return r.code
+        return "fouls" if state.fouls[side] == reg.fouls.forfeit_at else None
+
+    def _forfeit_follows(
+        self, board: str, game: str | None, state: _Game, side: str, reason: str, status: str
+    ) -> list[Expect]:
+        """The result a forfeit ruling makes (the referee's ``_forfeit_ruled``)."""
+        other = _OTHER.get(side)
+        if other is None:
+            return []
+        other_forfeit = state.forfeits.get(other)
+        other_pending = any(
+            p.game == game and p.type == "forfeit" and p.data.get("side") == other
+            for (b, _), p in self._proposals.items()
+            if b == board
+        )
+        double = next(
+            (
+                seq
+                for (b, seq), p in self._proposals.items()
+                if b == board
+                and p.game == game
+                and p.type == "result"
+                and p.data.get("reason") == DOUBLE_FORFEIT
+            ),
+            None,
+        )
+        both = (("winner", None), ("reason", DOUBLE_FORFEIT))
+        if status == "dismissed":
+            out = [] if double is None else [Expect("result", "dismissed", double, both)]
+            if double is not None and other_forfeit is not None and other_forfeit[0] == "confirmed":
+                fields = (("winner", side), ("reason", other_forfeit[1]))
+                out.append(Expect("result", "confirmed", None, fields))
+            return out
+        if other_forfeit is not None and other_forfeit[0] == "confirmed":
+            return [Expect("result", "confirmed", double, both)]
+        if other_pending or double is not None:
+            return []  # the other side's forfeit is still to be ruled
+        return [Expect("result", "confirmed", None, (("winner", other), ("reason", reason)))]
