@@ -22,6 +22,7 @@ from venue_station.config import StationConfig
 from venue_station.domain.commands import CommandBus, CommandResult
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
+from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import standings_of
 from venue_station.domain.supervisor import Supervisor
 from venue_station.errors import ConfigError, StationError
@@ -31,6 +32,7 @@ from venue_station.live.alerts import AlertSpec
 from venue_station.live.fanout import Hub
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import (
+    DECISIVE_TYPES,
     Outcome,
     derive_game,
     tournament_fouls,
@@ -250,6 +252,34 @@ class Station:
         if cmd == "set_game" and board is not None and isinstance((args or {}).get("game"), str):
             self.ingest.authority.bind(str((args or {})["game"]), board)  # a spare clock too
         return await self.bus.send(board, cmd, args, user=user, expect=expect)
+
+    async def rule_alert(
+        self, alert: dict[str, Any], action: str, *, user: str | None = None
+    ) -> tuple[Ruling, CommandResult | None]:
+        """Rule on an alert (ack | confirm | dismiss): the board is told by the command that
+        settles the proposal it carries (``rulings.plan_ruling``), with the station's txn;
+        raises ``RulingRefused`` (a code and its reason) when the ruling cannot be made.
+        The alert's own status is the caller's to store once the board agreed."""
+        assert self.ingest is not None
+        await self.ingest.flush()  # the proposal the alert carries may be in the queue still
+        game = alert.get("game")
+        events = await self.require_store().game_events(game) if game else []
+        events = [e for e in events if not (e["data"].get("unverified") and e["data"].get("ref"))]
+        decided = derive_game([e for e in events if e["type"] in DECISIVE_TYPES]).decided
+        ruling = plan_ruling(alert, action, events, decided=decided)
+        if ruling.cmd is None:
+            return ruling, None
+        return ruling, await self.send_command(alert["board"], ruling.cmd, ruling.args, user=user)
+
+    async def game_on_board_decided(self, board: str) -> str | None:
+        """The game now on ``board`` when it already has a confirmed result, else None."""
+        assert self.ingest is not None
+        view = self.ingest.boards.get(board)
+        game = view.state.get("game") if view is not None and view.state else None
+        if not game:
+            return None
+        events = await self.require_store().game_events(game, DECISIVE_TYPES)
+        return str(game) if derive_game(events).decided else None
 
     async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
         # Parsing a long file is CPU work: on a thread, so the loop keeps serving meanwhile.

@@ -179,6 +179,11 @@ class IngestWriter:
             ruling = alert_rules.ruling_of(ev)
             if ruling is not None:
                 await self._settle(ev.board, *ruling)
+                cause = alert_rules.settled_alert_kind(ev.type, ev.data)
+                if cause is not None and ev.game is not None:
+                    side = ev.data.get("side") if cause == "late" else None
+                    alert = await self.store.find_open_alert(ev.board, cause, ev.game, side=side)
+                    await self._settle_row(alert, ruling[1])
             if ev.game and ev.type in DECISIVE_TYPES:
                 games.add(ev.game)
             self.hub.publish("event", {"board": ev.board, "event": ev.model_dump(mode="json")})
@@ -205,7 +210,10 @@ class IngestWriter:
         )
 
     async def _settle(self, board: str, seq: int, status: str) -> None:
-        alert = await self.store.find_alert(board, ("foul_pending", "forfeit_pending"), seq)
+        kinds = ("foul_pending", "forfeit_pending", "warning")
+        await self._settle_row(await self.store.find_alert(board, kinds, seq), status)
+
+    async def _settle_row(self, alert: dict[str, Any] | None, status: str) -> None:
         if alert is not None and alert["status"] in ("open", "acked"):
             updated = await self.store.update_alert(alert["id"], status=status, by="board")
             if updated is not None:

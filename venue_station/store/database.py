@@ -381,6 +381,23 @@ class Store(TournamentReads):
             row = (await conn.execute(q.order_by(a.c.id))).first()
             return dict(row._mapping) if row else None
 
+    async def find_open_alert(
+        self, board: str, kind: str, game: str, *, side: str | None = None
+    ) -> dict[str, Any] | None:
+        """The earliest open (or acked) alert of ``kind`` for ``game`` on ``board``."""
+        a = t.alerts
+        q = sa.select(a).where(
+            a.c.board == board,
+            a.c.kind == kind,
+            a.c.game == game,
+            a.c.status.in_(["open", "acked"]),
+        )
+        if side is not None:
+            q = q.where(a.c.side == side)
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(q.order_by(a.c.id))).first()
+            return dict(row._mapping) if row else None
+
     async def alerts(self, *, status: str | None = None, limit: int = 200) -> list[dict[str, Any]]:
         a = t.alerts
         q = sa.select(a).order_by(a.c.id.desc()).limit(limit)

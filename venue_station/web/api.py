@@ -372,7 +372,8 @@ def _error(
         log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
     else:
         log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
-    body = {"error": message, **({"where": where} if where else {}), **extra}
+    # ``code``: what the pages translate (the message is the English for logs and tools).
+    body = {"error": message, "code": kind, **({"where": where} if where else {}), **extra}
     return json_response(body, status)
 
 

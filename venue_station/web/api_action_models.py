@@ -58,6 +58,10 @@ class LoginBody(Body):
 class CommandBody(Body):
     cmd: Annotated[str, Field(min_length=1, description="a board command (docs/wire.md)")]
     args: dict[str, Any] = Field(default_factory=dict)
+    replace: bool = Field(
+        default=False,
+        description="a `result` over a game that has one replaces it (else 409 already_decided)",
+    )
 
 
 class AlertAction(Body):

@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE
+from venue_station.domain.rulings import RulingRefused
 from venue_station.errors import PairingsError
 from venue_station.web.access import client_address, require_reader, require_session
 from venue_station.web.api_action_models import (
@@ -112,6 +113,15 @@ async def _run_command(request: Request, board: str | None) -> Response:
     sent = await parse_body(request, CommandBody)
     cmd, args = sent.cmd, sent.args
     check_command_args(args)
+    if cmd == "result" and board is not None and not sent.replace:
+        decided = await station.game_on_board_decided(board)
+        if decided is not None:
+            raise ApiError(
+                409,
+                f"game {decided} already has a result; send replace: true to replace it",
+                kind="already_decided",
+                extra={"args": {"game": decided}},
+            )
     try:
         result = await station.send_command(board, cmd, args, user=session.user)
     except WireError as exc:
@@ -177,7 +187,10 @@ _ACTIONS = {"ack": "acked", "confirm": "confirmed", "dismiss": "dismissed"}
 
 
 async def alert_action(request: Request) -> Response:
-    """Acknowledge, confirm or dismiss; a pending foul/forfeit is ruled on the board (resolve)."""
+    """Acknowledge, confirm or dismiss. An alert that carries a proposal (a flag's loss, a
+    lateness, a switched-off clock, a foul, a pending warning, a move count reached) is ruled
+    on the board by the command that settles it (``Station.rule_alert``); a refused ruling
+    answers 409 with its ``code`` (already_ruled, already_decided, no_proposal)."""
     session = require_session(request)
     station = station_of(request)
     assert station.store is not None
@@ -190,28 +203,24 @@ async def alert_action(request: Request) -> Response:
     if alert is None:
         raise ApiError(404, f"no alert {alert_id}", kind="not_found", where="path.id")
     body: dict[str, Any] = {}
-    if action != "ack" and alert["kind"] in ("foul_pending", "forfeit_pending") and alert["seq"]:
-        try:
-            result = await station.send_command(
-                alert["board"],
-                "resolve",
-                {"seq": alert["seq"], "status": _ACTIONS[action]},
-                user=session.user,
-            )
-        except ConnectionError as exc:
-            raise ApiError(503, str(exc), kind="not_connected") from None
+    try:
+        ruling, result = await station.rule_alert(alert, action, user=session.user)
+    except RulingRefused as exc:
+        raise ApiError(
+            409, exc.message, kind=exc.code, extra={"args": exc.args_, "alert": alert}
+        ) from None
+    except ConnectionError as exc:
+        raise ApiError(503, str(exc), kind="not_connected") from None
+    if result is not None:
         body["command"] = result.as_dict()
         if not result.ok:
-            error = (
-                "the board did not reply in time"
-                if result.outcome == "timeout"
-                else "the board refused"
-            )
+            timeout = result.outcome == "timeout"
+            error = "the board did not reply in time" if timeout else "the board refused"
+            code = "no_answer" if timeout else "refused"
             return json_response(
-                {**body, "error": error, "alert": alert},
-                504 if result.outcome == "timeout" else 409,
+                {**body, "error": error, "code": code, "alert": alert}, 504 if timeout else 409
             )
-    updated = await station.store.update_alert(alert_id, status=_ACTIONS[action], by=session.user)
+    updated = await station.store.update_alert(alert_id, status=ruling.status, by=session.user)
     station.hub.publish("alert", {"alert": updated})
     return json_response({**body, "alert": updated})
 

@@ -54,12 +54,15 @@ class Out(BaseModel):
 
 
 class Error(BaseModel):
-    """Every 4xx/5xx: ``error`` says what, ``where`` names the place (``query.round``,
-    ``body.cmd``, ``line 3``); some errors add context (a TRF's ``line``/``columns``, an
-    action's ``command`` reply)."""
+    """Every 4xx/5xx: ``error`` says what (English, for logs and tools), ``code`` the same as a
+    machine code the pages translate (``already_ruled``, ``bad_csv``, …) with its ``args``,
+    ``where`` names the place (``query.round``, ``body.cmd``, ``line 3``); some errors add
+    context (a TRF's ``line``/``columns``, an action's ``command`` reply)."""
 
     model_config = ConfigDict(extra="allow")
     error: str
+    code: str | None = None
+    args: dict[str, Any] | None = None
     where: str | None = None
 
 
