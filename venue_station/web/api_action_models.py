@@ -91,17 +91,38 @@ class KnockoutChoiceBody(Body):
 
 
 # -- action responses -------------------------------------------------------------------------
+class BoardOutcome(Out):
+    """One board's answer to a command, in the arbiter's terms (docs/web.md, venue commands)."""
+
+    board: str
+    outcome: Literal["done", "not_needed", "refused", "no_answer"]
+    code: str | None = Field(default=None, description="the board's reason as a code")
+    args: dict[str, Any] | None = Field(default=None, description="the code's arguments")
+    error: str | None = Field(default=None, description="the board's reason in English")
+
+
+class CommandSummary(Out):
+    done: int
+    not_needed: int
+    refused: int
+    no_answer: int
+
+
 class CommandResult(Out):
     """A command's outcome: every board's reply, and the boards that did not reply in time."""
 
     txn: str
     cmd: str
     board: str | None
-    outcome: str = Field(description="ok | refused | timeout | partial …")
+    outcome: str = Field(description="ok | rejected | timeout | sent")
     ok: bool
     replies: dict[str, dict[str, Any]]
     missing: list[str]
+    summary: CommandSummary
+    boards: list[BoardOutcome]
     error: str | None = Field(default=None, description="a board command: its reply's error")
+    code: str | None = Field(default=None, description="a board command: its reply's code")
+    args: dict[str, Any] | None = Field(default=None, description="the code's arguments")
 
 
 class NotSent(Out):
@@ -135,7 +156,7 @@ class RoundSent(Out):
 class AlertRuled(Out):
     alert: Alert
     command: CommandResult | None = Field(
-        default=None, description="a pending foul/forfeit: the board's reply to resolve"
+        default=None, description="the board's reply to the ruling (resolve or result)"
     )
 
 

@@ -132,6 +132,7 @@ async def _run_command(request: Request, board: str | None) -> Response:
     if result.outcome == "timeout":
         who = f"board {board}" if board is not None else f"{len(result.missing)} board(s)"
         body["error"] = f"no reply from {who} within {station.config.command_timeout_s:g} s"
+        body["code"] = "no_answer"
         return json_response(body, 504)
     return json_response(body)
 
