@@ -20,6 +20,7 @@ from clock_service.regulation import Regulation, handicap_for
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
 from venue_station.domain.commands import CommandBus, CommandResult
+from venue_station.domain.import_guard import guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
 from venue_station.domain.rulings import Ruling, plan_ruling
@@ -294,7 +295,12 @@ class Station:
         source: str = "pairings.csv",
         send: bool = True,
         user: str | None = None,
+        replace: int | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
+        """Store the file's rounds all or nothing. A round with results or clocks running is
+        refused (``ImportRefused``) unless ``replace`` names it (its results are voided);
+        ``dry_run``: check and say what it would change, store nothing."""
         store = self.require_store()
         known = await store.player_names()
         pairings = await asyncio.to_thread(
@@ -306,12 +312,18 @@ class Station:
                 {"board": p.board, "red": p.red, "black": p.black}
             )
         assert self.ingest is not None
-        await store.replace_rounds(self.tc, by_round)  # all or nothing (round_import.py)
+        guard = await guard_rounds(self, by_round, replace=replace)
+        if dry_run:
+            return {"dry_run": True, "imported": len(pairings), **guard.as_dict()}
+        # all or nothing (round_import.py), the voided results in the same transaction
+        await store.replace_rounds(self.tc, by_round, void=guard.void, by=user)
         for round_no, rows in by_round.items():
             for row in rows:
                 self.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
         self.ingest.add_paired_boards({p.board for p in pairings})
         out: dict[str, Any] = {"imported": len(pairings), "rounds": sorted(by_round)}
+        if guard.void:
+            out["voided_results"] = list(guard.void)
         if send:
             out["set_game"] = {}
             for round_no in sorted(by_round):

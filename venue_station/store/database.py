@@ -8,6 +8,7 @@ Migrations run at open; a database whose schema is newer than this code is refus
 from __future__ import annotations
 
 import asyncio
+import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -22,7 +23,7 @@ from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
 from venue_station.store import tables as t
 from venue_station.store.reads import TournamentReads
-from venue_station.store.round_import import game_id, replace_rounds
+from venue_station.store.round_import import VOIDED_KEY, game_id, replace_rounds
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["Store", "game_id", "normalise_url"]
@@ -299,17 +300,29 @@ class Store(TournamentReads):
         await self.replace_rounds(tc, {round_no: rows})
 
     async def replace_rounds(
-        self, tc: str, rounds: Mapping[int, Sequence[Mapping[str, Any]]]
+        self,
+        tc: str,
+        rounds: Mapping[int, Sequence[Mapping[str, Any]]],
+        *,
+        void: Sequence[str] = (),
+        by: str | None = None,
     ) -> None:
-        """Several rounds of one file the same way, in one swap: all of them or none."""
+        """Several rounds of one file the same way, in one swap: all of them or none.
+        ``void``: games of those rounds whose results the chief chose to void (kept, marked
+        voided: ``voided_games``)."""
 
         def staged(count: int) -> None:
             self.import_staged_rows = count
 
         try:
-            await replace_rounds(self.engine, tc, rounds, on_staged=staged)
+            await replace_rounds(self.engine, tc, rounds, on_staged=staged, void=void, by=by)
         finally:
             self.import_staged_rows = 0
+
+    async def voided_games(self) -> list[dict[str, Any]]:
+        """Games whose results an import voided, oldest first (``round_import.VOIDED_KEY``)."""
+        text = await self.get_meta(VOIDED_KEY)
+        return list(json.loads(text)) if text else []
 
     async def pairings(self, round_no: int | None = None) -> list[dict[str, Any]]:
         q = sa.select(t.pairings).order_by(t.pairings.c.round, t.pairings.c.board)

@@ -17,7 +17,7 @@ from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE
 from venue_station.domain.rulings import RulingRefused
-from venue_station.errors import PairingsError
+from venue_station.errors import ImportRefused, PairingsError
 from venue_station.web.access import client_address, require_reader, require_session
 from venue_station.web.api_action_models import (
     AlertAction,
@@ -30,6 +30,9 @@ from venue_station.web.api_models import Accounts, SessionInfo
 from venue_station.web.bodies import parse_body, read_body, validated
 from venue_station.web.http_base import (
     ApiError,
+    flag_param,
+    import_refused,
+    int_param,
     json_response,
     login_guard_of,
     model_response,
@@ -157,10 +160,17 @@ async def import_pairings(request: Request) -> Response:
     send = request.query_params.get("send", "1") not in ("0", "false", "no")
     try:
         body = await station.import_pairings(
-            await _body(request), source="pairings.csv", send=send, user=session.user
+            await _body(request),
+            source="pairings.csv",
+            send=send,
+            user=session.user,
+            replace=int_param(request, "replace_round", low=1, high=999),
+            dry_run=flag_param(request, "dry_run"),
         )
     except PairingsError as exc:
         raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
+    except ImportRefused as exc:
+        raise import_refused(exc) from None
     return json_response(body)
 
 
