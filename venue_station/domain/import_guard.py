@@ -17,7 +17,13 @@ from venue_station.errors import ImportRefused
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
 
-__all__ = ["RoundGuard", "check_coverage", "check_entrants", "guard_rounds"]
+__all__ = [
+    "RoundGuard",
+    "check_coverage",
+    "check_entrants",
+    "check_not_withdrawn",
+    "guard_rounds",
+]
 
 _IN_PLAY = ("running", "paused")
 _NAMED = 10  # players named in a refusal, at most
@@ -135,3 +141,16 @@ def check_entrants(
             missing=shown,
             count=len(missing),
         )
+
+
+def check_not_withdrawn(rows: Iterable[Mapping[str, Any]], withdrawn: Collection[str]) -> None:
+    """No import pairs a withdrawn player (re-admit first)."""
+    for row in rows:
+        for side in ("red", "black"):
+            if row[side] in withdrawn:
+                raise ImportRefused(
+                    "player_withdrawn",
+                    f"board {row['board']}: {row[side]} has withdrawn (re-admit to pair)",
+                    player=row[side],
+                    board=str(row["board"]),
+                )

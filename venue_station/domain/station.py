@@ -19,13 +19,15 @@ from typing import Any
 from clock_service.regulation import Regulation, handicap_for
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
+from venue_station.domain import tournament_desk
 from venue_station.domain.commands import CommandBus, CommandResult
-from venue_station.domain.import_guard import guard_rounds
+from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
 from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import standings_of
 from venue_station.domain.supervisor import Supervisor
+from venue_station.domain.trf_state import load_state
 from venue_station.errors import ConfigError, StationError
 from venue_station.intake.collector import Collector
 from venue_station.intake.ingest import BoardView, Ingest
@@ -312,16 +314,28 @@ class Station:
                 {"board": p.board, "red": p.red, "black": p.black}
             )
         assert self.ingest is not None
+        withdrawn = (await load_state(store)).withdrawn
+        for rows in by_round.values():
+            check_not_withdrawn(rows, withdrawn)
         guard = await guard_rounds(self, by_round, replace=replace)
         if dry_run:
             return {"dry_run": True, "imported": len(pairings), **guard.as_dict()}
+        before = await tournament_desk.rounds_before(store, by_round)
         # all or nothing (round_import.py), the voided results in the same transaction
         await store.replace_rounds(self.tc, by_round, void=guard.void, by=user)
+        entry = await tournament_desk.record(
+            store, user=user, what="import_pairings", args={"rounds": sorted(by_round)},
+            before=before, after={"rounds": sorted(by_round), "voided": list(guard.void)},
+        )  # fmt: skip
         for round_no, rows in by_round.items():
             for row in rows:
                 self.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
         self.ingest.add_paired_boards({p.board for p in pairings})
-        out: dict[str, Any] = {"imported": len(pairings), "rounds": sorted(by_round)}
+        out: dict[str, Any] = {
+            "imported": len(pairings),
+            "rounds": sorted(by_round),
+            "audit": entry["id"],
+        }
         if guard.void:
             out["voided_results"] = list(guard.void)
         if send:

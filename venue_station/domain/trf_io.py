@@ -23,7 +23,13 @@ from typing import TYPE_CHECKING, Any
 from clock_service.trf.build import Entrant, GameResult, RoundBye, TrfHeader, build_trf
 from clock_service.trf.document import Trf, TrfError
 from clock_service.trf.pairs import parse_pairs
-from venue_station.domain.import_guard import check_coverage, check_entrants, guard_rounds
+from venue_station.domain import tournament_desk
+from venue_station.domain.import_guard import (
+    check_coverage,
+    check_entrants,
+    check_not_withdrawn,
+    guard_rounds,
+)
 from venue_station.domain.standings import game_records
 from venue_station.domain.trf_state import TrfState, load_state, save_state
 
@@ -31,7 +37,7 @@ if TYPE_CHECKING:
     from venue_station.domain.station import Station
     from venue_station.store.database import Store
 
-__all__ = ["export_trf", "import_pairs", "import_trf"]
+__all__ = ["ensure_entrants", "export_trf", "import_pairs", "import_trf"]
 
 _WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
 
@@ -48,7 +54,7 @@ def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
     return out
 
 
-async def _ensure_entrants(store: Store, state: TrfState, names: Collection[str]) -> bool:
+async def ensure_entrants(store: Store, state: TrfState, names: Collection[str]) -> bool:
     """Give every known player a start rank (kept once given): players imported from CSV are
     numbered after the others by rating (highest first), then name. True if any was added."""
     have = state.rank_of()
@@ -86,6 +92,8 @@ async def _set_round(
     replace: int | None = None,
     dry_run: bool = False,
     whole: bool = False,
+    what: str = "import_trf",
+    saved_state: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Store the round's games on boards 1..n in order, its byes, and send ``set_game``.
     A round with results or clocks running is refused unless ``replace`` names it; ``whole``:
@@ -108,12 +116,16 @@ async def _set_round(
     if whole:
         paired = {who for pair in pairs for who in pair}
         unpaired = check_coverage(round_no, paired, set(byes), key, state.withdrawn)
+    check_not_withdrawn(rows, state.withdrawn)
     guard = await guard_rounds(station, [round_no] if rows else [], replace=replace)
     preview: dict[str, Any] = {"round": round_no, "games": len(rows), "byes": len(byes)}
     if unpaired:
         preview["unpaired"] = unpaired  # left out by the engine (absent?): for the page to show
     if dry_run:
         return {"dry_run": True, **preview, **guard.as_dict()}
+    before = await tournament_desk.rounds_before(store, [round_no] if rows else [])
+    if saved_state is not None:
+        before["trf_state"] = saved_state  # what the file's players replaced
     state.byes = [b for b in state.byes if b["round"] != round_no]
     state.byes += [{"round": round_no, "player": p, "kind": k} for p, k in sorted(byes.items())]
     if rows:
@@ -125,6 +137,11 @@ async def _set_round(
     out = preview
     if guard.void:
         out["voided_results"] = list(guard.void)
+    after = {"rounds": [round_no] if rows else [], "voided": list(guard.void)}
+    entry = await tournament_desk.record(
+        store, user=user, what=what, args={"round": round_no}, before=before, after=after
+    )
+    out["audit"] = entry["id"]
     if send and rows:
         out["set_game"] = await station.send_round(round_no, user=user)
     return out
@@ -152,6 +169,9 @@ async def import_trf(
     check_entrants(kept, keys, playing)
     paired = trf.paired_round()
     if paired is not None:
+        rows = [{"board": str(i), "red": keys.get(w), "black": keys.get(b)}
+                for i, (w, b) in enumerate(trf.pairings(paired), 1)]  # fmt: skip
+        check_not_withdrawn(rows, state.withdrawn)
         await guard_rounds(station, [paired], replace=replace)
     if dry_run:
         known = set(kept.values()) | await store.player_names()
@@ -166,6 +186,7 @@ async def import_trf(
             guard = await guard_rounds(station, [paired], replace=replace)
             preview.update(guard.as_dict())
         return preview
+    saved_state = dataclasses.asdict(state)
     state.entrants = [
         {
             "start_rank": p.start_rank,
@@ -201,8 +222,24 @@ async def import_trf(
         nxt = trf.rounds_played + 1
         if trf.absent(nxt):  # a round not paired yet may already have its byes (240)
             out.update(
-                await _set_round(station, state, nxt, [], trf.absent(nxt), send=False, user=user)
+                await _set_round(
+                    station,
+                    state,
+                    nxt,
+                    [],
+                    trf.absent(nxt),
+                    send=False,
+                    user=user,
+                    saved_state=saved_state,
+                )
             )
+        else:
+            before = {"rounds": [], "rows": {}, "trf_state": saved_state}
+            entry = await tournament_desk.record(
+                store, user=user, what="import_trf", args={"round": None}, before=before,
+                after={"rounds": [], "voided": []},
+            )  # fmt: skip
+            out["audit"] = entry["id"]
         return out
     out.update(
         await _set_round(
@@ -214,6 +251,7 @@ async def import_trf(
             send=send,
             user=user,
             replace=replace,
+            saved_state=saved_state,
         )
     )
     return out
@@ -241,7 +279,7 @@ async def import_pairs(
     store = station.require_store()
     state = await load_state(store)
     # Start ranks for players a CSV brought: saved with the round, not by a refused file.
-    await _ensure_entrants(store, state, await store.player_names())
+    await ensure_entrants(store, state, await store.player_names())
     if round_no is None:
         round_no = await _last_round(store) + 1
     games = [(w, b) for w, b in pairs if b]
@@ -253,7 +291,7 @@ async def import_pairs(
     }
     return await _set_round(
         station, state, round_no, games, {**kept, **byes}, send=send, user=user,
-        replace=replace, dry_run=dry_run, whole=True,
+        replace=replace, dry_run=dry_run, whole=True, what="import_pairs",
     )  # fmt: skip
 
 
@@ -272,7 +310,7 @@ async def export_trf(
     records = await game_records(store, station.regulation)
     state = await load_state(store)
     names = set(await store.player_names()) | {n for g in records for n in (g.red, g.black)}
-    if await _ensure_entrants(store, state, names):
+    if await ensure_entrants(store, state, names):
         await save_state(store, state)
     rank_of = state.rank_of()
     if after_round is None:
@@ -293,6 +331,8 @@ async def export_trf(
     nxt = after_round + 1
     next_byes = {int(b["player"]): str(b["kind"]) for b in state.byes if b["round"] == nxt}
     next_byes = {p: k for p, k in next_byes.items() if k in "FHZ"}
+    for who in (rank_of[p] for p in state.withdrawn if p in rank_of):
+        next_byes[who] = "Z"  # withdrawn (退赛): absent from the next round on
     for who in absent_next:
         if who not in state.key_of():
             raise TrfError(f"absent: no player with start rank {who}")

@@ -31,6 +31,7 @@ from venue_station.web import (
     reasons_view,
     round_clock,
     standings_view,
+    tournament_view,
     trf_view,
 )
 from venue_station.web.access import client_address, reader_of, require_reader
@@ -348,6 +349,7 @@ def read_routes() -> list[BaseRoute]:
         *reasons_view.routes(),
         *round_clock.routes(),
         *trf_view.routes(),
+        *tournament_view.routes(),
     ]
 
 

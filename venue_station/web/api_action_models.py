@@ -21,8 +21,13 @@ __all__ = [
     "ACTION_MODELS",
     "AlertAction",
     "AlertRuled",
+    "AuditEntry",
+    "AuditLog",
+    "ByeBody",
+    "ByeGiven",
     "CommandBody",
     "CommandResult",
+    "ImportPreview",
     "Imported",
     "KnockoutChoiceBody",
     "KnockoutConfirmBody",
@@ -34,8 +39,12 @@ __all__ = [
     "LoginBody",
     "PairingsImported",
     "PairsImported",
+    "PlayerBody",
     "RoundSent",
     "TrfImported",
+    "UndoBody",
+    "Undone",
+    "Withdrawn",
 ]
 
 Side = Literal["red", "black"]
@@ -138,9 +147,20 @@ class LoggedOut(Out):
     ok: Literal[True]
 
 
-class PairingsImported(Out):
+class ImportPreview(Out):
+    """What an import changes (its dry run says it, storing nothing; docs/pairing.md)."""
+
+    dry_run: bool | None = None
+    rounds: list[int] | None = None
+    replaced_games: dict[str, int] | None = Field(default=None, description="round -> games")
+    voided_results: list[str] | None = Field(
+        default=None, description="games whose results the replaced round voids"
+    )
+    audit: int | None = Field(default=None, description="the import's audit entry")
+
+
+class PairingsImported(ImportPreview):
     imported: int
-    rounds: list[int]
     set_game: SetGameReplies | None = None
 
 
@@ -160,19 +180,75 @@ class AlertRuled(Out):
     )
 
 
-class PairsImported(Out):
+class PairsImported(ImportPreview):
     round: int
     games: int
     byes: int
+    unpaired: list[str] | None = Field(
+        default=None, description="players the list left out (absent?), for the page to show"
+    )
     set_game: SetGameReplies | None = None
 
 
-class TrfImported(Out):
+class TrfImported(PairsImported):
     players: int
-    round: int | None
-    games: int | None = None
-    byes: int | None = None
-    set_game: SetGameReplies | None = None
+    round: int | None  # type: ignore[assignment]
+    games: int | None = None  # type: ignore[assignment]
+    byes: int | None = None  # type: ignore[assignment]
+    new_players: list[str] | None = None
+
+
+# -- the tournament's changes (withdraw, byes, audit, undo) ------------------------------------
+PlayerKey = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class PlayerBody(Body):
+    player: PlayerKey
+
+
+class ByeBody(Body):
+    round: Annotated[int, Field(ge=1, le=99)]
+    player: PlayerKey
+    kind: Literal["full", "half", "zero"]
+
+
+class UndoBody(Body):
+    pass
+
+
+class Withdrawn(Out):
+    player: str
+    withdrawn: bool
+    audit: int
+
+
+class ByeGiven(Out):
+    round: int
+    player: str
+    kind: str
+    audit: int
+
+
+class Undone(Out):
+    undone: int = Field(description="the audit entry undone")
+    what: str
+    audit: int
+
+
+class AuditEntry(Out):
+    id: int
+    at_ms: int
+    user: str | None
+    what: str
+    args: dict[str, Any]
+    before: Any = None
+    after: Any = None
+    undone: bool
+
+
+class AuditLog(Out):
+    audit: list[AuditEntry]
+    withdrawn: list[str]
 
 
 # -- the knockout ---------------------------------------------------------------------------------
@@ -257,4 +333,11 @@ ACTION_MODELS: tuple[type[BaseModel], ...] = (
     TrfImported,
     KnockoutConfirmed,
     KnockoutState,
+    PlayerBody,
+    ByeBody,
+    UndoBody,
+    Withdrawn,
+    ByeGiven,
+    Undone,
+    AuditLog,
 )

@@ -325,6 +325,7 @@ class Standings(Out):
     after_round: int | None
     tag: str | None
     standings: list[Standing]
+    withdrawn: list[str] = Field(default_factory=list, description="players withdrawn (退赛)")
 
 
 class Reason(Out):
@@ -354,6 +355,7 @@ class Entrant(Out):
     start_rank: int
     player: str
     name: str
+    withdrawn: bool = False
 
 
 class Bye(Out):

@@ -125,7 +125,12 @@ async def entrants(request: Request) -> Response:
     store = station_of(request).require_store()
     state = await load_state(store)
     rows = [
-        {"start_rank": e["start_rank"], "player": e["key"], "name": e["name"]}
+        {
+            "start_rank": e["start_rank"],
+            "player": e["key"],
+            "name": e["name"],
+            "withdrawn": e["key"] in state.withdrawn,
+        }
         for e in sorted(state.entrants, key=lambda e: int(e["start_rank"]))
     ]
     return json_response({"entrants": rows, "byes": state.byes})
