@@ -20,6 +20,7 @@ from venue_station.live import alerts as alert_rules
 from venue_station.live.fanout import Hub
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import DECISIVE_TYPES, derive_game
+from venue_station.store import alert_rows
 from venue_station.store.database import Store
 from wire_contract.messages import EventEnvelope
 from wire_contract.wallclock import wall_ms
@@ -102,6 +103,11 @@ class IngestWriter:
         elif alerts:
             await self.store.insert_events([], alerts=alerts)
         self.alert_ledger.stored([a["id"] for a in alerts])
+        for kind, item in batch:
+            if kind == "alert_change":  # after the inserts: the alert may be in this batch
+                changed = await alert_rows.change_alert(self.store.engine, **item)
+                if changed is not None:
+                    self.hub.publish("alert", {"alert": changed})
         mono = time.monotonic()
         for kind, item in batch:
             if kind != "expect":
@@ -182,7 +188,9 @@ class IngestWriter:
                 cause = alert_rules.settled_alert_kind(ev.type, ev.data)
                 if cause is not None and ev.game is not None:
                     side = ev.data.get("side") if cause == "late" else None
-                    alert = await self.store.find_open_alert(ev.board, cause, ev.game, side=side)
+                    alert = await alert_rows.find_open_alert(
+                        self.store.engine, ev.board, cause, ev.game, side=side
+                    )
                     await self._settle_row(alert, ruling[1])
             if ev.game and ev.type in DECISIVE_TYPES:
                 games.add(ev.game)

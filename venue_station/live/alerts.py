@@ -43,7 +43,9 @@ ALERT_KINDS = (
     "flood",
     "set_aside",
 )
-ALERT_STATUSES = ("open", "acked", "confirmed", "dismissed")
+# "cleared": closed by the station because its cause is gone (a board back online, a clock
+# back in time; intake/outages.py), not ruled by anyone.
+ALERT_STATUSES = ("open", "acked", "confirmed", "dismissed", "cleared")
 
 
 @dataclass(frozen=True)
@@ -100,6 +102,14 @@ class AlertLedger:
         self._next_id += 1
         self._unstored[row["id"]] = row
         return row
+
+    def know(self, key: str) -> bool:
+        """Note a key without raising an alert for it (a board that joined another alert);
+        False when it was known already."""
+        if key in self._keys:
+            return False
+        self._keys.add(key)
+        return True
 
     def stored(self, ids: list[int]) -> None:
         for i in ids:

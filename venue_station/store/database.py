@@ -8,7 +8,6 @@ Migrations run at open; a database whose schema is newer than this code is refus
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -23,7 +22,7 @@ from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
 from venue_station.store import tables as t
 from venue_station.store.reads import TournamentReads
-from venue_station.store.round_import import VOIDED_KEY, game_id, replace_rounds
+from venue_station.store.round_import import game_id, replace_rounds
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["Store", "game_id", "normalise_url"]
@@ -319,11 +318,6 @@ class Store(TournamentReads):
         finally:
             self.import_staged_rows = 0
 
-    async def voided_games(self) -> list[dict[str, Any]]:
-        """Games whose results an import voided, oldest first (``round_import.VOIDED_KEY``)."""
-        text = await self.get_meta(VOIDED_KEY)
-        return list(json.loads(text)) if text else []
-
     async def pairings(self, round_no: int | None = None) -> list[dict[str, Any]]:
         q = sa.select(t.pairings).order_by(t.pairings.c.round, t.pairings.c.board)
         if round_no is not None:
@@ -390,23 +384,6 @@ class Store(TournamentReads):
     async def find_alert(self, board: str, kinds: Iterable[str], seq: int) -> dict[str, Any] | None:
         a = t.alerts
         q = sa.select(a).where(a.c.board == board, a.c.kind.in_(list(kinds)), a.c.seq == seq)
-        async with self.engine.connect() as conn:
-            row = (await conn.execute(q.order_by(a.c.id))).first()
-            return dict(row._mapping) if row else None
-
-    async def find_open_alert(
-        self, board: str, kind: str, game: str, *, side: str | None = None
-    ) -> dict[str, Any] | None:
-        """The earliest open (or acked) alert of ``kind`` for ``game`` on ``board``."""
-        a = t.alerts
-        q = sa.select(a).where(
-            a.c.board == board,
-            a.c.kind == kind,
-            a.c.game == game,
-            a.c.status.in_(["open", "acked"]),
-        )
-        if side is not None:
-            q = q.where(a.c.side == side)
         async with self.engine.connect() as conn:
             row = (await conn.execute(q.order_by(a.c.id))).first()
             return dict(row._mapping) if row else None

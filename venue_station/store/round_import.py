@@ -25,7 +25,14 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from venue_station.store import tables as t
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["STAGE_CHUNK", "VOIDED_KEY", "game_id", "replace_rounds", "voided_id"]
+__all__ = [
+    "STAGE_CHUNK",
+    "VOIDED_KEY",
+    "game_id",
+    "replace_rounds",
+    "voided_games",
+    "voided_id",
+]
 
 VOIDED_KEY = "games.voided"  # meta: the games an import voided, with what they were
 
@@ -164,3 +171,11 @@ async def _void(conn: AsyncConnection, games: list[str], by: str | None) -> None
     value = json.dumps(kept, ensure_ascii=False)
     await conn.execute(sa.delete(t.meta).where(t.meta.c.key == VOIDED_KEY))
     await conn.execute(sa.insert(t.meta).values(key=VOIDED_KEY, value=value))
+
+
+async def voided_games(engine: AsyncEngine) -> list[dict[str, Any]]:
+    """Games whose results an import voided, oldest first (``VOIDED_KEY``)."""
+    async with engine.connect() as conn:
+        q = sa.select(t.meta.c.value).where(t.meta.c.key == VOIDED_KEY)
+        text = (await conn.execute(q)).scalar()
+    return list(json.loads(text)) if text else []
