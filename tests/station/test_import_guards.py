@@ -28,8 +28,9 @@ REPAIRED = "round,board,red,black\n1,1,丙三,乙二\n1,2,甲一,丁四\n1,3,戊
 
 
 @pytest.fixture
-async def station(tmp_path: Path, start_station: Any) -> Station:
-    started: Station = await start_station(station_config(tmp_path), connect=False)
+async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
+    config = station_config(tmp_path, database_url=db_url)  # SQLite and PostgreSQL
+    started: Station = await start_station(config, connect=False)
     return started
 
 
