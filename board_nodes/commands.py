@@ -19,13 +19,19 @@ __all__ = ["CommandError", "apply_command"]
 
 
 class CommandError(BoardNodeError, ValueError):
-    """A command that cannot be applied now; nothing was changed."""
+    """A command that cannot be applied now; nothing was changed. ``code`` names the reason
+    for the station's pages (docs/wire.md "Reply codes"), ``args`` its arguments."""
+
+    def __init__(self, message: str, code: str = "invalid", **args: str | int) -> None:
+        super().__init__(message)
+        self.code = code
+        self.args_ = args
 
 
 def apply_command(board: Board, name: str, args: Any) -> None:
     handler = _HANDLERS.get(name)
     if handler is None:
-        raise CommandError(f"unknown cmd {name!r}")
+        raise CommandError(f"unknown cmd {name!r}", "unknown_cmd")
     try:
         handler(board, args)
     except (ClockError, ValueError) as exc:
@@ -37,19 +43,25 @@ def apply_command(board: Board, name: str, args: Any) -> None:
 
 def _in_game(board: Board) -> None:
     if board.clock is None or board.game is None:
-        raise CommandError("no game is set on this board")
+        raise CommandError("no game is set on this board", "no_game")
 
 
 def _set_game(board: Board, args: wire.SetGameArgs) -> None:
     if board.phase in IN_PROGRESS:
-        raise CommandError(f"a game is in progress ({board.phase}); reset the board first")
+        raise CommandError(
+            f"a game is in progress ({board.phase}); reset the board first",
+            "game_in_progress",
+            phase=str(board.phase),
+        )
     tc = TimeControl.parse(args.tc)
     black_tc = TimeControl.parse(args.black_tc) if args.black_tc else None
     handicap = Handicap.parse(args.handicap.model_dump()) if args.handicap else None
     carried = args.red_ms is not None or args.black_ms is not None or args.moves is not None
     if carried:
         if args.red_ms is None or args.black_ms is None:
-            raise CommandError("carrying a game over needs both red_ms and black_ms")
+            raise CommandError(
+                "carrying a game over needs both red_ms and black_ms", "carry_needs_times"
+            )
         moves = args.moves or wire.SidePair(red=0, black=0)
         on_move = (
             Side.parse(args.on_move)
@@ -85,7 +97,14 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
 def _start(board: Board, args: wire.StartArgs) -> None:
     _in_game(board)
     if board.phase is not BoardPhase.READY:
-        raise CommandError(f"the clock cannot start: it is {board.phase}")
+        code = {
+            BoardPhase.FINISHED: "finished",
+            BoardPhase.RUNNING: "already_started",
+            BoardPhase.PAUSED: "already_started",
+        }.get(board.phase, "cannot_start")
+        raise CommandError(
+            f"the clock cannot start: it is {board.phase}", code, phase=str(board.phase)
+        )
     board.schedule_start(args.at)
 
 
@@ -93,7 +112,12 @@ def _pause(board: Board, args: object) -> None:
     _in_game(board)
     assert board.clock is not None
     if board.phase is not BoardPhase.RUNNING:
-        raise CommandError(f"the clock is not running ({board.phase})")
+        code = {BoardPhase.FINISHED: "finished", BoardPhase.PAUSED: "already_paused"}.get(
+            board.phase, "not_running"
+        )
+        raise CommandError(
+            f"the clock is not running ({board.phase})", code, phase=str(board.phase)
+        )
     board.held_by = HeldBy.ARBITER
     board.emit_clock_events(board.clock.pause(), by="arbiter")
 
@@ -102,9 +126,12 @@ def _resume(board: Board, args: object) -> None:
     _in_game(board)
     assert board.clock is not None
     if board.phase is not BoardPhase.PAUSED:
-        raise CommandError(f"the clock is not paused ({board.phase})")
+        code = {BoardPhase.FINISHED: "finished", BoardPhase.RUNNING: "already_running"}.get(
+            board.phase, "not_paused"
+        )
+        raise CommandError(f"the clock is not paused ({board.phase})", code, phase=str(board.phase))
     if board.power_off_ns is not None:
-        raise CommandError("the clock face is switched off")
+        raise CommandError("the clock face is switched off", "clock_switched_off")
     board.held_by = None
     board.emit_clock_events(board.clock.resume())
 
@@ -113,7 +140,7 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     _in_game(board)
     assert board.clock is not None
     if board.phase is BoardPhase.FINISHED:
-        raise CommandError("the game is finished")
+        raise CommandError("the game is finished", "finished")
     board.emit_clock_events(board.clock.adjust(Side.parse(args.side), args.delta_ms), by="arbiter")
 
 
@@ -126,7 +153,9 @@ def _resolve(board: Board, args: wire.ResolveArgs) -> None:
     assert board.referee is not None
     proposal_id = next((pid for pid, seq in board.proposal_seq.items() if seq == args.seq), None)
     if proposal_id is None:
-        raise CommandError(f"event {args.seq} is not a proposal of this game")
+        raise CommandError(
+            f"event {args.seq} is not a proposal of this game", "not_a_proposal", seq=args.seq
+        )
     proposals = board.referee.resolve(proposal_id, ProposalStatus.parse(args.status))
     board.emit_proposals(proposals)
 
@@ -160,7 +189,7 @@ def _move_count(board: Board, args: wire.MoveCountArgs) -> None:
 
 def _reset(board: Board, args: object) -> None:
     if board.phase is BoardPhase.RUNNING:
-        raise CommandError("pause the clock before resetting the board")
+        raise CommandError("pause the clock before resetting the board", "running")
     board.set_game(None, None, None)
     board.journal.checkpoint(board.id, board.checkpoint_data(), 0)
 

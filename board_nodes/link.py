@@ -375,7 +375,9 @@ class BoardLink:
             log.warning("board %s: command rejected: %s", board.id, exc)
             if txn is None:
                 return
-            reply = wire.Reply(txn=txn, ok=False, error=str(exc))
+            code = "bad_command" if isinstance(exc, wire.WireError) else exc.code
+            reasons: dict[str, str | int] = {} if isinstance(exc, wire.WireError) else exc.args_
+            reply = wire.Reply(txn=txn, ok=False, error=str(exc), code=code, args=reasons or None)
         body = wire.encode(reply)
         self.journal.remember_reply(board.id, reply.txn, body.decode())
         await self._send(client, self.topics.reply(board.id), body)

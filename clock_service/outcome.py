@@ -8,7 +8,8 @@ cannot disagree. The rule for what a view shows:
   Only a confirmed outcome counts: it has points, it goes into the standings, the exports'
   result columns and the knockout.
 - **pending**: a proposal that would decide the game and that the arbiter has not ruled on
-  (a flag's loss before confirmation, a pending forfeit, a proposed double forfeit). Views
+  (a flag's loss before confirmation, a pending forfeit, a proposed double forfeit: while one
+  waits, one side's confirmed lateness alone decides nothing). Views
   show it marked as a proposal, never as the result; it counts nowhere.
 - **undecided**: nothing decides the game (a dismissed result decides nothing, and a dismissed
   flag result takes the flag's loss away with it).
@@ -105,10 +106,13 @@ def game_outcome(
     if confirmed:
         last = confirmed[-1]
         return make(CONFIRMED, _result_outcome(last), last["data"]["reason"], "result", _seq(last))
-    decided = _by_forfeits(forfeits, CONFIRMED)
+    pending = [f for f in results if f["data"].get("status") == PENDING]
+    # A proposed double forfeit (both sides late) is one decision: one side's confirmed
+    # lateness decides nothing while the other's is still to be ruled (not 0-1 for a moment).
+    waiting_double = any(f["data"].get("reason") == DOUBLE_FORFEIT for f in pending)
+    decided = None if waiting_double else _by_forfeits(forfeits, CONFIRMED)
     if decided is not None:
         return make(CONFIRMED, *decided)
-    pending = [f for f in results if f["data"].get("status") == PENDING]
     if pending:
         last = pending[-1]
         return make(PENDING, _result_outcome(last), last["data"]["reason"], "result", _seq(last))

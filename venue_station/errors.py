@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "PairingsError", "StationError", "StoreError"]
+__all__ = ["ConfigError", "ImportRefused", "PairingsError", "StationError", "StoreError"]
 
 
 class StationError(Exception):
@@ -28,3 +28,13 @@ class PairingsError(StationError):
     def __init__(self, source: str, line: int, reason: str) -> None:
         self.source, self.line, self.reason = source, line, reason
         super().__init__(f"{source}: line {line}: {reason}" if line else f"{source}: {reason}")
+
+
+class ImportRefused(StationError):
+    """An import (players, pairings, a TRF, a pairs list) the station refuses as a whole:
+    ``code`` for the pages to translate (``round_has_results``, ``round_in_play``,
+    ``players_mismatch``, ``players_unpaired``), ``args`` its arguments. Nothing was stored."""
+
+    def __init__(self, code: str, message: str, **args: object) -> None:
+        super().__init__(message)
+        self.code, self.message, self.args_ = code, message, args

@@ -424,12 +424,25 @@ class Command(_Model):
     args: dict[str, Any] = Field(default_factory=dict)
 
 
+ReplyCode = Annotated[str, Field(min_length=1, max_length=32, pattern=r"^[a-z][a-z0-9_]*$")]
+ReplyArg = (
+    Annotated[int, Field(ge=-bounds.MAX_SAFE_INT, le=bounds.MAX_SAFE_INT)]
+    | Annotated[str, Field(max_length=bounds.MAX_REASON_LEN, pattern=_PRINTABLE)]
+)
+
+
 class Reply(_Model):
+    """``error`` is the English reason; ``code`` the same as a machine code and ``args`` its
+    arguments (an optional addition: the pages translate it, a station that predates it reads
+    ``error``). Codes: docs/wire.md "Reply codes"."""
+
     txn: Txn
     ok: bool
     error: Annotated[str, Field(max_length=bounds.MAX_DETAIL_LEN)] | None = None
     clock: ProbeTimes | None = None  # only in the answer to ``clock_probe``
-    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("clock",)
+    code: ReplyCode | None = None  # only with ok: false
+    args: Annotated[dict[ReplyCode, ReplyArg], Field(max_length=8)] | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("clock", "code", "args")
 
 
 # -- coding ----------------------------------------------------------------------------------

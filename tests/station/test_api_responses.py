@@ -275,6 +275,15 @@ async def test_every_response_matches_the_generated_document(
         admin_login = {"username": "admin", "password": ARBITER_PASSWORD}
         assert (await anonymous.post("/api/auth/login", json=admin_login)).status_code == 200
         await _get(anonymous, checker, "/api/accounts")
+        # The chief's changes to the tournament (issue 25), and their audit.
+        who = {"json": {"player": "己"}}
+        await _post(chief, checker, "/api/tournament/withdraw", "/api/tournament/withdraw", **who)
+        await _post(chief, checker, "/api/tournament/readmit", "/api/tournament/readmit", **who)
+        bye = {"json": {"round": 9, "player": "戊", "kind": "half"}}
+        await _post(chief, checker, "/api/tournament/bye", "/api/tournament/bye", **bye)
+        await _get(chief, checker, "/api/tournament/audit", "")
+        undo = {"json": {}}
+        await _post(chief, checker, "/api/tournament/undo", "/api/tournament/undo", **undo)
         await _post(chief, checker, "/api/auth/logout", "/api/auth/logout")
     json_ops = {
         (method, path)

@@ -262,6 +262,16 @@ async def test_a_node_clock_off_by_more_than_100_ms_raises_one_alert(station: St
     assert 350 < alerts[0]["detail"]["offset_ms"] < 2000
     views = {v["board"]: v for v in station.board_views()}
     assert abs(views["2"]["clock_offset_ms"]) < 100
+    # The node's clock is set right: the alert closes by itself, saying so (issue 25).
+    for seq in range(12, 60):
+        feed(station, "1", "event", envelope("1", seq))
+    await station.ingest.flush()
+    [alert] = await station.store.alerts()
+    assert (alert["status"], alert["by"], alert["detail"]["cleared"]) == (
+        "cleared",
+        "station",
+        "offset_ok",
+    )
 
 
 def status(state: str, session: int = 1, node: str = "node-a") -> dict:

@@ -65,7 +65,8 @@ async def test_a_will_stamped_before_its_online_shows_the_board_lost(station: St
     await station.ingest.flush()
     alerts = [a for a in await station.store.alerts() if a["kind"] == "board_lost"]
     assert len(alerts) == 1 and alerts[0]["ts"] == arrived  # dated by its arrival
-    assert alerts[0]["detail"] == {"node": "node-a", "session": 1, "conn": 1}
+    # (``boards``: the node's boards this outage took, one alert for all: issue 25)
+    assert alerts[0]["detail"] == {"node": "node-a", "session": 1, "conn": 1, "boards": ["1"]}
     # The next connection's online (stamped later, as always) brings it back; a late copy of
     # the old will, or a retained re-delivery of it, changes nothing and alerts nothing more.
     feed(station, "1", "status", status("online", conn=2, ts=built + 9_000))

@@ -47,6 +47,10 @@ ACTIONS: dict[str, tuple[str, Any]] = {
     "/api/knockout/games/ko-sf1/confirm": ("chief", {}),
     "/api/knockout/games/ko-sf1/result": ("chief", {"result": "red"}),
     "/api/knockout/choices/ko-sf1": ("chief", {"side": "red"}),
+    "/api/tournament/withdraw": ("chief", {"player": "甲"}),
+    "/api/tournament/readmit": ("chief", {"player": "甲"}),
+    "/api/tournament/bye": ("chief", {"round": 1, "player": "甲", "kind": "half"}),
+    "/api/tournament/undo": ("chief", {}),
     "/api/auth/logout": ("viewer", {}),
 }
 # Reads that are arbiter-only data (any logged-in account) or the admin's.
@@ -55,6 +59,7 @@ PRIVATE_READS = {
     "/api/set_aside": "viewer",
     "/metrics": "viewer",
     "/api/accounts": "admin",
+    "/api/tournament/audit": "viewer",
 }
 
 

@@ -20,10 +20,41 @@ from venue_station.store.database import Store
 from wire_contract.messages import Command, Reply, Topics, WireError, decode, encode, parse_command
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["CommandBus", "CommandResult"]
+__all__ = ["BOARD_OUTCOMES", "NOT_NEEDED", "CommandBus", "CommandResult", "board_outcome"]
 
 log = logging.getLogger(__name__)
 Publish = Callable[[str, bytes], Awaitable[None]]
+
+
+# What a board that says no to a venue command may mean by it: nothing was needed (a finished
+# game needs no pause; a spare board with no game needs no start). Not a refusal.
+NOT_NEEDED: dict[str, frozenset[str]] = {
+    "pause": frozenset({"finished", "already_paused", "no_game"}),
+    "resume": frozenset({"finished", "already_running", "no_game"}),
+    "start": frozenset({"finished", "already_started", "no_game"}),
+}
+BOARD_OUTCOMES = ("done", "not_needed", "refused", "no_answer")
+
+
+def reply_code(reply: dict[str, Any]) -> str | None:
+    """A reply's code; for a node that predates codes, read from its English reason."""
+    if reply.get("code"):
+        return str(reply["code"])
+    error = str(reply.get("error") or "")
+    if "(finished)" in error or error == "the game is finished":
+        return "finished"
+    if error.startswith("no game is set"):
+        return "no_game"
+    return None
+
+
+def board_outcome(cmd: str, reply: dict[str, Any] | None) -> str:
+    """done | not_needed | refused | no_answer of one board's reply to ``cmd``."""
+    if reply is None:
+        return "no_answer"
+    if reply["ok"]:
+        return "done"
+    return "not_needed" if reply_code(reply) in NOT_NEEDED.get(cmd, ()) else "refused"
 
 
 @dataclass
@@ -31,7 +62,9 @@ class CommandResult:
     txn: str
     cmd: str
     board: str | None
-    outcome: str  # "ok" | "rejected" (a board said ok=false) | "timeout" | "sent" (not waited for)
+    # "ok" (every board did it or needed nothing) | "rejected" (a board refused) | "timeout"
+    # (a board did not answer) | "sent" (not waited for)
+    outcome: str
     replies: dict[str, dict[str, Any]] = field(default_factory=dict)
     missing: list[str] = field(default_factory=list)
 
@@ -39,7 +72,21 @@ class CommandResult:
     def ok(self) -> bool:
         return self.outcome == "ok"
 
+    def boards(self) -> list[dict[str, Any]]:
+        """Each board's outcome (done, not_needed, refused, no_answer) with its code."""
+        out: list[dict[str, Any]] = []
+        for board in sorted({*self.replies, *self.missing}, key=_board_order):
+            reply = self.replies.get(board)
+            row: dict[str, Any] = {"board": board, "outcome": board_outcome(self.cmd, reply)}
+            if reply is not None and not reply["ok"]:
+                row["code"] = reply_code(reply)
+                row["args"] = reply.get("args") or {}
+                row["error"] = reply.get("error")
+            out.append(row)
+        return out
+
     def as_dict(self) -> dict[str, Any]:
+        boards = self.boards()
         out: dict[str, Any] = {
             "txn": self.txn,
             "cmd": self.cmd,
@@ -48,11 +95,19 @@ class CommandResult:
             "ok": self.ok,
             "replies": self.replies,
             "missing": self.missing,
+            "summary": {k: sum(1 for b in boards if b["outcome"] == k) for k in BOARD_OUTCOMES},
+            "boards": boards,
         }
         if self.board is not None:
             reply = self.replies.get(self.board)
             out["error"] = reply.get("error") if reply else None
+            out["code"] = reply_code(reply) if reply and not reply["ok"] else None
+            out["args"] = (reply.get("args") or {}) if reply and not reply["ok"] else {}
         return out
+
+
+def _board_order(board: str) -> tuple[int, int, str]:
+    return (0, int(board), board) if board.isdigit() else (1, 0, board)
 
 
 @dataclass
@@ -143,7 +198,12 @@ class CommandBus:
         missing = sorted(expected - set(pending.replies))
         if missing:
             outcome = "timeout"
-        elif all(r["ok"] for r in pending.replies.values()):
+        elif all(r["ok"] for r in pending.replies.values()) or (
+            board is None
+            and all(board_outcome(cmd, r) != "refused" for r in pending.replies.values())
+        ):
+            # Venue-wide, a board that needed nothing (a finished game's pause, a spare
+            # board's start) is no refusal; a board asked by name says what it did.
             outcome = "ok"
         else:
             outcome = "rejected"
@@ -177,6 +237,8 @@ class CommandBus:
                 )
             return
         pending.replies[board] = {"ok": reply.ok, "error": reply.error}
+        if reply.code is not None:
+            pending.replies[board].update(code=reply.code, args=reply.args or {})
         if pending.expect and pending.expect <= set(pending.replies):
             pending.done.set()
         if len(self._expired) > 10_000:

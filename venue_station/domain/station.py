@@ -19,12 +19,16 @@ from typing import Any
 from clock_service.regulation import Regulation, handicap_for
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
+from venue_station.domain import tournament_desk
 from venue_station.domain.commands import CommandBus, CommandResult
 from venue_station.domain.decisions_out import DecisionOutbox
+from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
+from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import standings_of
 from venue_station.domain.supervisor import Supervisor
+from venue_station.domain.trf_state import load_state
 from venue_station.errors import ConfigError, StationError
 from venue_station.intake.collector import Collector
 from venue_station.intake.ingest import BoardView, Ingest
@@ -32,6 +36,7 @@ from venue_station.live.alerts import AlertSpec
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import (
+    DECISIVE_TYPES,
     Outcome,
     derive_game,
     tournament_fouls,
@@ -261,6 +266,34 @@ class Station:
             self.ingest.authority.bind(str((args or {})["game"]), board)  # a spare clock too
         return await self.bus.send(board, cmd, args, user=user, expect=expect)
 
+    async def rule_alert(
+        self, alert: dict[str, Any], action: str, *, user: str | None = None
+    ) -> tuple[Ruling, CommandResult | None]:
+        """Rule on an alert (ack | confirm | dismiss): the board is told by the command that
+        settles the proposal it carries (``rulings.plan_ruling``), with the station's txn;
+        raises ``RulingRefused`` (a code and its reason) when the ruling cannot be made.
+        The alert's own status is the caller's to store once the board agreed."""
+        assert self.ingest is not None
+        await self.ingest.flush()  # the proposal the alert carries may be in the queue still
+        game = alert.get("game")
+        events = await self.require_store().game_events(game) if game else []
+        events = [e for e in events if not (e["data"].get("unverified") and e["data"].get("ref"))]
+        decided = derive_game([e for e in events if e["type"] in DECISIVE_TYPES]).decided
+        ruling = plan_ruling(alert, action, events, decided=decided)
+        if ruling.cmd is None:
+            return ruling, None
+        return ruling, await self.send_command(alert["board"], ruling.cmd, ruling.args, user=user)
+
+    async def game_on_board_decided(self, board: str) -> str | None:
+        """The game now on ``board`` when it already has a confirmed result, else None."""
+        assert self.ingest is not None
+        view = self.ingest.boards.get(board)
+        game = view.state.get("game") if view is not None and view.state else None
+        if not game:
+            return None
+        events = await self.require_store().game_events(game, DECISIVE_TYPES)
+        return str(game) if derive_game(events).decided else None
+
     async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
         # Parsing a long file is CPU work: on a thread, so the loop keeps serving meanwhile.
         rows = await asyncio.to_thread(parse_players, data, source=source)
@@ -274,7 +307,12 @@ class Station:
         source: str = "pairings.csv",
         send: bool = True,
         user: str | None = None,
+        replace: int | None = None,
+        dry_run: bool = False,
     ) -> dict[str, Any]:
+        """Store the file's rounds all or nothing. A round with results or clocks running is
+        refused (``ImportRefused``) unless ``replace`` names it (its results are voided);
+        ``dry_run``: check and say what it would change, store nothing."""
         store = self.require_store()
         known = await store.player_names()
         pairings = await asyncio.to_thread(
@@ -286,12 +324,30 @@ class Station:
                 {"board": p.board, "red": p.red, "black": p.black}
             )
         assert self.ingest is not None
-        await store.replace_rounds(self.tc, by_round)  # all or nothing (round_import.py)
+        withdrawn = (await load_state(store)).withdrawn
+        for rows in by_round.values():
+            check_not_withdrawn(rows, withdrawn)
+        guard = await guard_rounds(self, by_round, replace=replace)
+        if dry_run:
+            return {"dry_run": True, "imported": len(pairings), **guard.as_dict()}
+        before = await tournament_desk.rounds_before(store, by_round)
+        # all or nothing (round_import.py), the voided results in the same transaction
+        await store.replace_rounds(self.tc, by_round, void=guard.void, by=user)
+        entry = await tournament_desk.record(
+            store, user=user, what="import_pairings", args={"rounds": sorted(by_round)},
+            before=before, after={"rounds": sorted(by_round), "voided": list(guard.void)},
+        )  # fmt: skip
         for round_no, rows in by_round.items():
             for row in rows:
                 self.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
         self.ingest.add_paired_boards({p.board for p in pairings})
-        out: dict[str, Any] = {"imported": len(pairings), "rounds": sorted(by_round)}
+        out: dict[str, Any] = {
+            "imported": len(pairings),
+            "rounds": sorted(by_round),
+            "audit": entry["id"],
+        }
+        if guard.void:
+            out["voided_results"] = list(guard.void)
         if send:
             out["set_game"] = {}
             for round_no in sorted(by_round):

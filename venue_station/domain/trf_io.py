@@ -32,6 +32,13 @@ from clock_service.trf.build import (
 from clock_service.trf.document import Trf, TrfError
 from clock_service.trf.pairs import parse_pairs
 from clock_service.trf.records import PointsRecord, RawRecord, ScoringRecord, XxsRecord
+from venue_station.domain import tournament_desk
+from venue_station.domain.import_guard import (
+    check_coverage,
+    check_entrants,
+    check_not_withdrawn,
+    guard_rounds,
+)
 from venue_station.domain.standings import game_records
 from venue_station.domain.trf_state import TrfState, load_state, save_state, tournament_rounds
 
@@ -39,7 +46,7 @@ if TYPE_CHECKING:
     from venue_station.domain.station import Station
     from venue_station.store.database import Store
 
-__all__ = ["export_trf", "import_pairs", "import_trf"]
+__all__ = ["ensure_entrants", "export_trf", "import_pairs", "import_trf"]
 
 _WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
 
@@ -56,7 +63,7 @@ def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
     return out
 
 
-async def _ensure_entrants(store: Store, state: TrfState, names: Collection[str]) -> bool:
+async def ensure_entrants(store: Store, state: TrfState, names: Collection[str]) -> bool:
     """Give every known player a start rank (kept once given): players imported from CSV are
     numbered after the others by rating (highest first), then name. True if any was added."""
     have = state.rank_of()
@@ -91,8 +98,15 @@ async def _set_round(
     *,
     send: bool,
     user: str | None,
+    replace: int | None = None,
+    dry_run: bool = False,
+    whole: bool = False,
+    what: str = "import_trf",
+    saved_state: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """Store the round's games on boards 1..n in order, its byes, and send ``set_game``."""
+    """Store the round's games on boards 1..n in order, its byes, and send ``set_game``.
+    A round with results or clocks running is refused unless ``replace`` names it; ``whole``:
+    the file is the whole round (a pairs list), so every player must be paired or have a bye."""
     store = station.require_store()
     rounds = station.regulation.tournament.rounds
     if not 1 <= round_no <= rounds:
@@ -107,14 +121,36 @@ async def _set_round(
     for who in byes:
         if who not in key:
             raise TrfError(f"round {round_no} bye: no player with start rank {who}")
+    unpaired: list[str] = []
+    if whole:
+        paired = {who for pair in pairs for who in pair}
+        unpaired = check_coverage(round_no, paired, set(byes), key, state.withdrawn)
+    check_not_withdrawn(rows, state.withdrawn)
+    guard = await guard_rounds(station, [round_no] if rows else [], replace=replace)
+    preview: dict[str, Any] = {"round": round_no, "games": len(rows), "byes": len(byes)}
+    if unpaired:
+        preview["unpaired"] = unpaired  # left out by the engine (absent?): for the page to show
+    if dry_run:
+        return {"dry_run": True, **preview, **guard.as_dict()}
+    before = await tournament_desk.rounds_before(store, [round_no] if rows else [])
+    if saved_state is not None:
+        before["trf_state"] = saved_state  # what the file's players replaced
     state.byes = [b for b in state.byes if b["round"] != round_no]
     state.byes += [{"round": round_no, "player": p, "kind": k} for p, k in sorted(byes.items())]
-    await save_state(store, state)
     if rows:
-        await store.replace_round(round_no, station.tc, rows)
+        await store.replace_rounds(station.tc, {round_no: rows}, void=guard.void, by=user)
+    await save_state(store, state)  # after the round: a refused round leaves the byes as were
+    if rows:
         assert station.ingest is not None
         station.ingest.add_paired_boards({r["board"] for r in rows})
-    out: dict[str, Any] = {"round": round_no, "games": len(rows), "byes": len(byes)}
+    out = preview
+    if guard.void:
+        out["voided_results"] = list(guard.void)
+    after = {"rounds": [round_no] if rows else [], "voided": list(guard.void)}
+    entry = await tournament_desk.record(
+        store, user=user, what=what, args={"round": round_no}, before=before, after=after
+    )
+    out["audit"] = entry["id"]
     if send and rows:
         out["set_game"] = await station.send_round(round_no, user=user)
     return out
@@ -152,15 +188,47 @@ def _kept_lines(trf: Trf) -> list[str]:
 
 
 async def import_trf(
-    station: Station, data: str | bytes, *, send: bool = True, user: str | None = None
+    station: Station,
+    data: str | bytes,
+    *,
+    send: bool = True,
+    user: str | None = None,
+    replace: int | None = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
-    """Players of a TRF, and the round it carries paired (if any). Raises ``TrfError``."""
+    """Players of a TRF, and the round it carries paired (if any). Raises ``TrfError``, or
+    ``ImportRefused`` for a file of another event (start ranks that name other players, players
+    with games missing) or a round it must not touch (``import_guard``). Everything is checked
+    before anything is stored; ``dry_run`` stores nothing and says what it would change."""
     # A 9,999-player file is a second of CPU: parsed on a thread, the loop serves meanwhile.
     trf = await asyncio.to_thread(Trf.parse, data)
     _check_scoring(trf, station)
     store = station.require_store()
     keys = _keys([(p.start_rank, p.name) for p in trf.players])
     state = await load_state(store)
+    kept = {int(e["start_rank"]): str(e["key"]) for e in state.entrants}
+    playing = {n for g in await store.games() for n in (g["red"], g["black"])}
+    check_entrants(kept, keys, playing)
+    paired = trf.paired_round()
+    if paired is not None:
+        rows = [{"board": str(i), "red": keys.get(w), "black": keys.get(b)}
+                for i, (w, b) in enumerate(trf.pairings(paired), 1)]  # fmt: skip
+        check_not_withdrawn(rows, state.withdrawn)
+        await guard_rounds(station, [paired], replace=replace)
+    if dry_run:
+        known = set(kept.values()) | await store.player_names()
+        preview: dict[str, Any] = {
+            "dry_run": True,
+            "players": len(trf.players),
+            "new_players": sorted(set(keys.values()) - known),
+            "round": paired,
+        }
+        if paired is not None:
+            preview["games"] = len(trf.pairings(paired))
+            guard = await guard_rounds(station, [paired], replace=replace)
+            preview.update(guard.as_dict())
+        return preview
+    saved_state = dataclasses.asdict(state)
     state.entrants = [
         {
             "start_rank": p.start_rank,
@@ -194,17 +262,40 @@ async def import_trf(
     await store.add_players([{"name": keys[p.start_rank], "rating": p.rating} for p in trf.players])
     await save_state(store, state)
     out: dict[str, Any] = {"players": len(trf.players), "round": None}
-    paired = trf.paired_round()
     if paired is None:
         nxt = trf.rounds_played + 1
         if trf.absent(nxt):  # a round not paired yet may already have its byes (240)
             out.update(
-                await _set_round(station, state, nxt, [], trf.absent(nxt), send=False, user=user)
+                await _set_round(
+                    station,
+                    state,
+                    nxt,
+                    [],
+                    trf.absent(nxt),
+                    send=False,
+                    user=user,
+                    saved_state=saved_state,
+                )
             )
+        else:
+            before = {"rounds": [], "rows": {}, "trf_state": saved_state}
+            entry = await tournament_desk.record(
+                store, user=user, what="import_trf", args={"round": None}, before=before,
+                after={"rounds": [], "voided": []},
+            )  # fmt: skip
+            out["audit"] = entry["id"]
         return out
     out.update(
         await _set_round(
-            station, state, paired, trf.pairings(paired), trf.absent(paired), send=send, user=user
+            station,
+            state,
+            paired,
+            trf.pairings(paired),
+            trf.absent(paired),
+            send=send,
+            user=user,
+            replace=replace,
+            saved_state=saved_state,
         )
     )
     return out
@@ -221,14 +312,18 @@ async def import_pairs(
     round_no: int | None = None,
     send: bool = True,
     user: str | None = None,
+    replace: int | None = None,
+    dry_run: bool = False,
 ) -> dict[str, Any]:
     """An engine's pairs list as round ``round_no`` (default: the round after the last one
-    paired); ``N 0`` is a pairing-allocated bye. Raises ``TrfError``."""
+    paired); ``N 0`` is a pairing-allocated bye. Raises ``TrfError``, or ``ImportRefused``
+    when it leaves players neither paired nor given a bye (another event's file) or touches
+    a round it must not (``import_guard``)."""
     pairs = await asyncio.to_thread(parse_pairs, data)
     store = station.require_store()
     state = await load_state(store)
-    if await _ensure_entrants(store, state, await store.player_names()):
-        await save_state(store, state)
+    # Start ranks for players a CSV brought: saved with the round, not by a refused file.
+    await ensure_entrants(store, state, await store.player_names())
     if round_no is None:
         round_no = await _last_round(store) + 1
     games = [(w, b) for w, b in pairs if b]
@@ -238,7 +333,10 @@ async def import_pairs(
         for b in state.byes
         if b["round"] == round_no and b["kind"] != "U"
     }
-    return await _set_round(station, state, round_no, games, {**kept, **byes}, send=send, user=user)
+    return await _set_round(
+        station, state, round_no, games, {**kept, **byes}, send=send, user=user,
+        replace=replace, dry_run=dry_run, whole=True, what="import_pairs",
+    )  # fmt: skip
 
 
 # -- export ------------------------------------------------------------------------------------
@@ -256,7 +354,7 @@ async def export_trf(
     records = await game_records(store, station.regulation)
     state = await load_state(store)
     names = set(await store.player_names()) | {n for g in records for n in (g.red, g.black)}
-    if await _ensure_entrants(store, state, names):
+    if await ensure_entrants(store, state, names):
         await save_state(store, state)
     rank_of = state.rank_of()
     rounds = tournament_rounds(state, reg.tournament.rounds)
@@ -278,6 +376,8 @@ async def export_trf(
     nxt = after_round + 1
     next_byes = {int(b["player"]): str(b["kind"]) for b in state.byes if b["round"] == nxt}
     next_byes = {p: k for p, k in next_byes.items() if k in "FHZ"}
+    for who in (rank_of[p] for p in state.withdrawn if p in rank_of):
+        next_byes[who] = "Z"  # withdrawn (退赛): absent from the next round on
     for who in absent_next:
         if who not in state.key_of():
             raise TrfError(f"absent: no player with start rank {who}")

@@ -28,6 +28,7 @@ class TrfState:
     byes: list[dict[str, Any]] = dataclasses.field(default_factory=list)  # round, player, kind
     header: dict[str, Any] = dataclasses.field(default_factory=dict)
     prohibited: list[list[Any]] = dataclasses.field(default_factory=list)
+    withdrawn: list[str] = dataclasses.field(default_factory=list)  # player keys (退赛)
 
     def key_of(self) -> dict[int, str]:
         return {int(e["start_rank"]): str(e["key"]) for e in self.entrants}

@@ -102,6 +102,11 @@ class ClockTruth:
             est = self.boards[board] = OffsetEstimator(self._window, self._min)
         return est
 
+    def is_off(self, board: str) -> bool:
+        """Whether the board's clock is in an offset episode (alerted, not back in time)."""
+        est = self.boards.get(board)
+        return bool(est is not None and est.off)
+
     def offset_ms(self, board: str) -> int | None:
         est = self.boards.get(board)
         return est.offset_ms if est is not None else None

@@ -12,6 +12,7 @@ round's start); it goes on the same queue and is stored in its event's transacti
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import logging
 import time
 from collections.abc import Callable
@@ -24,11 +25,12 @@ from venue_station.intake.clock_truth import ClockTruth
 from venue_station.intake.containment import WriterHealth
 from venue_station.intake.guard import Authority, DropLog, FloodGate, is_decision
 from venue_station.intake.ingest_writer import IngestWriter
+from venue_station.intake.outages import Outage, Outages
 from venue_station.intake.seqs import RangeSet, SeqTracker
 from venue_station.live import alerts as alert_rules
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
-from venue_station.store.database import Store
+from venue_station.store.database import Store, board_key
 from wire_contract.messages import (
     BoardStatus,
     EventEnvelope,
@@ -110,6 +112,7 @@ class Ingest(IngestWriter):
         self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
         self.clock_probes = ClockProbes(Topics(venue), interval_s=clock_probe_s)
         self.alert_ledger = alert_rules.AlertLedger()
+        self.outages = Outages()
         self.drops = DropLog(metrics)
         self.flood = FloodGate()
         self.authority = Authority(regulation)  # what the arbiter's commands asked
@@ -293,8 +296,38 @@ class Ingest(IngestWriter):
         self.hub.publish("status", {"board": board, "status": view.status})
         spec = alert_rules.alert_for_status(board, status, received_ms=received_ms)
         if spec is not None and not (retained and self._left_from_before(board, status)):
-            self.raise_alert(spec)
+            self._board_down(board, status, spec, received_ms)
+        elif status.state == "online":
+            for outage in self.outages.back(board):
+                self.change_alert(
+                    outage.alert_id, status="cleared", detail_add={"cleared": "back_online"}
+                )
         self._expect_from(view)
+
+    def _board_down(
+        self, board: str, status: BoardStatus, spec: alert_rules.AlertSpec, received_ms: int
+    ) -> None:
+        """One alert per node's outage: a board of a node already down joins its alert."""
+        outage = self.outages.joining(status.node, status.session, status.state, received_ms)
+        if outage is not None:
+            if self.alert_ledger.know(spec.key) and board not in outage.boards:
+                outage.boards.add(board)
+                outage.down.add(board)
+                outage.detail = {**outage.detail, "boards": sorted(outage.boards, key=board_key)}
+                self.change_alert(outage.alert_id, detail_add={"boards": outage.detail["boards"]})
+            return
+        spec = dataclasses.replace(spec, detail={**spec.detail, "boards": [board]})
+        alert_id = self.raise_alert(spec)
+        if alert_id is not None:
+            self.outages.start(
+                Outage(alert_id, status.node, status.session, status.state, received_ms,
+                       dict(spec.detail), {board}, {board})
+            )  # fmt: skip
+
+    def change_alert(self, alert_id: int, **fields: Any) -> None:
+        """Change an alert the station raised (its detail, or cleared): through the writer,
+        after its insert; an alert an arbiter has ruled keeps its ruling."""
+        self._queue.put_nowait(("alert_change", {"id": alert_id, **fields}))
 
     def _left_from_before(self, board: str, status: BoardStatus) -> bool:
         """Whether a retained status is an earlier event's leftover: said before this station
@@ -342,8 +375,7 @@ class Ingest(IngestWriter):
         truth = self.clock_truth
         spec = truth.observe(board, ts=ts, received_ms=received_ms, node=node)
         self._view(board).offset_ms = truth.offset_ms(board)
-        if spec is not None:
-            self.raise_alert(spec)
+        self._offset_verdict(board, spec)
         if truth.wanted:
             for wanted in truth.wanted:
                 self.clock_probes.want(wanted)
@@ -364,8 +396,17 @@ class Ingest(IngestWriter):
         else:
             spec = truth.refused(board, at_ms=received_ms, node=node)
         view.offset_ms = truth.offset_ms(board)
+        self._offset_verdict(board, spec)
+
+    def _offset_verdict(self, board: str, spec: alert_rules.AlertSpec | None) -> None:
+        """Raise a clock_offset alert, or clear the open one when the clock is back in time."""
         if spec is not None:
-            self.raise_alert(spec)
+            alert_id = self.raise_alert(spec)
+            if alert_id is not None:
+                self.outages.offsets[board] = alert_id
+        elif board in self.outages.offsets and not self.clock_truth.is_off(board):
+            alert_id = self.outages.offsets.pop(board)
+            self.change_alert(alert_id, status="cleared", detail_add={"cleared": "offset_ok"})
 
     def probe_targets(self) -> list[str]:
         """The boards to probe: every board heard of that is not offline or lost, except those

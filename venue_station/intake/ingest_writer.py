@@ -20,6 +20,7 @@ from venue_station.live import alerts as alert_rules
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import DECISIVE_TYPES, derive_game
+from venue_station.store import alert_rows
 from venue_station.store.database import Store
 from wire_contract.messages import EventEnvelope
 from wire_contract.wallclock import wall_ms
@@ -102,6 +103,11 @@ class IngestWriter:
         elif alerts:
             await self.store.insert_events([], alerts=alerts)
         self.alert_ledger.stored([a["id"] for a in alerts])
+        for kind, item in batch:
+            if kind == "alert_change":  # after the inserts: the alert may be in this batch
+                changed = await alert_rows.change_alert(self.store.engine, **item)
+                if changed is not None:
+                    self.hub.publish("alert", {"alert": changed})
         mono = time.monotonic()
         for kind, item in batch:
             if kind != "expect":
@@ -179,6 +185,13 @@ class IngestWriter:
             ruling = alert_rules.ruling_of(ev)
             if ruling is not None:
                 await self._settle(ev.board, *ruling)
+                cause = alert_rules.settled_alert_kind(ev.type, ev.data)
+                if cause is not None and ev.game is not None:
+                    side = ev.data.get("side") if cause == "late" else None
+                    alert = await alert_rows.find_open_alert(
+                        self.store.engine, ev.board, cause, ev.game, side=side
+                    )
+                    await self._settle_row(alert, ruling[1])
             if ev.game and ev.type in DECISIVE_TYPES:
                 games.add(ev.game)
             self.hub.publish("event", {"board": ev.board, "event": ev.model_dump(mode="json")})
@@ -205,7 +218,10 @@ class IngestWriter:
         )
 
     async def _settle(self, board: str, seq: int, status: str) -> None:
-        alert = await self.store.find_alert(board, ("foul_pending", "forfeit_pending"), seq)
+        kinds = ("foul_pending", "forfeit_pending", "warning")
+        await self._settle_row(await self.store.find_alert(board, kinds, seq), status)
+
+    async def _settle_row(self, alert: dict[str, Any] | None, status: str) -> None:
         if alert is not None and alert["status"] in ("open", "acked"):
             updated = await self.store.update_alert(alert["id"], status=status, by="board")
             if updated is not None:

@@ -2,8 +2,11 @@
 
 Each alert has a key made from the fact that raised it (board, session, seq or status ts), so a
 replayed event or a re-delivered retained status never raises it twice. Status of an alert:
-``open`` → ``acked`` → ``confirmed`` | ``dismissed``; a ruling event from the board (a foul or
-forfeit with ``ref``) settles the matching pending alert by itself.
+``open`` → ``acked`` → ``confirmed`` | ``dismissed``; a ruling event from the board (a foul,
+forfeit, result or warning with ``ref``) settles the matching pending alert by itself: the
+proposal's own (``foul_pending``, ``forfeit_pending``, a pending ``warning``) or the one its
+cause raised (``flag``, ``late``, ``shutdown``; these carry their proposal, so a lateness or a
+switched-off clock raises one alert, not a second ``forfeit_pending`` beside it).
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ __all__ = [
     "alerts_for_event",
     "broker_down_alert",
     "ruling_of",
+    "settled_alert_kind",
 ]
 
 ALERT_KINDS = (
@@ -42,7 +46,9 @@ ALERT_KINDS = (
     "flood",
     "set_aside",
 )
-ALERT_STATUSES = ("open", "acked", "confirmed", "dismissed")
+# "cleared": closed by the station because its cause is gone (a board back online, a clock
+# back in time; intake/outages.py), not ruled by anyone.
+ALERT_STATUSES = ("open", "acked", "confirmed", "dismissed", "cleared")
 
 
 @dataclass(frozen=True)
@@ -100,6 +106,14 @@ class AlertLedger:
         self._unstored[row["id"]] = row
         return row
 
+    def know(self, key: str) -> bool:
+        """Note a key without raising an alert for it (a board that joined another alert);
+        False when it was known already."""
+        if key in self._keys:
+            return False
+        self._keys.add(key)
+        return True
+
     def stored(self, ids: list[int]) -> None:
         for i in ids:
             self._unstored.pop(i, None)
@@ -120,7 +134,7 @@ def alerts_for_event(ev: EventEnvelope) -> list[AlertSpec]:
         kind = "flag"
     elif ev.type == "foul" and data["status"] == "pending":
         kind = "foul_pending"
-    elif ev.type == "forfeit" and data["status"] == "pending":
+    elif ev.type == "forfeit" and data["status"] == "pending" and not _carried(data):
         kind = "forfeit_pending"
     elif ev.type == "shutdown" and not data["authorised"]:
         kind = "shutdown" if data["cause"] == "power_switch" else "node_restart"
@@ -137,10 +151,33 @@ def alerts_for_event(ev: EventEnvelope) -> list[AlertSpec]:
     return [AlertSpec(key, kind, ev.board, ev.ts, ev.game, side, ev.seq, dict(data))]
 
 
+def _carried(data: dict[str, Any]) -> bool:
+    """A pending forfeit whose cause raised its own alert, which carries it (one decision,
+    one alert): a lateness (``late``), a clock switched off (``shutdown``)."""
+    return bool(data.get("reason") in ("late", "power_switch") and not data.get("ref"))
+
+
 def ruling_of(ev: EventEnvelope) -> tuple[int, str] | None:
-    """(seq of the pending fact, new status) when the event rules on an earlier foul/forfeit."""
-    if ev.type in ("foul", "forfeit") and ev.data.get("ref") and ev.data["status"] != "pending":
+    """(seq of the pending fact, new status) when the event rules on an earlier proposal
+    (a foul, a forfeit, a proposed result, a pending warning)."""
+    if ev.type not in ("foul", "forfeit", "result", "warning") or not ev.data.get("ref"):
+        return None
+    if ev.data.get("status") in ("confirmed", "dismissed"):
         return int(ev.data["ref"]), str(ev.data["status"])
+    return None
+
+
+def settled_alert_kind(ev_type: str, data: dict[str, Any]) -> str | None:
+    """The alert kind, raised by the cause, that a ruling on its proposal settles: a flag's
+    loss ruled settles the ``flag`` alert, a lateness forfeit the ``late`` alert (of that
+    side), a switched-off clock's forfeit the ``shutdown`` alert."""
+    reason = data.get("reason")
+    if ev_type == "result" and reason == "flag":
+        return "flag"
+    if ev_type == "forfeit" and reason == "late":
+        return "late"
+    if ev_type == "forfeit" and reason == "power_switch":
+        return "shutdown"
     return None
 
 

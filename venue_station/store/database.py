@@ -299,15 +299,22 @@ class Store(TournamentReads):
         await self.replace_rounds(tc, {round_no: rows})
 
     async def replace_rounds(
-        self, tc: str, rounds: Mapping[int, Sequence[Mapping[str, Any]]]
+        self,
+        tc: str,
+        rounds: Mapping[int, Sequence[Mapping[str, Any]]],
+        *,
+        void: Sequence[str] = (),
+        by: str | None = None,
     ) -> None:
-        """Several rounds of one file the same way, in one swap: all of them or none."""
+        """Several rounds of one file the same way, in one swap: all of them or none.
+        ``void``: games of those rounds whose results the chief chose to void (kept, marked
+        voided: ``voided_games``)."""
 
         def staged(count: int) -> None:
             self.import_staged_rows = count
 
         try:
-            await replace_rounds(self.engine, tc, rounds, on_staged=staged)
+            await replace_rounds(self.engine, tc, rounds, on_staged=staged, void=void, by=by)
         finally:
             self.import_staged_rows = 0
 

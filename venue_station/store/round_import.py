@@ -12,6 +12,7 @@ refuses, a lost connection — leaves the store as it was. (Before, each round a
 from __future__ import annotations
 
 import asyncio
+import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
@@ -24,7 +25,16 @@ from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 from venue_station.store import tables as t
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["STAGE_CHUNK", "game_id", "replace_rounds"]
+__all__ = [
+    "STAGE_CHUNK",
+    "VOIDED_KEY",
+    "game_id",
+    "replace_rounds",
+    "voided_games",
+    "voided_id",
+]
+
+VOIDED_KEY = "games.voided"  # meta: the games an import voided, with what they were
 
 STAGE_CHUNK = 500  # rows per insert into the staged table: the event loop runs between
 # What a re-import changes of a game: names and placing, never its result.
@@ -33,6 +43,11 @@ _GAME_FIELDS = ("red", "black", "tc", "board", "round")
 
 def game_id(round_no: int, board: str) -> str:
     return f"r{round_no}-b{board}"
+
+
+def voided_id(game: str, stamp: int) -> str:
+    """The id a voided game's events keep: still stored, no longer any game's."""
+    return f"{game}~void{stamp}"
 
 
 def _staged_table() -> sa.Table:
@@ -55,10 +70,14 @@ async def replace_rounds(
     rounds: Mapping[int, Sequence[Mapping[str, Any]]],
     *,
     on_staged: Callable[[int], None] | None = None,
+    void: Sequence[str] = (),
+    by: str | None = None,
 ) -> None:
     """Store each round's pairings (rows of ``board``, ``red``, ``black``) and games, replacing
     an earlier import of those rounds; all of it or, on any failure, none of it.
-    ``on_staged`` hears how many rows are staged so far, after each chunk."""
+    ``on_staged`` hears how many rows are staged so far, after each chunk. ``void``: games
+    whose results are voided in the same transaction (their events keep a voided id, the
+    game as it was is kept under ``VOIDED_KEY``)."""
     staged = _staged_table()
     rows = [
         {**row, "round": round_no, "game": game_id(round_no, str(row["board"]))}
@@ -76,6 +95,8 @@ async def replace_rounds(
                     on_staged(min(start + STAGE_CHUNK, len(rows)))
                 await asyncio.sleep(0)
             try:
+                if void:
+                    await _void(conn, list(void), by)
                 await _swap_in(conn, staged, tc, sorted(rounds))
                 await conn.commit()
             except BaseException:
@@ -116,3 +137,45 @@ async def _swap_in(conn: AsyncConnection, staged: sa.Table, tc: str, rounds: lis
         index_elements=["round"], set_={"tc": marks.excluded.tc, "imported_ms": stamp}
     )
     await conn.execute(marks, [{"round": r, "tc": tc, "imported_ms": stamp} for r in rounds])
+
+
+async def _void(conn: AsyncConnection, games: list[str], by: str | None) -> None:
+    stamp = wall_ms()
+    rows = [
+        dict(r._mapping)
+        for r in await conn.execute(sa.select(t.games).where(t.games.c.game.in_(games)))
+    ]
+    text = (
+        await conn.execute(sa.select(t.meta.c.value).where(t.meta.c.key == VOIDED_KEY))
+    ).scalar()
+    kept: list[dict[str, Any]] = json.loads(text) if text else []
+    for row in rows:
+        kept.append(
+            {
+                **{
+                    k: row[k]
+                    for k in ("game", "round", "board", "red", "black", "result", "reason")
+                },
+                "winner": row.get("winner"),
+                "events_game": voided_id(row["game"], stamp),
+                "voided_ms": stamp,
+                "by": by,
+            }
+        )
+        await conn.execute(
+            sa.update(t.events)
+            .where(t.events.c.game == row["game"])
+            .values(game=voided_id(row["game"], stamp))
+        )
+    await conn.execute(sa.delete(t.games).where(t.games.c.game.in_(games)))
+    value = json.dumps(kept, ensure_ascii=False)
+    await conn.execute(sa.delete(t.meta).where(t.meta.c.key == VOIDED_KEY))
+    await conn.execute(sa.insert(t.meta).values(key=VOIDED_KEY, value=value))
+
+
+async def voided_games(engine: AsyncEngine) -> list[dict[str, Any]]:
+    """Games whose results an import voided, oldest first (``VOIDED_KEY``)."""
+    async with engine.connect() as conn:
+        q = sa.select(t.meta.c.value).where(t.meta.c.key == VOIDED_KEY)
+        text = (await conn.execute(q)).scalar()
+    return list(json.loads(text)) if text else []

@@ -32,6 +32,7 @@ from venue_station.web import (
     round_clock,
     round_pgn,
     standings_view,
+    tournament_view,
     trf_view,
 )
 from venue_station.web.access import client_address, reader_of, require_reader
@@ -350,6 +351,7 @@ def read_routes() -> list[BaseRoute]:
         *round_clock.routes(),
         *trf_view.routes(),
         *round_pgn.routes(),
+        *tournament_view.routes(),
     ]
 
 
@@ -374,7 +376,7 @@ def _error(
         log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
     else:
         log.warning("HTTP %d %s %s: %s", status, request.method, request.url.path, message)
-    # ``code``: the kind of error, which the pages translate (they never show ``error``)
+    # ``code``: what the pages translate (the message is the English for logs and tools).
     body = {"error": message, "code": kind, **({"where": where} if where else {}), **extra}
     return json_response(body, status)
 

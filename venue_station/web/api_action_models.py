@@ -21,8 +21,13 @@ __all__ = [
     "ACTION_MODELS",
     "AlertAction",
     "AlertRuled",
+    "AuditEntry",
+    "AuditLog",
+    "ByeBody",
+    "ByeGiven",
     "CommandBody",
     "CommandResult",
+    "ImportPreview",
     "Imported",
     "KnockoutChoiceBody",
     "KnockoutConfirmBody",
@@ -36,8 +41,12 @@ __all__ = [
     "PairingProposalState",
     "PairingsImported",
     "PairsImported",
+    "PlayerBody",
     "RoundSent",
     "TrfImported",
+    "UndoBody",
+    "Undone",
+    "Withdrawn",
 ]
 
 Side = Literal["red", "black"]
@@ -60,6 +69,10 @@ class LoginBody(Body):
 class CommandBody(Body):
     cmd: Annotated[str, Field(min_length=1, description="a board command (docs/wire.md)")]
     args: dict[str, Any] = Field(default_factory=dict)
+    replace: bool = Field(
+        default=False,
+        description="a `result` over a game that has one replaces it (else 409 already_decided)",
+    )
 
 
 class AlertAction(Body):
@@ -89,17 +102,38 @@ class KnockoutChoiceBody(Body):
 
 
 # -- action responses -------------------------------------------------------------------------
+class BoardOutcome(Out):
+    """One board's answer to a command, in the arbiter's terms (docs/web.md, venue commands)."""
+
+    board: str
+    outcome: Literal["done", "not_needed", "refused", "no_answer"]
+    code: str | None = Field(default=None, description="the board's reason as a code")
+    args: dict[str, Any] | None = Field(default=None, description="the code's arguments")
+    error: str | None = Field(default=None, description="the board's reason in English")
+
+
+class CommandSummary(Out):
+    done: int
+    not_needed: int
+    refused: int
+    no_answer: int
+
+
 class CommandResult(Out):
     """A command's outcome: every board's reply, and the boards that did not reply in time."""
 
     txn: str
     cmd: str
     board: str | None
-    outcome: str = Field(description="ok | refused | timeout | partial …")
+    outcome: str = Field(description="ok | rejected | timeout | sent")
     ok: bool
     replies: dict[str, dict[str, Any]]
     missing: list[str]
+    summary: CommandSummary
+    boards: list[BoardOutcome]
     error: str | None = Field(default=None, description="a board command: its reply's error")
+    code: str | None = Field(default=None, description="a board command: its reply's code")
+    args: dict[str, Any] | None = Field(default=None, description="the code's arguments")
 
 
 class NotSent(Out):
@@ -115,9 +149,20 @@ class LoggedOut(Out):
     ok: Literal[True]
 
 
-class PairingsImported(Out):
+class ImportPreview(Out):
+    """What an import changes (its dry run says it, storing nothing; docs/pairing.md)."""
+
+    dry_run: bool | None = None
+    rounds: list[int] | None = None
+    replaced_games: dict[str, int] | None = Field(default=None, description="round -> games")
+    voided_results: list[str] | None = Field(
+        default=None, description="games whose results the replaced round voids"
+    )
+    audit: int | None = Field(default=None, description="the import's audit entry")
+
+
+class PairingsImported(ImportPreview):
     imported: int
-    rounds: list[int]
     set_game: SetGameReplies | None = None
 
 
@@ -133,14 +178,17 @@ class RoundSent(Out):
 class AlertRuled(Out):
     alert: Alert
     command: CommandResult | None = Field(
-        default=None, description="a pending foul/forfeit: the board's reply to resolve"
+        default=None, description="the board's reply to the ruling (resolve or result)"
     )
 
 
-class PairsImported(Out):
+class PairsImported(ImportPreview):
     round: int
     games: int
     byes: int
+    unpaired: list[str] | None = Field(
+        default=None, description="players the list left out (absent?), for the page to show"
+    )
     set_game: SetGameReplies | None = None
 
 
@@ -165,12 +213,65 @@ class PairingProposalState(Out):
     proposal: PairingProposal | None
 
 
-class TrfImported(Out):
+class TrfImported(PairsImported):
     players: int
-    round: int | None
-    games: int | None = None
-    byes: int | None = None
-    set_game: SetGameReplies | None = None
+    round: int | None  # type: ignore[assignment]
+    games: int | None = None  # type: ignore[assignment]
+    byes: int | None = None  # type: ignore[assignment]
+    new_players: list[str] | None = None
+
+
+# -- the tournament's changes (withdraw, byes, audit, undo) ------------------------------------
+PlayerKey = Annotated[str, Field(min_length=1, max_length=64)]
+
+
+class PlayerBody(Body):
+    player: PlayerKey
+
+
+class ByeBody(Body):
+    round: Annotated[int, Field(ge=1, le=99)]
+    player: PlayerKey
+    kind: Literal["full", "half", "zero"]
+
+
+class UndoBody(Body):
+    pass
+
+
+class Withdrawn(Out):
+    player: str
+    withdrawn: bool
+    audit: int
+
+
+class ByeGiven(Out):
+    round: int
+    player: str
+    kind: str
+    audit: int
+
+
+class Undone(Out):
+    undone: int = Field(description="the audit entry undone")
+    what: str
+    audit: int
+
+
+class AuditEntry(Out):
+    id: int
+    at_ms: int
+    user: str | None
+    what: str
+    args: dict[str, Any]
+    before: Any = None
+    after: Any = None
+    undone: bool
+
+
+class AuditLog(Out):
+    audit: list[AuditEntry]
+    withdrawn: list[str]
 
 
 # -- the knockout ---------------------------------------------------------------------------------
@@ -257,4 +358,11 @@ ACTION_MODELS: tuple[type[BaseModel], ...] = (
     TrfImported,
     KnockoutConfirmed,
     KnockoutState,
+    PlayerBody,
+    ByeBody,
+    UndoBody,
+    Withdrawn,
+    ByeGiven,
+    Undone,
+    AuditLog,
 )

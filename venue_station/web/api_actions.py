@@ -16,7 +16,8 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE
-from venue_station.errors import PairingsError
+from venue_station.domain.rulings import RulingRefused
+from venue_station.errors import ImportRefused, PairingsError
 from venue_station.web.access import client_address, require_reader, require_session
 from venue_station.web.api_action_models import (
     AlertAction,
@@ -29,6 +30,9 @@ from venue_station.web.api_models import Accounts, SessionInfo
 from venue_station.web.bodies import parse_body, read_body, validated
 from venue_station.web.http_base import (
     ApiError,
+    flag_param,
+    import_refused,
+    int_param,
     json_response,
     login_guard_of,
     model_response,
@@ -112,6 +116,15 @@ async def _run_command(request: Request, board: str | None) -> Response:
     sent = await parse_body(request, CommandBody)
     cmd, args = sent.cmd, sent.args
     check_command_args(args)
+    if cmd == "result" and board is not None and not sent.replace:
+        decided = await station.game_on_board_decided(board)
+        if decided is not None:
+            raise ApiError(
+                409,
+                f"game {decided} already has a result; send replace: true to replace it",
+                kind="already_decided",
+                extra={"args": {"game": decided}},
+            )
     try:
         result = await station.send_command(board, cmd, args, user=session.user)
     except WireError as exc:
@@ -122,6 +135,7 @@ async def _run_command(request: Request, board: str | None) -> Response:
     if result.outcome == "timeout":
         who = f"board {board}" if board is not None else f"{len(result.missing)} board(s)"
         body["error"] = f"no reply from {who} within {station.config.command_timeout_s:g} s"
+        body["code"] = "no_answer"
         return json_response(body, 504)
     return json_response(body)
 
@@ -146,10 +160,17 @@ async def import_pairings(request: Request) -> Response:
     send = request.query_params.get("send", "1") not in ("0", "false", "no")
     try:
         body = await station.import_pairings(
-            await _body(request), source="pairings.csv", send=send, user=session.user
+            await _body(request),
+            source="pairings.csv",
+            send=send,
+            user=session.user,
+            replace=int_param(request, "replace_round", low=1, high=999),
+            dry_run=flag_param(request, "dry_run"),
         )
     except PairingsError as exc:
         raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
+    except ImportRefused as exc:
+        raise import_refused(exc) from None
     return json_response(body)
 
 
@@ -177,7 +198,10 @@ _ACTIONS = {"ack": "acked", "confirm": "confirmed", "dismiss": "dismissed"}
 
 
 async def alert_action(request: Request) -> Response:
-    """Acknowledge, confirm or dismiss; a pending foul/forfeit is ruled on the board (resolve)."""
+    """Acknowledge, confirm or dismiss. An alert that carries a proposal (a flag's loss, a
+    lateness, a switched-off clock, a foul, a pending warning, a move count reached) is ruled
+    on the board by the command that settles it (``Station.rule_alert``); a refused ruling
+    answers 409 with its ``code`` (already_ruled, already_decided, no_proposal)."""
     session = require_session(request)
     station = station_of(request)
     assert station.store is not None
@@ -190,28 +214,24 @@ async def alert_action(request: Request) -> Response:
     if alert is None:
         raise ApiError(404, f"no alert {alert_id}", kind="not_found", where="path.id")
     body: dict[str, Any] = {}
-    if action != "ack" and alert["kind"] in ("foul_pending", "forfeit_pending") and alert["seq"]:
-        try:
-            result = await station.send_command(
-                alert["board"],
-                "resolve",
-                {"seq": alert["seq"], "status": _ACTIONS[action]},
-                user=session.user,
-            )
-        except ConnectionError as exc:
-            raise ApiError(503, str(exc), kind="not_connected") from None
+    try:
+        ruling, result = await station.rule_alert(alert, action, user=session.user)
+    except RulingRefused as exc:
+        raise ApiError(
+            409, exc.message, kind=exc.code, extra={"args": exc.args_, "alert": alert}
+        ) from None
+    except ConnectionError as exc:
+        raise ApiError(503, str(exc), kind="not_connected") from None
+    if result is not None:
         body["command"] = result.as_dict()
         if not result.ok:
-            error = (
-                "the board did not reply in time"
-                if result.outcome == "timeout"
-                else "the board refused"
-            )
+            timeout = result.outcome == "timeout"
+            error = "the board did not reply in time" if timeout else "the board refused"
+            code = "no_answer" if timeout else "refused"
             return json_response(
-                {**body, "error": error, "alert": alert},
-                504 if result.outcome == "timeout" else 409,
+                {**body, "error": error, "code": code, "alert": alert}, 504 if timeout else 409
             )
-    updated = await station.store.update_alert(alert_id, status=_ACTIONS[action], by=session.user)
+    updated = await station.store.update_alert(alert_id, status=ruling.status, by=session.user)
     station.hub.publish("alert", {"alert": updated})
     return json_response({**body, "alert": updated})
 

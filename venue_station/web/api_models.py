@@ -54,14 +54,15 @@ class Out(BaseModel):
 
 
 class Error(BaseModel):
-    """Every 4xx/5xx: ``error`` says what (English, for logs and scripts), ``code`` its kind
-    (the pages' words come from it), ``where`` names the place (``query.round``,
-    ``body.cmd``, ``line 3``); some errors add context (a TRF's ``line``/``columns``, an
-    action's ``command`` reply)."""
+    """Every 4xx/5xx: ``error`` says what (English, for logs and tools), ``code`` the same as a
+    machine code the pages translate (``already_ruled``, ``bad_csv``, …) with its ``args``,
+    ``where`` names the place (``query.round``, ``body.cmd``, ``line 3``); some errors add
+    context (a TRF's ``line``/``columns``, an action's ``command`` reply)."""
 
     model_config = ConfigDict(extra="allow")
     error: str
-    code: str | None = None  # the kind of error (``not_found``, ``bad_trf``, …): pages translate it
+    code: str | None = None
+    args: dict[str, Any] | None = None
     where: str | None = None
 
 
@@ -335,6 +336,7 @@ class Standings(Out):
     after_round: int | None
     tag: str | None
     standings: list[Standing]
+    withdrawn: list[str] = Field(default_factory=list, description="players withdrawn (退赛)")
 
 
 class Reason(Out):
@@ -364,6 +366,7 @@ class Entrant(Out):
     start_rank: int
     player: str
     name: str
+    withdrawn: bool = False
 
 
 class Bye(Out):

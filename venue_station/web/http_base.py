@@ -105,3 +105,20 @@ def path_int(request: Request, name: str, *, high: int = 999) -> int:
     if not (text.isascii() and text.isdigit() and len(text) <= 12) or int(text) > high:
         raise ApiError(400, f"{name} must be a whole number from 0 to {high}", where=f"path.{name}")
     return int(text)
+
+
+def flag_param(request: Request, name: str, *, default: bool = False) -> bool:
+    """A yes/no query parameter (1/true/yes, 0/false/no)."""
+    text = request.query_params.get(name)
+    if text is None or text == "":
+        return default
+    if text in ("1", "true", "yes"):
+        return True
+    if text in ("0", "false", "no"):
+        return False
+    raise ApiError(400, f"{name} must be 1 or 0, not {text!r}", where=f"query.{name}")
+
+
+def import_refused(exc: Any) -> ApiError:
+    """An ``ImportRefused`` as its 409: the code and arguments the pairing page translates."""
+    return ApiError(409, exc.message, kind=exc.code, extra={"args": exc.args_})

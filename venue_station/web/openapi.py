@@ -63,6 +63,10 @@ BOARD = _p("board", "board id")
 ROUND = _p("round", "round number, 1..999", "integer")
 LIMIT = _q("limit", "1..1000", "integer")
 SEND = _q("send", "0 to only store, not send set_game")
+GUARDED = (
+    _q("replace_round", "replace this round although it has results (voided, kept)", "integer"),
+    _q("dry_run", "1: check and preview what the import would change, store nothing"),
+)
 PAGE = "text/html"
 CSV = "text/csv"
 
@@ -203,7 +207,7 @@ PATHS: dict[str, dict[str, Op]] = {
             "import a TRF (chief/admin): players by start rank, and the round it carries paired "
             "with its byes; sends set_game unless ?send=0",
             act.TrfImported,
-            (SEND,),
+            (SEND, *GUARDED),
             body="text/plain",
             auth="action",
         )
@@ -213,7 +217,7 @@ PATHS: dict[str, dict[str, Op]] = {
             "import a pairing engine's pairs list (chief/admin) as ?round= (default: the next); "
             "boards 1..n in order, 'N 0' a bye; sends set_game unless ?send=0",
             act.PairsImported,
-            (_q("round", "round", "integer"), SEND),
+            (_q("round", "round", "integer"), SEND, *GUARDED),
             body="text/plain",
             auth="action",
         )
@@ -327,7 +331,7 @@ PATHS: dict[str, dict[str, Op]] = {
         "post": Op(
             "import pairings CSV round,board,red,black; sends set_game unless ?send=0",
             act.PairingsImported,
-            (SEND,),
+            (SEND, *GUARDED),
             body=CSV,
             auth="action",
         )
@@ -340,9 +344,44 @@ PATHS: dict[str, dict[str, Op]] = {
             "send set_game to every board of a round", act.RoundSent, (ROUND,), auth="action"
         )
     },
+    "/api/tournament/audit": {
+        "get": Op(
+            "every change to the tournament, newest first (who, when, what, before -> after), "
+            "and the withdrawn players",
+            act.AuditLog,
+            auth="reader",
+        )
+    },
+    "/api/tournament/withdraw": {
+        "post": Op(
+            "withdraw a player (退赛): paired by no import, absent in the TRF export",
+            act.Withdrawn,
+            body=act.PlayerBody,
+            auth="action",
+        )
+    },
+    "/api/tournament/readmit": {
+        "post": Op("re-admit a withdrawn player", act.Withdrawn, body=act.PlayerBody, auth="action")
+    },
+    "/api/tournament/bye": {
+        "post": Op(
+            "give a player a bye in a round: full (the win's points), half, zero",
+            act.ByeGiven,
+            body=act.ByeBody,
+            auth="action",
+        )
+    },
+    "/api/tournament/undo": {
+        "post": Op(
+            "undo the last change (an import whose games have not begun, a withdrawal, a bye)",
+            act.Undone,
+            body=act.UndoBody,
+            auth="action",
+        )
+    },
     "/api/alerts/{id}": {
         "post": Op(
-            "ack | confirm | dismiss an alert (a pending foul/forfeit is resolved on its board)",
+            "ack | confirm | dismiss an alert (what it carries is ruled on its board: docs/web.md)",
             act.AlertRuled,
             (_p("id", "alert id", "integer"),),
             body=act.AlertAction,

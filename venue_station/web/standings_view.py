@@ -13,6 +13,7 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.standings import Standing, StandingsError, standings_csv, standings_json
 from venue_station.domain.exports import with_bom
+from venue_station.domain.trf_state import load_state
 from venue_station.resources import static_dir
 from venue_station.web.http_base import ApiError, int_param, json_response, station_of
 from venue_station.web.pages import SECURITY_HEADERS
@@ -46,12 +47,14 @@ async def _compute(request: Request) -> tuple[list[Standing], int | None, str | 
 async def standings(request: Request) -> Response:
     rows, after, tag = await _compute(request)
     station = station_of(request)
+    withdrawn = (await load_state(station.require_store())).withdrawn
     return json_response(
         {
             "regulation": station.config.regulation,
             "after_round": after,
             "tag": tag,
             "standings": [r.as_dict() for r in rows],
+            "withdrawn": withdrawn,
         }
     )
 

@@ -3,6 +3,8 @@ exports), import a TRF or a pairs list (the chief arbiter's or an admin's sessio
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -11,10 +13,18 @@ from clock_service.trf.document import TrfError
 from venue_station.domain import engine_run
 from venue_station.domain.trf_io import export_trf, import_pairs, import_trf
 from venue_station.domain.trf_state import load_state
+from venue_station.errors import ImportRefused
 from venue_station.resources import static_dir
 from venue_station.web.api_actions import require_session
 from venue_station.web.bodies import read_body
-from venue_station.web.http_base import ApiError, int_param, json_response, station_of
+from venue_station.web.http_base import (
+    ApiError,
+    flag_param,
+    import_refused,
+    int_param,
+    json_response,
+    station_of,
+)
 from venue_station.web.pages import SECURITY_HEADERS
 
 __all__ = ["routes"]
@@ -77,10 +87,23 @@ async def import_file(request: Request) -> Response:
     user = _chief(request)
     body = await _body(request)
     try:
-        out = await import_trf(station_of(request), body, send=_send(request), user=user)
+        out = await import_trf(
+            station_of(request), body, send=_send(request), user=user, **_guarded(request)
+        )
     except TrfError as exc:
         raise _error(exc, "cannot import the TRF") from None
+    except ImportRefused as exc:
+        raise import_refused(exc) from None
     return json_response(out)
+
+
+def _guarded(request: Request) -> dict[str, Any]:
+    """``replace_round=N`` (the chief chose to replace round N, voiding its results) and
+    ``dry_run=1`` (check and preview, store nothing)."""
+    return {
+        "replace": int_param(request, "replace_round", low=1, high=99),
+        "dry_run": flag_param(request, "dry_run"),
+    }
 
 
 async def import_pairs_list(request: Request) -> Response:
@@ -89,10 +112,13 @@ async def import_pairs_list(request: Request) -> Response:
     round_no = int_param(request, "round", low=1, high=99)
     try:
         out = await import_pairs(
-            station_of(request), body, round_no=round_no, send=_send(request), user=user
-        )
+            station_of(request), body, round_no=round_no, send=_send(request), user=user,
+            **_guarded(request),
+        )  # fmt: skip
     except TrfError as exc:
         raise _error(exc, "cannot import the pairs list") from None
+    except ImportRefused as exc:
+        raise import_refused(exc) from None
     return json_response(out)
 
 
@@ -142,7 +168,12 @@ async def entrants(request: Request) -> Response:
     store = station_of(request).require_store()
     state = await load_state(store)
     rows = [
-        {"start_rank": e["start_rank"], "player": e["key"], "name": e["name"]}
+        {
+            "start_rank": e["start_rank"],
+            "player": e["key"],
+            "name": e["name"],
+            "withdrawn": e["key"] in state.withdrawn,
+        }
         for e in sorted(state.entrants, key=lambda e: int(e["start_rank"]))
     ]
     return json_response({"entrants": rows, "byes": state.byes})

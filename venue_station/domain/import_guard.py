@@ -1,0 +1,156 @@
+"""What an import may change: never a round that has results or is being played, unless the
+chief chose to replace that round (its results are then voided: kept, marked, no longer
+counted); never a start rank; never with the players of another event.
+
+The checks run before anything is stored, so a refused import changes nothing; a dry run
+(``preview``) runs them and says what the import would change.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from venue_station.errors import ImportRefused
+
+if TYPE_CHECKING:
+    from venue_station.domain.station import Station
+
+__all__ = [
+    "RoundGuard",
+    "check_coverage",
+    "check_entrants",
+    "check_not_withdrawn",
+    "guard_rounds",
+]
+
+_IN_PLAY = ("running", "paused")
+_NAMED = 10  # players named in a refusal, at most
+
+
+@dataclass(frozen=True)
+class RoundGuard:
+    """What replacing these rounds does: the games whose results are voided."""
+
+    rounds: tuple[int, ...]
+    void: tuple[str, ...] = ()
+    replaced: dict[int, int] = field(default_factory=dict)  # round -> games stored before
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rounds": list(self.rounds),
+            "replaced_games": {str(r): n for r, n in self.replaced.items()},
+            "voided_results": list(self.void),
+        }
+
+
+async def guard_rounds(
+    station: Station, rounds: Iterable[int], *, replace: int | None = None
+) -> RoundGuard:
+    """Refuse (``ImportRefused``) to touch a round with results or clocks running unless
+    ``replace`` names it; the games whose results replacing would void."""
+    store = station.require_store()
+    wanted = tuple(sorted(set(rounds)))
+    live = {
+        str(v.state.get("game")): str(v.state.get("phase"))
+        for v in (station.ingest.boards.values() if station.ingest else ())
+        if v.state
+    }
+    void: list[str] = []
+    replaced: dict[int, int] = {}
+    for round_no in wanted:
+        games = await store.games(round_no)
+        replaced[round_no] = len(games)
+        decided = [g["game"] for g in games if g.get("result")]
+        playing = [g["game"] for g in games if live.get(g["game"]) in _IN_PLAY]
+        if replace == round_no:
+            void += [g for g in (*decided, *playing) if g not in void]
+            continue
+        if decided:
+            raise ImportRefused(
+                "round_has_results",
+                f"round {round_no} has {len(decided)} result(s); choose to replace round "
+                f"{round_no} (its results will be voided) to import it",
+                round=round_no,
+                results=len(decided),
+            )
+        if playing:
+            raise ImportRefused(
+                "round_in_play",
+                f"round {round_no} is being played ({len(playing)} clock(s) running); choose "
+                f"to replace round {round_no} to import it",
+                round=round_no,
+                playing=len(playing),
+            )
+    return RoundGuard(wanted, tuple(void), replaced)
+
+
+def check_coverage(
+    round_no: int,
+    paired: Collection[int],
+    byes: Collection[int],
+    entrants: Mapping[int, str],
+    withdrawn: Collection[str] = (),
+) -> list[str]:
+    """The players a pairs list leaves out (neither paired nor given a bye; the withdrawn
+    aside). An engine leaves out the few it was told are absent; a file that leaves out more
+    than a quarter of the event (at least 3) is another event's, refused naming them."""
+    left = sorted(
+        rank
+        for rank, key in entrants.items()
+        if rank not in paired and rank not in byes and key not in withdrawn
+    )
+    if len(left) > max(2, len(entrants) // 4):
+        names = [entrants[r] for r in left[:_NAMED]]
+        raise ImportRefused(
+            "players_unpaired",
+            f"round {round_no}: {len(left)} player(s) neither paired nor given a bye "
+            f"({', '.join(names)}{' …' if len(left) > _NAMED else ''}): a file of another event?",
+            round=round_no,
+            count=len(left),
+            players=names,
+        )
+    return [entrants[r] for r in left]
+
+
+def check_entrants(
+    kept: Mapping[int, str], incoming: Mapping[int, str], playing: Collection[str]
+) -> None:
+    """A players file keeps every start rank the station gave (same rank, same player) and
+    every player who has a game: a file of another event is refused, naming the mismatch."""
+    for rank in sorted(set(kept) & set(incoming)):
+        if kept[rank] != incoming[rank]:
+            raise ImportRefused(
+                "players_mismatch",
+                f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file: "
+                "a file of another event? (start ranks are never reassigned)",
+                start_rank=rank,
+                kept=kept[rank],
+                file=incoming[rank],
+            )
+    names = set(incoming.values())
+    missing = sorted(p for p in playing if p not in names)
+    if missing:
+        shown = missing[:_NAMED]
+        raise ImportRefused(
+            "players_mismatch",
+            f"{len(missing)} player(s) with games here are not in the file "
+            f"({', '.join(shown)}{' …' if len(missing) > _NAMED else ''}): a file of another "
+            "event?",
+            missing=shown,
+            count=len(missing),
+        )
+
+
+def check_not_withdrawn(rows: Iterable[Mapping[str, Any]], withdrawn: Collection[str]) -> None:
+    """No import pairs a withdrawn player (re-admit first)."""
+    for row in rows:
+        for side in ("red", "black"):
+            if row[side] in withdrawn:
+                raise ImportRefused(
+                    "player_withdrawn",
+                    f"board {row['board']}: {row[side]} has withdrawn (re-admit to pair)",
+                    player=row[side],
+                    board=str(row["board"]),
+                )
