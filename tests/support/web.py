@@ -42,6 +42,7 @@ __all__ = [
     "login",
     "open_page",
     "screenshot",
+    "served_station",
     "wall_ms",
 ]
 
@@ -154,12 +155,11 @@ class WebStation:
         await wait_until(ok, 5.0, f"board {board}")
 
 
-@pytest_asyncio.fixture(loop_scope="session")
-async def web_station(
-    broker_factory: Callable[..., Any], tmp_path: Path
-) -> AsyncIterator[WebStation]:
-    broker = broker_factory()
-    station = StationWithWeb(station_config(tmp_path, broker, command_timeout_s=1.0))
+@contextlib.asynccontextmanager
+async def served_station(broker: Any, tmp_path: Path, **config: Any) -> AsyncIterator[WebStation]:
+    """A started station with its web on ``broker`` (``config``: station_config's keywords),
+    stopped with whatever the test started beside it."""
+    station = StationWithWeb(station_config(tmp_path, broker, **config))
     await station.start()
     web = WebStation(station, broker, tmp_path)
     try:
@@ -167,6 +167,14 @@ async def web_station(
     finally:
         await web._stack.aclose()
         await station.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def web_station(
+    broker_factory: Callable[..., Any], tmp_path: Path
+) -> AsyncIterator[WebStation]:
+    async with served_station(broker_factory(), tmp_path, command_timeout_s=1.0) as web:
+        yield web
 
 
 async def login(page: Any, web: WebStation, *, lang: str | None = None) -> None:

@@ -50,6 +50,11 @@ async def post(station: Station, path: str, body: str) -> httpx.Response:
         return await client.post(path, content=body.encode(), headers=csrf)
 
 
+def trf_line_of(name: str) -> int:
+    """The line of the golden TRF that names ``name`` (counted from 1)."""
+    return next(i for i, line in enumerate(TRF.splitlines(), 1) if name in line)
+
+
 def poisoned(char: str) -> str:
     # 王天一's name with the character inside it, the line's columns kept
     return TRF.replace("王天一 ", f"王{char}天一", 1)
@@ -67,7 +72,7 @@ async def test_every_import_refuses_the_character(station: Station, char: str) -
             "line 3",
             "red",
         ),
-        ("/api/trf?send=0", poisoned(char), "line 25", "player name"),
+        ("/api/trf?send=0", poisoned(char), f"line {trf_line_of('王天一')}", "player name"),
     ]
     for path, body, line, field in cases:
         r = await post(station, path, body)

@@ -18,11 +18,9 @@ from typing import Any
 import httpx
 import pytest
 import pytest_asyncio
-from support.station import station_config
-from support.web import WebStation, login, open_page, wall_ms
+from support.web import WebStation, login, open_page, served_station, wall_ms
 
 from broker_config import Roster
-from venue_station.web.web_server import StationWithWeb
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
@@ -33,14 +31,8 @@ NAMES = "王郑许吕赵蒋洪汪孙谢申李陈张刘黄徐党孟武"
 @pytest_asyncio.fixture(loop_scope="session")
 async def venue(broker_factory: Callable[..., Any], tmp_path: Path) -> AsyncIterator[WebStation]:
     broker = broker_factory(Roster.build(venue="test", nodes={"node-a": BOARDS}, arbiters=["arb"]))
-    station = StationWithWeb(station_config(tmp_path, broker))
-    await station.start()
-    web = WebStation(station, broker, tmp_path)
-    try:
+    async with served_station(broker, tmp_path) as web:
         yield web
-    finally:
-        await web._stack.aclose()
-        await station.stop()
 
 
 async def fill(web: WebStation) -> Any:

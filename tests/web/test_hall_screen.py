@@ -15,11 +15,17 @@ from typing import Any
 import pytest
 import pytest_asyncio
 from support.parts import skip_missing
-from support.station import station_config
-from support.web import CHROMIUM, CHROMIUM_ARGS, WebStation, open_page, screenshot, wall_ms
+from support.web import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    WebStation,
+    open_page,
+    screenshot,
+    served_station,
+    wall_ms,
+)
 
 from broker_config import Roster
-from venue_station.web.web_server import StationWithWeb
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
@@ -35,14 +41,8 @@ async def hall(broker_factory: Callable[..., Any], tmp_path: Path) -> AsyncItera
     """A station whose roster has 120 boards on three nodes; regulation Wulong (a schedule)."""
     nodes = {f"node-{k}": [str(b) for b in range(1 + 40 * k, 41 + 40 * k)] for k in range(3)}
     broker = broker_factory(Roster.build(venue="test", nodes=nodes, arbiters=["arb"]))
-    station = StationWithWeb(station_config(tmp_path, broker, regulation="wulong-2015"))
-    await station.start()
-    web = WebStation(station, broker, tmp_path)
-    try:
+    async with served_station(broker, tmp_path, regulation="wulong-2015") as web:
         yield web
-    finally:
-        await web._stack.aclose()
-        await station.stop()
 
 
 @pytest_asyncio.fixture(loop_scope="session")

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from venue_station.errors import StationError
+
 __all__ = ["RULED", "Ruling", "RulingRefused", "plan_ruling"]
 
 RULED = ("confirmed", "dismissed")
@@ -28,7 +30,7 @@ _SELF = ("foul_pending", "forfeit_pending")
 MOVE_LIMIT_DRAW = "move_limit_draw"
 
 
-class RulingRefused(ValueError):
+class RulingRefused(StationError, ValueError):
     """The ruling cannot be made: ``code`` (for the page to translate) and its ``args``."""
 
     def __init__(self, code: str, message: str, **args: Any) -> None:

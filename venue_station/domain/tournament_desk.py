@@ -16,7 +16,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from venue_station.domain.trf_state import TrfState, load_state, save_state
+from venue_station.domain.trf_state import TrfState, ensure_entrants, load_state, save_state
 from venue_station.errors import ImportRefused
 from venue_station.store import round_snapshots
 from wire_contract.wallclock import wall_ms
@@ -95,8 +95,6 @@ def _key(state: TrfState, player: str) -> int:
 
 async def _known(station: Station, player: str) -> TrfState:
     """The TRF state with a start rank for every player (given once, kept)."""
-    from venue_station.domain.trf_io import ensure_entrants  # the TRF side's numbering
-
     store = station.require_store()
     state = await load_state(store)
     await ensure_entrants(store, state, await store.player_names())

@@ -40,13 +40,19 @@ from venue_station.domain.import_guard import (
     guard_rounds,
 )
 from venue_station.domain.standings import game_records
-from venue_station.domain.trf_state import TrfState, load_state, save_state, tournament_rounds
+from venue_station.domain.trf_state import (
+    TrfState,
+    ensure_entrants,
+    load_state,
+    save_state,
+    tournament_rounds,
+)
 
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
     from venue_station.store.database import Store
 
-__all__ = ["ensure_entrants", "export_trf", "import_pairs", "import_trf"]
+__all__ = ["export_trf", "import_pairs", "import_trf"]
 
 _WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
 
@@ -61,26 +67,6 @@ def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
         base = name or f"#{start}"
         out[start] = base if count[name] == 1 and name else f"{base} ({start})"
     return out
-
-
-async def ensure_entrants(store: Store, state: TrfState, names: Collection[str]) -> bool:
-    """Give every known player a start rank (kept once given): players imported from CSV are
-    numbered after the others by rating (highest first), then name. True if any was added."""
-    have = state.rank_of()
-    missing = sorted(set(names) - set(have))
-    if not missing:
-        return False
-    ratings = await store.player_ratings()
-    missing.sort(key=lambda n: (-(ratings.get(n) or 0), n))
-    nxt = max((int(e["start_rank"]) for e in state.entrants), default=0)
-    for name in missing:
-        nxt += 1
-        if nxt > 9999:
-            raise TrfError("more than 9999 players: a TRF start rank has four digits")
-        state.entrants.append(
-            {"start_rank": nxt, "key": name, "name": name[:33], "rating": ratings.get(name)}
-        )
-    return True
 
 
 def _entrant(e: Mapping[str, Any]) -> Entrant:

@@ -8,14 +8,24 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from collections.abc import Collection
 from typing import TYPE_CHECKING, Any
 
 from clock_service.standings import Bye
+from clock_service.trf.document import TrfError
 
 if TYPE_CHECKING:
     from venue_station.store.database import Store
 
-__all__ = ["STATE_KEY", "TrfState", "load_state", "save_state", "station_byes", "tournament_rounds"]
+__all__ = [
+    "STATE_KEY",
+    "TrfState",
+    "ensure_entrants",
+    "load_state",
+    "save_state",
+    "station_byes",
+    "tournament_rounds",
+]
 
 STATE_KEY = "trf.state"
 
@@ -62,3 +72,23 @@ def station_byes(state: TrfState, win: int, draw: int) -> list[Bye]:
         for b in state.byes
         if b["kind"] in points and int(b["player"]) in key
     ]
+
+
+async def ensure_entrants(store: Store, state: TrfState, names: Collection[str]) -> bool:
+    """Give every known player a start rank (kept once given): players imported from CSV are
+    numbered after the others by rating (highest first), then name. True if any was added."""
+    have = state.rank_of()
+    missing = sorted(set(names) - set(have))
+    if not missing:
+        return False
+    ratings = await store.player_ratings()
+    missing.sort(key=lambda n: (-(ratings.get(n) or 0), n))
+    nxt = max((int(e["start_rank"]) for e in state.entrants), default=0)
+    for name in missing:
+        nxt += 1
+        if nxt > 9999:
+            raise TrfError("more than 9999 players: a TRF start rank has four digits")
+        state.entrants.append(
+            {"start_rank": nxt, "key": name, "name": name[:33], "rating": ratings.get(name)}
+        )
+    return True
