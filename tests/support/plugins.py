@@ -8,4 +8,5 @@ pytest_plugins: list[str] = [
     "support.chaos",
     "support.netns",
     "support.nats",
+    "support.tournament",
 ]
