@@ -54,6 +54,11 @@ def prize_of(event: Event, place: int) -> int:
     return next((yuan for first, last, yuan in event.prizes if first <= place <= last), 0)
 
 
+def _say(line: str) -> str:
+    print(line, flush=True)
+    return line
+
+
 _RESULT = {"1-0": "red", "0-1": "black", "1/2-1/2": "draw", "0-0": "double"}
 
 
@@ -139,9 +144,11 @@ class TournamentDirector:
             self.command(board, "start")
         games = self.play(f"r{round_no}-b", boards, round_no)
         return [
-            f"game r{round_no} b{g['board']} {g['red']} {g['black']} "
-            f"{_RESULT[g['result']]} {g['fouls']['red']['confirmed']} "
-            f"{g['fouls']['black']['confirmed']}"
+            _say(
+                f"game r{round_no} b{g['board']} {g['red']} {g['black']} "
+                f"{_RESULT[g['result']]} {g['fouls']['red']['confirmed']} "
+                f"{g['fouls']['black']['confirmed']}"
+            )
             for g in games
         ]
 
@@ -159,6 +166,8 @@ class TournamentDirector:
                 if state.get("phase") == "running" and min(state["moves"].values()) >= self.moves:
                     self.enter_result(board, state)
                     entered.add(board)
+                elif state.get("phase") == "paused" and not state.get("pending"):
+                    self.command(board, "resume")  # the pause is ruled on: play on
             if round_no is not None:
                 games = self.call("GET", f"/api/games?round={round_no}")["games"]
                 if games and all(g["status"] == "confirmed" for g in games):
@@ -214,8 +223,7 @@ class TournamentDirector:
                 self.call("POST", f"/api/knockout/games/{game['id']}/confirm", {"board": board})
                 self.command(board, "start")
             if proposed:
-                self.play(proposed[0]["id"][:5], [g["board"] or boards[g["id"]] for g in proposed],
-                          None)  # fmt: skip
+                self.play("ko-", [g["board"] or boards[g["id"]] for g in proposed], None)
             deadline = time.monotonic() + 30
             while time.monotonic() < deadline:
                 view = self.call("GET", "/api/knockout")
@@ -227,7 +235,9 @@ class TournamentDirector:
             else:
                 raise VenueError(f"the knockout games {[g['id'] for g in proposed]} stay open")
         for g in view["games"]:
-            lines.append(f"knockout {g['id']} {g['red']} {g['black']} {g['result']} {g['tc']}")
+            lines.append(
+                _say(f"knockout {g['id']} {g['red']} {g['black']} {g['result']} {g['tc']}")
+            )
         return [p["player"] for p in view["placings"]], lines
 
     def prize_list(self, placings: list[str]) -> list[str]:
@@ -245,11 +255,12 @@ class TournamentDirector:
             )
         ruled = ", ".join(f"{k} {v}" for k, v in sorted(self.ruled.items()))
         lines.append(f"alerts ruled: {ruled or 'none'}")
+        for line in lines:
+            _say(line)
         return lines
 
 
 def run_tournament(venue: LocalVenue, name: str, *, seed: int, moves: int) -> int:
     director = TournamentDirector(venue, EVENTS[name], seed=seed, moves=moves)
-    for line in director.run():
-        print(line, flush=True)
+    director.run()
     return 0

@@ -34,7 +34,7 @@ from venue_station.web.web_server import StationWithWeb
 __all__ = ["EventRecord", "EventSize", "run_event"]
 
 NODES = {"node-a": ["1", "2"], "node-b": ["3", "4"], "node-c": [str(b) for b in range(5, 13)]}
-LATE_ROUND = 3  # the round whose start was announced 14m50s before the boards got it
+LATE_ROUND = 3  # the round whose start was announced 14m53s before the boards got it
 # Boards 1–3 of rounds 1–3 carry the stories; the rest of the event is played and entered.
 STORIES = {
     "meishan-2016": {
@@ -136,7 +136,7 @@ class _Event:
             await self.hall.card_shows(p.board, p.red, p.black)
         _t("cards")
         late = round_no == LATE_ROUND
-        await self.hall.start_round(minutes_ago=15 - 10 / 60 if late else None)
+        await self.hall.start_round(minutes_ago=15 - 7 / 60 if late else None)
         for p in plans:
             await self.players.running(p.board)
         _t("running")
@@ -240,7 +240,7 @@ class _Event:
             return all(g["status"] == "confirmed" for g in r["body"]["games"])
 
         try:
-            await wait_for(decided, f"round {round_no} decided", timeout=5.0)
+            await wait_for(decided, f"round {round_no} decided", timeout=3.0)
         except AssertionError as exc:
             self.record.problems.append(str(exc))
             for g in self.record.station_games[round_no]:
