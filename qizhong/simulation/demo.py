@@ -34,7 +34,9 @@ def player_names(count: int, rng: random.Random) -> list[str]:
     names: set[str] = set()
     while len(names) < count:
         names.add(rng.choice(SURNAMES) + "".join(rng.sample(GIVEN, rng.choice((1, 2)))))
-    return sorted(names, key=lambda _: rng.random())
+    listed = sorted(names)  # not the set's order: it changes with PYTHONHASHSEED
+    rng.shuffle(listed)
+    return listed
 
 
 class ArbiterClient:

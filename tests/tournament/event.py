@@ -40,7 +40,8 @@ STORIES = {
     "meishan-2016": {
         1: ("flag_confirmed", "flag_dismissed", "draw"),
         2: ("pause_confirmed", "pause_dismissed", "switched_off"),
-        3: ("late", "no_show"),
+        3: ("late", "no_show", "late_alert"),
+        4: ("switched_off_alert",),
     },
     "wulong-2015": {
         1: ("flag_confirmed", "flag_dismissed", "draw"),
@@ -94,6 +95,19 @@ def _t(what: str) -> None:
 
 def _winner(rng: random.Random) -> str:
     return rng.choices(["red", "black", "draw"], weights=(4, 3, 3))[0]
+
+
+class _OnGame:
+    """The hall, ruling only the alerts of one game (a board's older alerts are another's)."""
+
+    def __init__(self, hall: ArbiterHall, game: str) -> None:
+        self.hall, self.game = hall, game
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.hall, name)
+
+    async def rule(self, board: str, kinds: tuple[str, ...], action: str, **kw: Any) -> str:
+        return await self.hall.rule(board, kinds, action, game=self.game, **kw)
 
 
 class _Event:
@@ -167,7 +181,7 @@ class _Event:
             snap = players.board(board).snapshot()
             left_s = (snap.red_ms - (time.time_ns() // 1_000_000 - snap.ts)) // 1000
             await self.hall.adjust(board, "red", -(left_s - 5))
-        elif p.kind == "late":
+        elif p.kind in ("late", "late_alert"):
             await players.press(board, Side.RED)  # red is there; black never comes
         elif p.kind == "no_show":
             pass
@@ -175,7 +189,8 @@ class _Event:
             await players.play(board, 1)  # both are seated and move before the 15 minutes
 
     async def story(self, p: Plan) -> None:
-        hall, players, board = self.hall, self.players, p.board
+        players, board = self.players, p.board
+        hall = _OnGame(self.hall, f"r{p.round}-b{board}")
         if p.kind == "flag_confirmed":
             await hall.rule(board, ("flag",), "confirm")
         elif p.kind == "flag_dismissed":
@@ -213,15 +228,18 @@ class _Event:
                 await wait_for(decided, f"{game} decided by the third foul", timeout=2.0)
             except AssertionError:
                 await hall.rule(board, ("forfeit_pending",), "confirm", side="red", timeout=5.0)
-        elif p.kind == "switched_off":
+        elif p.kind in ("switched_off", "switched_off_alert"):
             await players.press(board, Side.RED)  # black on move switches the clock off
             face = players.faces[board]
             face.power_off()
             await asyncio.sleep(0.5)
             face.power_on()
-            await hall.rule(board, ("forfeit_pending", "shutdown"), "confirm", side="black")
-        elif p.kind == "late":
-            await hall.rule(board, ("forfeit_pending", "late"), "confirm", side="black")
+            # the arbiter confirms the proposed loss, or (_alert) the 擅自关闭棋钟 alert itself
+            kinds = ("shutdown",) if p.kind == "switched_off_alert" else ("forfeit_pending",)
+            await hall.rule(board, (*kinds, "shutdown"), "confirm", side="black")
+        elif p.kind in ("late", "late_alert"):
+            kinds = ("late",) if p.kind == "late_alert" else ("forfeit_pending",)
+            await hall.rule(board, (*kinds, "late"), "confirm", side="black")
         elif p.kind == "no_show":
             await hall.rule(board, ("forfeit_pending", "late"), "confirm", side="red")
             with contextlib.suppress(AssertionError):  # one alert for both is as good

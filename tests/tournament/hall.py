@@ -153,7 +153,7 @@ class ArbiterHall:
 
     async def rule(
         self, board: str, kinds: tuple[str, ...], action: str, *, side: str | None = None,
-        timeout: float = 15.0,
+        game: str | None = None, timeout: float = 15.0,
     ) -> str:  # fmt: skip
         """Click ``action`` on the open alert of ``board`` that carries the decision: the first
         of ``kinds`` shown (and of ``side``, when given). Returns the kind ruled."""
@@ -161,7 +161,7 @@ class ArbiterHall:
         deadline = time.monotonic() + timeout
         settled_at: float | None = None
         while True:
-            found = [(kind, await self._open_rows(board, kind, action, side)) for kind in kinds]
+            found = [(k, await self._open_rows(board, k, action, side, game)) for k in kinds]
             if any(rows is not None for _, rows in found) and settled_at is None:
                 # one act raises its alerts together (迟到 and 判负待裁定): let them all arrive
                 settled_at = time.monotonic() + 0.5
@@ -184,9 +184,13 @@ class ArbiterHall:
                 raise AssertionError(f"board {board}: no open {kinds} alert; shown: {shown}")
             await asyncio.sleep(0.05)
 
-    async def _open_rows(self, board: str, kind: str, action: str, side: str | None) -> Any:
+    async def _open_rows(
+        self, board: str, kind: str, action: str, side: str | None, game: str | None
+    ) -> Any:
         pg = self.arbiter
         sel = f'#alerts li[data-board="{board}"][data-kind="{kind}"]'
+        if game is not None:
+            sel += f'[data-game="{game}"]'
         rows = pg.locator(sel).filter(has=pg.locator(f'button[data-action="{action}"]'))
         if side is not None:
             # the row names the side in the page's words

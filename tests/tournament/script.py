@@ -27,6 +27,8 @@ KINDS = (
     "pause_dismissed",  # black pauses (justified): dismissed, play on, result
     "switched_off",  # the side on move switches the clock off: 确认 → it loses at once
     "late",  # black never comes (15 minutes after the round's start): 确认 → black loses
+    "late_alert",  # the same, ruled by 确认 on the 迟到 alert itself (not its 判负待裁定)
+    "switched_off_alert",  # as switched_off, ruled by 确认 on the 擅自关闭棋钟 alert itself
     "no_show",  # neither comes: both late, both confirmed: 0:0
     "three_fouls",  # Wulong: red pauses three times, each foul confirmed → red loses
 )
@@ -48,7 +50,9 @@ class Plan:
             "flag_confirmed": "black",  # red (on move) flags
             "flag_dismissed": "draw",
             "switched_off": "red",  # black was on move and switched it off
+            "switched_off_alert": "red",
             "late": "red",
+            "late_alert": "red",
             "no_show": "double",
             "three_fouls": "black",
             "draw": "draw",
@@ -68,7 +72,9 @@ def player_names(count: int, seed: int) -> list[str]:
     names: set[str] = set()
     while len(names) < count:
         names.add(rng.choice(SURNAMES) + "".join(rng.sample(GIVEN, 2)))
-    return sorted(names, key=lambda _: rng.random())
+    listed = sorted(names)  # not the set's order: it changes with PYTHONHASHSEED
+    rng.shuffle(listed)
+    return listed
 
 
 def players_trf(event: str, names: list[str]) -> str:

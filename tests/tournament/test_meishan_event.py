@@ -21,6 +21,8 @@ pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_
 
 FLAG_DECIDES = "issue 25: confirming a flag alert decides nothing (the loss stays pending)"
 STANDINGS_MISS_FLAG = f"{FLAG_DECIDES}: the standings miss that game"
+LATE_ALERT = "issue 25: confirming the 迟到 (late) alert decides nothing; only 判负待裁定 does"
+OFF_ALERT = "issue 25: confirming the 擅自关闭棋钟 alert decides nothing; only 判负待裁定 does"
 KO_NOT_ON_PAGE = "issue 25: the final standings page does not put the knockout's places 1–4 first"
 
 STORIES = [
@@ -32,6 +34,8 @@ STORIES = [
     "switched_off",
     "late",
     "no_show",
+    pytest.param("late_alert", marks=pytest.mark.xfail(strict=True, reason=LATE_ALERT)),
+    pytest.param("switched_off_alert", marks=pytest.mark.xfail(strict=True, reason=OFF_ALERT)),
 ]
 
 
@@ -57,6 +61,8 @@ async def test_each_alert_was_ruled_by_its_own_button(meishan: EventRecord) -> N
     assert ruled[(2, "1")] == ("foul_pending", "confirm")
     assert ruled[(2, "2")] == ("foul_pending", "dismiss")
     assert ruled[(2, "3")][1] == ruled[(3, "1")][1] == ruled[(3, "2")][1] == "confirm"
+    assert ruled[(3, "3")] == ("late", "confirm")
+    assert ruled[(4, "1")] == ("shutdown", "confirm")
     # the double no-show: one confirmation per absent player (or one for both)
     assert len([r for r in meishan.ruled if r[:2] == (3, "2")]) in (1, 2)
 
@@ -74,6 +80,7 @@ async def test_standings_after_round_7_follow_the_seed(meishan: EventRecord) -> 
     assert [int(r["rank"]) for r in page] == [r.rank for r in mine]
 
 
+@pytest.mark.xfail(strict=True, reason=STANDINGS_MISS_FLAG)
 async def test_the_knockout_takes_the_top_four_after_round_7(meishan: EventRecord) -> None:
     mine = rank(meishan.seed, meishan.games, meishan.players, last=7)
     assert meishan.ko_top == [r.player for r in mine[:4]]
