@@ -1,7 +1,7 @@
 """``--tournament-long``: the whole-event acceptance tests (tests/tournament/) at full size.
 
 The short form (``make test``): 16 players, two presses a side per game. The long form: 24
-players and twelve presses a side (``tournament_long`` marker documents the option).
+players and twelve presses a side (tests/tournament/conftest.py reads the option).
 """
 
 from __future__ import annotations

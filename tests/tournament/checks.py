@@ -40,3 +40,23 @@ def page_row(row: dict[str, str]) -> tuple[str, int, int, int, int, int]:
 
 def table(rows: list[Row]) -> list[tuple[str, int, int, int, int, int]]:
     return [(r.player, r.points, r.progressive, r.wins, r.fouls, r.black_games) for r in rows]
+
+
+def games_shown(station_games: dict[int, list[dict[str, Any]]], last: int) -> list[Game]:
+    """The Swiss games as the station decided them (undecided ones left out), rounds 1..last."""
+    games = []
+    for round_no, rows in station_games.items():
+        for g in rows:
+            result, red_fouls, black_fouls = station_outcome(g)
+            if round_no <= last and result is not None:
+                games.append(
+                    Game(
+                        round=round_no,
+                        red=g["red"],
+                        black=g["black"],
+                        result=result,
+                        red_fouls=red_fouls,
+                        black_fouls=black_fouls,
+                    )
+                )
+    return games

@@ -8,7 +8,7 @@ pauses the clock three times, each foul confirmed: the third loses the game.
 from __future__ import annotations
 
 import pytest
-from tournament.checks import expected_outcome, page_row, station_outcome, table
+from tournament.checks import expected_outcome, games_shown, page_row, station_outcome, table
 from tournament.event import EventRecord
 from tournament.seed_rules import rank
 
@@ -68,3 +68,9 @@ async def test_final_standings_follow_the_seed(wulong: EventRecord) -> None:
     page = wulong.standings["final"]
     assert [page_row(r) for r in page] == table(mine)
     assert [int(r["rank"]) for r in page] == [r.rank for r in mine]
+
+
+async def test_final_standings_follow_the_seed_over_the_games_shown(wulong: EventRecord) -> None:
+    """The page ranks the games the station decided by the seed's order (whatever it missed)."""
+    mine = rank(wulong.seed, games_shown(wulong.station_games, 9), wulong.players, last=9)
+    assert [page_row(r) for r in wulong.standings["final"]] == table(mine)
