@@ -34,7 +34,9 @@ def player_names(count: int, rng: random.Random) -> list[str]:
     names: set[str] = set()
     while len(names) < count:
         names.add(rng.choice(SURNAMES) + "".join(rng.sample(GIVEN, rng.choice((1, 2)))))
-    return sorted(names, key=lambda _: rng.random())
+    listed = sorted(names)  # not the set's order: it changes with PYTHONHASHSEED
+    rng.shuffle(listed)
+    return listed
 
 
 class ArbiterClient:
@@ -137,18 +139,55 @@ class Director:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--boards", type=int, default=40, help="simulated boards (default 40)")
+    parser.add_argument(
+        "--boards", type=int, default=None, help="simulated boards (default 40; --tournament 8)"
+    )
     parser.add_argument("--speed", type=float, default=10.0, help="players think X times faster")
     parser.add_argument("--duration", type=float, default=None, help="stop after S seconds")
     parser.add_argument("--info", type=Path, default=None, help="write URLs and accounts as JSON")
     parser.add_argument("--dir", type=Path, default=None, help="working folder (default: /tmp)")
     parser.add_argument("--seed", type=int, default=2016)
     parser.add_argument("--quiet", action="store_true", help="no live summary line")
+    parser.add_argument(
+        "--tournament",
+        choices=("meishan", "wulong"),
+        default=None,
+        help="play a whole event (every round; Meishan's knockout) and print the prize list",
+    )
+    parser.add_argument(
+        "--moves", type=int, default=8, help="--tournament: full moves before a result is entered"
+    )
+
+
+# The demo's clocks run in real time; only the players think faster. A player in time trouble
+# must use the whole main time (30 min, 35 in Wulong) within the moves of his game, whatever
+# the speed: his mean thinking, in simulated seconds, is scaled so that the flag falls about
+# half-way through the game (Fischer 5 s a move included).
+MAIN_S = 35 * 60
+INCREMENT_S = 5.0
+
+
+def time_trouble_mean_s(moves: int, speed: float) -> float:
+    """The mean simulated thinking per move that runs a player out of time by move moves/2."""
+    return speed * (INCREMENT_S + MAIN_S / max(moves / 2, 1))
+
+
+def tune_time_trouble(venue: LocalVenue) -> list[str]:
+    """The venue's slow players (mean above 60 s) get thinking that really flags at its speed."""
+    slow = []
+    for board, plan in venue.plans.items():
+        if plan.mean_move_s >= 60:
+            plan.mean_move_s = time_trouble_mean_s(plan.moves, venue.speed)
+            slow.append(board)
+    return slow
 
 
 def run(args: argparse.Namespace) -> int:
     work = args.dir or Path(tempfile.mkdtemp(prefix="qizhong-demo-"))
-    venue = LocalVenue(work, boards=args.boards, speed=args.speed, seed=args.seed)
+    if args.tournament:
+        return _run_tournament(args, work)
+    venue = LocalVenue(work, boards=args.boards or 40, speed=args.speed, seed=args.seed)
+    tune_time_trouble(venue)
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
@@ -196,3 +235,28 @@ def run(args: argparse.Namespace) -> int:
     print("\nstopping…", flush=True)
     venue.stop()
     return 0
+
+
+def _run_tournament(args: argparse.Namespace, work: Path) -> int:
+    from qizhong.simulation.tournament_demo import EVENTS, run_tournament
+
+    event = EVENTS[args.tournament]
+    venue = LocalVenue(
+        work, boards=args.boards or 8, speed=args.speed, seed=args.seed, regulation=event.regulation
+    )
+    for i, plan in enumerate(venue.plans.values()):
+        plan.mean_move_s = min(plan.mean_move_s, 25.0)  # the games end by results entered
+        if i % 3 == 1:
+            plan.pause_probability = 0.05  # now and then a pause: a foul for the arbiter
+    try:
+        venue.start()
+        print(f"棋钟 qizhong demo --tournament {args.tournament}: {2 * venue.boards} players, "
+              f"{venue.boards} boards, arbiter {venue.url}/arbiter", flush=True)  # fmt: skip
+        return run_tournament(venue, args.tournament, seed=args.seed, moves=args.moves)
+    except VenueError as exc:
+        print(f"qizhong demo: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        venue.stop()

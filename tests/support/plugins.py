@@ -9,4 +9,5 @@ pytest_plugins: list[str] = [
     "support.chaos",
     "support.netns",
     "support.nats",
+    "support.tournament",
 ]
