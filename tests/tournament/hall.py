@@ -88,9 +88,17 @@ class ArbiterHall:
             "#file", files=[{"name": name, "mimeType": "text/plain", "buffer": text.encode()}]
         )
         await pg.click("#upload")
-        await pg.wait_for_function(
-            "document.getElementById('result').textContent !== ''", timeout=30_000
+        # The page first shows what the file would change (a dry run) with 确认导入, or its
+        # refusal; the chief then confirms. "正在导入…" (working) is neither.
+        settled = (
+            "(before) => { const t = document.getElementById('result').textContent;"
+            " return t !== '' && t !== before && !['正在导入…', 'Importing…'].includes(t); }"
         )
+        await pg.wait_for_function(settled, arg="", timeout=30_000)
+        if not await pg.evaluate("document.getElementById('apply').hidden"):
+            preview = str(await pg.text_content("#result"))
+            await pg.evaluate("document.getElementById('apply').click()")
+            await pg.wait_for_function(settled, arg=preview, timeout=30_000)
         return str(await pg.text_content("#result"))
 
     # -- the arbiter page --------------------------------------------------------------------

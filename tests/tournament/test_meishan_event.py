@@ -19,14 +19,10 @@ from tournament.seed_rules import knockout_places, rank
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
-FLAG_DECIDES = "issue 25: confirming a flag alert decides nothing (the loss stays pending)"
-STANDINGS_MISS_FLAG = f"{FLAG_DECIDES}: the standings miss that game"
-LATE_ALERT = "issue 25: confirming the 迟到 (late) alert decides nothing; only 判负待裁定 does"
-OFF_ALERT = "issue 25: confirming the 擅自关闭棋钟 alert decides nothing; only 判负待裁定 does"
 KO_NOT_ON_PAGE = "issue 25: the final standings page does not put the knockout's places 1–4 first"
 
 STORIES = [
-    pytest.param("flag_confirmed", marks=pytest.mark.xfail(strict=True, reason=FLAG_DECIDES)),
+    pytest.param("flag_confirmed"),
     "flag_dismissed",
     "draw",
     "pause_confirmed",
@@ -34,8 +30,8 @@ STORIES = [
     "switched_off",
     "late",
     "no_show",
-    pytest.param("late_alert", marks=pytest.mark.xfail(strict=True, reason=LATE_ALERT)),
-    pytest.param("switched_off_alert", marks=pytest.mark.xfail(strict=True, reason=OFF_ALERT)),
+    pytest.param("late_alert"),
+    pytest.param("switched_off_alert"),
 ]
 
 
@@ -67,12 +63,10 @@ async def test_each_alert_was_ruled_by_its_own_button(meishan: EventRecord) -> N
     assert len([r for r in meishan.ruled if r[:2] == (3, "2")]) in (1, 2)
 
 
-@pytest.mark.xfail(strict=True, reason=FLAG_DECIDES)
 async def test_every_round_was_decided_on_the_boards(meishan: EventRecord) -> None:
     assert meishan.problems == []
 
 
-@pytest.mark.xfail(strict=True, reason=STANDINGS_MISS_FLAG)
 async def test_standings_after_round_7_follow_the_seed(meishan: EventRecord) -> None:
     mine = rank(meishan.seed, meishan.games, meishan.players, last=7)
     page = meishan.standings["7"]
@@ -88,7 +82,6 @@ async def test_standings_after_round_7_follow_the_seed_over_the_games_shown(
     assert [page_row(r) for r in meishan.standings["7"]] == table(mine)
 
 
-@pytest.mark.xfail(strict=True, reason=STANDINGS_MISS_FLAG)
 async def test_the_knockout_takes_the_top_four_after_round_7(meishan: EventRecord) -> None:
     mine = rank(meishan.seed, meishan.games, meishan.players, last=7)
     assert meishan.ko_top == [r.player for r in mine[:4]]
@@ -119,7 +112,6 @@ async def test_final_standings_page_opens_with_the_knockout_places(meishan: Even
     assert [r["rank"] for r in page[:4]] == ["1", "2", "3", "4"]
 
 
-@pytest.mark.xfail(strict=True, reason=STANDINGS_MISS_FLAG)
 async def test_final_standings_from_5th_follow_the_seed(meishan: EventRecord) -> None:
     """Places 5.. : the other twelve by their nine rounds, the seed's order."""
     rest = [p for p in meishan.players if p not in meishan.ko_top]

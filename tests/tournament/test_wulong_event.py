@@ -14,11 +14,9 @@ from tournament.seed_rules import rank
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
-FLAG_DECIDES = "issue 25: confirming a flag alert decides nothing (the loss stays pending)"
-STANDINGS_MISS_FLAG = f"{FLAG_DECIDES}: the standings miss that game"
 
 STORIES = [
-    pytest.param("flag_confirmed", marks=pytest.mark.xfail(strict=True, reason=FLAG_DECIDES)),
+    pytest.param("flag_confirmed"),
     "flag_dismissed",
     "draw",
     "three_fouls",
@@ -57,12 +55,10 @@ async def test_no_knockout(wulong: EventRecord) -> None:
     assert wulong.ko_view == {} and "7" not in wulong.standings
 
 
-@pytest.mark.xfail(strict=True, reason=FLAG_DECIDES)
 async def test_every_round_was_decided_on_the_boards(wulong: EventRecord) -> None:
     assert wulong.problems == []
 
 
-@pytest.mark.xfail(strict=True, reason=STANDINGS_MISS_FLAG)
 async def test_final_standings_follow_the_seed(wulong: EventRecord) -> None:
     mine = rank(wulong.seed, wulong.games, wulong.players, last=9)
     page = wulong.standings["final"]
