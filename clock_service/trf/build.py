@@ -183,6 +183,13 @@ def _index(
     for g in games:
         if g.round > after:
             continue
+        if g.result is None and g.round < after:
+            # A blank result marks the round being paired/played: one before the last round
+            # written would make the file read as that round's (its later rounds not played).
+            raise TrfError(
+                f"round {g.round}: game {g.white}-{g.black} has no result, so the TRF can be "
+                f"written after round {g.round} at most, not {after}"
+            )
         for who in (g.white, g.black):
             if who not in ids:
                 raise TrfError(f"game round {g.round} {g.white}-{g.black}: no player {who}")
@@ -267,6 +274,15 @@ def build_trf(
     records.extend(RawRecord(r) for r in RULERS)
     nxt = after_round + 1
     ahead = dict(next_round_byes or {}) if nxt <= header.rounds else {}
+    playing = sorted({(g.white, g.black) for g in by_game.values() if g.result is None})
+    scoring = sorted(who for who, kind in ahead.items() if kind in "FH")
+    if scoring and playing:
+        # The file is then round after_round's, being played: a next round's H/F would be
+        # counted in Points beyond the rounds it says were played (a Z scores nothing).
+        raise TrfError(
+            f"round {after_round} is still being played ({len(playing)} game(s) without a "
+            f"result): the next round's H/F byes (players {scoring}) wait until it is done"
+        )
     for who, kind in ahead.items():
         if who not in ids or kind not in BYE_KINDS:
             raise TrfError(f"next round's bye: {who} {kind!r} is not a player and F, H or Z")

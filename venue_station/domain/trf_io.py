@@ -348,6 +348,11 @@ async def export_trf(
         decided = [g.round for g in records if g.result is not None]
         decided += [int(b["round"]) for b in state.byes if b["kind"] != "Z"]
         after_round = min(max(decided, default=0), rounds)
+        # A game without a result (still being played, pending, or of a round paired or
+        # replaced after later rounds were played) ends the file at its round: a TRF marks
+        # only its last round's games as not played yet, so later results wait for it.
+        undecided = [g.round for g in records if g.result is None]
+        after_round = min([after_round, *undecided])
     games = []
     for g in records:
         result = None if g.result is None else _WINNER[g.result]
@@ -360,8 +365,12 @@ async def export_trf(
         for row in await station.standings(after_round=after_round):
             ranks[rank_of[row.player]] = row.rank
     nxt = after_round + 1
+    # While a round is being played its file is that round's: the next round's H/F (which
+    # count in Points) wait until it is done (build_trf refuses them); a Z scores nothing.
+    playing = any(g.round == after_round and g.result is None for g in records)
+    kinds = "Z" if playing else "FHZ"
     next_byes = {int(b["player"]): str(b["kind"]) for b in state.byes if b["round"] == nxt}
-    next_byes = {p: k for p, k in next_byes.items() if k in "FHZ"}
+    next_byes = {p: k for p, k in next_byes.items() if k in kinds}
     for who in (rank_of[p] for p in state.withdrawn if p in rank_of):
         next_byes[who] = "Z"  # withdrawn (退赛): absent from the next round on
     for who in absent_next:
