@@ -1,0 +1,31 @@
+"""The rules of xiangqi for game records (录谱): positions, legal moves, notation, PGN.
+
+Pure like the rest of clock_service. ``board`` holds the position, FEN and the legal moves
+(checked against published perft counts); ``notation`` writes and reads Chinese, WXF and ICCS;
+``record`` is a start FEN plus legal moves; ``pgn`` the xiangqi PGN file. See docs/records.md.
+"""
+
+from clock_service.xiangqi.board import START_FEN, FenError, IllegalMove, Move, Position, perft
+from clock_service.xiangqi.notation import NotationError, chinese, parse_move, wxf
+from clock_service.xiangqi.pgn import PgnError, PgnGame, format_clock, read_pgn, write_pgn
+from clock_service.xiangqi.record import PlyClock, Record
+
+__all__ = [
+    "START_FEN",
+    "FenError",
+    "IllegalMove",
+    "Move",
+    "NotationError",
+    "PgnError",
+    "PgnGame",
+    "PlyClock",
+    "Position",
+    "Record",
+    "chinese",
+    "format_clock",
+    "parse_move",
+    "perft",
+    "read_pgn",
+    "wxf",
+    "write_pgn",
+]
