@@ -26,6 +26,6 @@ __all__ = [
     "parse_move",
     "perft",
     "read_pgn",
-    "wxf",
     "write_pgn",
+    "wxf",
 ]

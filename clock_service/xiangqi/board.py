@@ -152,11 +152,17 @@ def _pseudo_moves(board: Board, red: bool) -> Iterator[tuple[int, int]]:
             for dfile, drank in _DIAGONAL:
                 f, r = file + 2 * dfile, rank + 2 * drank
                 own_half = r <= 4 if red else r >= 5
-                if _on_board(f, r) and own_half and board[(rank + drank) * 9 + file + dfile] is None:
+                if (
+                    _on_board(f, r)
+                    and own_half
+                    and board[(rank + drank) * 9 + file + dfile] is None
+                ):
                     targets.append((f, r))
         elif kind == "a":
             targets = [
-                (file + df, rank + dr) for df, dr in _DIAGONAL if _in_palace(file + df, rank + dr, red)
+                (file + df, rank + dr)
+                for df, dr in _DIAGONAL
+                if _in_palace(file + df, rank + dr, red)
             ]
         elif kind == "k":
             targets = [
@@ -262,10 +268,12 @@ class Position:
                 raise FenError(f"{side} must have exactly one general, not {count}")
             square = self.squares.index(piece)
             if not _in_palace(square % 9, square // 9, piece == "K"):
-                raise FenError(f"the {piece} general stands outside its palace on {square_name(square)}")
-        for square, piece in enumerate(self.squares):
-            if piece is not None and (len(piece) != 1 or piece.lower() not in "kabnrcp"):
-                raise FenError(f"not a piece {piece!r} on {square_name(square)}")
+                raise FenError(
+                    f"the {piece} general stands outside its palace on {square_name(square)}"
+                )
+        for square, occupant in enumerate(self.squares):
+            if occupant is not None and (len(occupant) != 1 or occupant.lower() not in "kabnrcp"):
+                raise FenError(f"not a piece {occupant!r} on {square_name(square)}")
         if self.halfmove_clock < 0 or self.fullmove < 1:
             raise FenError("FEN move counters must be halfmove >= 0 and fullmove >= 1")
 

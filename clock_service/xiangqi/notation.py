@@ -26,8 +26,8 @@ _NAMES = {
 _WXF_LETTERS = {"k": "K", "a": "A", "b": "E", "n": "H", "r": "R", "c": "C", "p": "P"}
 _CHINESE_DIRECTION = {"+": "进", "-": "退", ".": "平"}
 _PAWN_ORDINALS = "一二三四五"
-# One spelling per glyph, so that 車/俥, 馬/傌, 砲/包, 將/帥, 進, 後 and the other side's piece names
-# (士/仕, 象/相, 将/帅, 卒/兵) all read alike; the side to move decides whose piece it is.
+# One spelling per glyph, so that 車/俥, 馬/傌, 砲/包, 將/帥, 進, 後 and the other side's piece
+# names (士/仕, 象/相, 将/帅, 卒/兵) all read alike; the side to move decides whose piece it is.
 _FOLD = str.maketrans(
     {
         "車": "车", "俥": "车", "馬": "马", "傌": "马", "砲": "炮", "包": "炮",
@@ -73,9 +73,7 @@ class _Parts:
         self.direction = "." if forward == 0 else ("+" if forward > 0 else "-")
         self.file = _file_number(file, self.red)
         self.last = (
-            _file_number(to_file, self.red)
-            if self.kind in "nab" or forward == 0
-            else abs(forward)
+            _file_number(to_file, self.red) if self.kind in "nab" or forward == 0 else abs(forward)
         )
         # The same pieces on this file, the front one (nearest the opponent) first.
         ranks = [r for r in range(10) if position.squares[r * 9 + file] == piece]
@@ -184,6 +182,36 @@ def _spellings(position: Position, move: Move) -> set[str]:
     return spellings
 
 
+def _tables(position: Position) -> tuple[dict[str, set[Move]], dict[str, set[Move]]]:
+    """Folded spelling → moves: the canonical (written) forms, and every accepted form."""
+    canonical: dict[str, set[Move]] = {}
+    lenient: dict[str, set[Move]] = {}
+    for move in position.legal_moves():
+        for spelling in (chinese(position, move), wxf(position, move)):
+            canonical.setdefault(_fold(spelling), set()).add(move)
+        for spelling in _spellings(position, move):
+            lenient.setdefault(spelling, set()).add(move)
+    return canonical, lenient
+
+
+def _check_numerals(text: str, stripped: str, side: str) -> None:
+    """Red writes 一..九, black １..９: the other side's numerals mean the other side's move.
+
+    Folding them together would read black's 马８进７ typed on red's turn as red's 马八进七.
+    ASCII digits belong to both; black's pawn ordinals 一..五 open the move (一卒平５).
+    """
+    if side == "red" and any(c in _BLACK_NUMERALS for c in stripped):
+        raise NotationError(
+            f"{text!r} is written with black's numerals (１..９), a move for the other side;"
+            " it is red's move"
+        )
+    if side == "black" and any(c in _RED_NUMERALS for c in stripped[1:]):
+        raise NotationError(
+            f"{text!r} is written with red's numerals (一..九), a move for the other side;"
+            " it is black's move"
+        )
+
+
 def parse_move(position: Position, text: str) -> Move:
     """Read one move in Chinese, WXF or ICCS; raises ``NotationError`` saying why it is refused."""
     stripped = _SPACES.sub("", text)
@@ -194,21 +222,19 @@ def parse_move(position: Position, text: str) -> Move:
         if not position.is_legal(move):
             raise NotationError(f"{text!r} is not legal: {position.explain_illegal(move)}")
         return move
-    table: dict[str, set[Move]] = {}
-    legal = position.legal_moves()
-    for move in legal:
-        for spelling in _spellings(position, move):
-            table.setdefault(spelling, set()).add(move)
+    side = "red" if position.to_move is Side.RED else "black"
+    _check_numerals(text, stripped, side)
     folded = _fold(stripped)
-    while folded and folded not in table and folded[-1] in _ANNOTATION_TAIL:
-        folded = _fold(stripped := stripped[:-1])
-    matches = table.get(folded, set())
+    canonical, lenient = _tables(position)
+    while folded and folded[-1] in _ANNOTATION_TAIL and folded not in lenient:
+        folded = _fold(stripped := stripped[:-1])  # a check mark or !? after the move
+    # The written forms win over the lenient ones: P7.6 is the middle of three pawns on file 7.
+    matches = canonical.get(folded) or lenient.get(folded, set())
     if len(matches) == 1:
         return next(iter(matches))
     if matches:
         names = ", ".join(sorted(chinese(position, m) for m in matches))
         raise NotationError(f"{text!r} is ambiguous here: it could be {names}")
-    side = "red" if position.to_move is Side.RED else "black"
     other = Position(
         squares=position.squares, to_move=position.to_move.other, halfmove_clock=0, fullmove=1
     )

@@ -57,7 +57,7 @@ def write_pgn(
     result: str = "*",
     movetext: str = "iccs",
 ) -> str:
-    """One game as xiangqi PGN. ``movetext`` is ``"iccs"`` (Chinese in comments) or ``"chinese"``."""
+    """One game as xiangqi PGN; ``movetext`` ``"iccs"`` (Chinese in comments) or ``"chinese"``."""
     if result not in RESULTS:
         raise ValueError(f"result must be one of {', '.join(RESULTS)}, not {result!r}")
     if movetext not in ("iccs", "chinese"):

@@ -66,7 +66,9 @@ class Referee:
         self._position(fen, moves)
         self._send("go perft 1")
         lines = self._until("Nodes searched")
-        return {from_fsf(line.split(":")[0]) for line in lines if re.match(r"^[a-i]\d+[a-i]\d+:", line)}
+        return {
+            from_fsf(line.split(":")[0]) for line in lines if re.match(r"^[a-i]\d+[a-i]\d+:", line)
+        }
 
     def fen(self, fen: str, moves: list[str]) -> str:
         self._position(fen, moves)
