@@ -16,7 +16,16 @@ from collections.abc import Iterable
 from clock_service.profile_table import Table, enum_value
 from clock_service.side import Side
 
-__all__ = ["GRACES", "RecordState", "RecordingRule", "read_recording", "record_state"]
+__all__ = [
+    "GRACES",
+    "BoardGame",
+    "Duty",
+    "RecordState",
+    "RecordingRule",
+    "read_recording",
+    "record_state",
+    "recording_duties",
+]
 
 # When the grace ends: "next_round" = when the next round starts (the station knows when).
 GRACES = ("next_round",)
@@ -71,6 +80,62 @@ def record_state(
     if grace_ends is not None and recorded_at >= grace_ends:
         return RecordState.LATE
     return RecordState.RECORDED
+
+
+@dataclasses.dataclass(frozen=True)
+class BoardGame:
+    """What the duty of one board depends on: its number, both players' tags, the result."""
+
+    board: int
+    tags: tuple[str, ...]  # both players' tags
+    winner: Side | None  # None: a draw
+    played: bool = True  # False: decided without play (absence …): there are no moves to record
+    recorded_at: int | None = None  # when its record was completed (ms, the grace's clock)
+    consent: bool = False  # the chief allowed a later or no record
+
+
+@dataclasses.dataclass(frozen=True)
+class Duty:
+    """One board that must be recorded, who must record it and where the record stands."""
+
+    board: int
+    responsible: Side
+    state: RecordState
+    foul: str  # the profile's code, pending against ``responsible`` when ``state.foul_due``
+
+    @property
+    def foul_due(self) -> bool:
+        return self.state.foul_due
+
+
+def recording_duties(
+    rule: RecordingRule, games: Iterable[BoardGame], *, grace_ends: int | None, now: int
+) -> list[Duty]:
+    """The round's boards that must be recorded, in board order, with their states.
+
+    A game decided without play is left out (nothing to record). Consent counts only where the
+    regulation gives the chief that power (``chief_consent``); elsewhere the arbiter dismisses
+    the pending foul instead.
+    """
+    duties = []
+    for game in sorted(games, key=lambda g: g.board):
+        if not game.played or not rule.required(board=game.board, tags=game.tags):
+            continue
+        state = record_state(
+            recorded_at=game.recorded_at,
+            grace_ends=grace_ends,
+            now=now,
+            consent=game.consent and rule.chief_consent,
+        )
+        duties.append(
+            Duty(
+                board=game.board,
+                responsible=rule.responsible(winner=game.winner),
+                state=state,
+                foul=rule.foul,
+            )
+        )
+    return duties
 
 
 def read_recording(t: Table) -> RecordingRule:

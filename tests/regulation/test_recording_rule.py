@@ -9,6 +9,7 @@ foul (6) "未按照规定按时录谱的".
 
 from __future__ import annotations
 
+from dataclasses import replace
 from importlib.resources import files
 
 import pytest
@@ -16,6 +17,8 @@ import pytest
 from clock_service.recording import RecordingRule, RecordState, record_state
 from clock_service.regulation import Regulation, RegulationError
 from clock_service.side import Side
+
+RED, BLACK = Side.RED, Side.BLACK
 
 MEISHAN = Regulation.load("meishan-2016")
 WULONG = Regulation.load("wulong-2015")
@@ -103,3 +106,62 @@ def test_a_bad_recording_table_names_the_key(table: str, key: str, reason: str) 
     with pytest.raises(RegulationError) as error:
         Regulation.from_toml(profile_with(table), source="test.toml")
     assert key in str(error.value) and reason in str(error.value)
+
+
+def test_a_wulong_round_some_top_boards_recorded_some_not() -> None:
+    """Issue 29's acceptance, the pure core: the missing ones get the pending foul against the
+    winner (red on a draw) at the grace's end; a confirmed one counts in the standings."""
+    from clock_service.recording import BoardGame, recording_duties
+    from clock_service.standings import GameRecord, compute_standings
+
+    next_round_starts = 10_000
+    games = [
+        BoardGame(board=1, tags=(), winner=RED, recorded_at=5_000),  # recorded in time
+        BoardGame(board=2, tags=(), winner=BLACK),  # missing: black won, black records
+        BoardGame(board=3, tags=(), winner=None),  # missing: a draw, red records
+        BoardGame(board=4, tags=(), winner=RED, recorded_at=12_000),  # late
+        BoardGame(board=5, tags=(), winner=RED, played=False),  # a forfeit: nothing to record
+        *[BoardGame(board=b, tags=(), winner=RED, recorded_at=1) for b in range(6, 11)],
+        BoardGame(board=11, tags=(), winner=BLACK),  # not required
+        BoardGame(board=30, tags=("master",), winner=BLACK),  # a master's board: missing
+    ]
+    not_yet = [replace(g, recorded_at=None) if g.board == 4 else g for g in games]
+    before = recording_duties(rule(WULONG), not_yet, grace_ends=next_round_starts, now=9_999)
+    assert not any(d.foul_due for d in before)  # nothing pending before the grace ends
+    after = recording_duties(rule(WULONG), games, grace_ends=next_round_starts, now=10_000)
+    assert [d.board for d in after] == [1, 2, 3, 4, *range(6, 11), 30]
+    pending = [(d.board, d.responsible, d.state.value) for d in after if d.foul_due]
+    assert pending == [
+        (2, BLACK, "missing"),
+        (3, RED, "missing"),
+        (4, RED, "late"),
+        (30, BLACK, "missing"),
+    ]
+    # Wulong gives the chief no consent: it does not clear a duty (the arbiter dismisses it).
+    consented = [BoardGame(board=2, tags=(), winner=BLACK, consent=True)]
+    assert recording_duties(rule(WULONG), consented, grace_ends=1, now=2)[0].foul_due
+    # Meishan's chief may allow it: 须征得裁判长同意.
+    (allowed,) = recording_duties(rule(MEISHAN), consented, grace_ends=1, now=2)
+    assert allowed.state is RecordState.ALLOWED and not allowed.foul_due
+    # The arbiter confirms board 2's and board 3's fouls and dismisses the others: the
+    # standings count the confirmed ones against the responsible player.
+    players = {2: ("甲", "乙"), 3: ("丙", "丁")}
+    results = {2: "black", 3: "draw"}
+    confirmed = [d for d in after if d.board in (2, 3)]
+    records = [
+        GameRecord(
+            round=1,
+            red=players[d.board][0],
+            black=players[d.board][1],
+            result=results[d.board],
+            red_fouls=int(d.responsible is RED),
+            black_fouls=int(d.responsible is BLACK),
+        )
+        for d in confirmed
+    ]
+    fouls = {r.player: r.fouls for r in compute_standings(WULONG, records)}
+    assert fouls == {"乙": 1, "丙": 1, "甲": 0, "丁": 0}  # black won board 2; red drew board 3
+    # Meishan also takes 1 累进分 per confirmed foul (记犯规1次，并扣累进分1分).
+    progressive = {r.player: r.progressive for r in compute_standings(MEISHAN, records)}
+    plain = {r.player: r.progressive for r in compute_standings(WULONG, records)}
+    assert progressive["乙"] == plain["乙"] - 1 and progressive["甲"] == plain["甲"]
