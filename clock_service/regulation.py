@@ -22,6 +22,7 @@ from typing import Any, TypeVar
 from clock_service.handicap import Handicap, HandicapRule, handicap_for, read_handicap
 from clock_service.profile_table import RegulationError, Table, enum_value, toml_type
 from clock_service.reasons import Reason, read_reasons
+from clock_service.recording import RecordingRule, read_recording
 from clock_service.side import Side
 from clock_service.timecontrol import TimeControl
 
@@ -38,6 +39,7 @@ __all__ = [
     "MoveLimit",
     "Offence",
     "Reason",
+    "RecordingRule",
     "Regulation",
     "RegulationError",
     "Scoring",
@@ -193,6 +195,7 @@ class Regulation:
     knockout: Knockout | None
     handicap: HandicapRule | None = None  # 让先 between players by their tags (optional)
     result_reasons: tuple[Reason, ...] = ()  # the arbiter's result reasons (optional)
+    recording: RecordingRule | None = None  # 录谱: which boards, who, the foul (optional)
 
     def __repr__(self) -> str:
         return f"<Regulation {self.name} {self.time_control_text}>"
@@ -304,8 +307,11 @@ def _build(root: Table) -> Regulation:
         knockout=_plain(root, "knockout", _knockout) if root.has("knockout") else None,
         handicap=_plain(root, "handicap", read_handicap) if root.has("handicap") else None,
         result_reasons=_plain(root, "results", _results) if root.has("results") else (),
+        recording=_plain(root, "recording", read_recording) if root.has("recording") else None,
     )
     root.done()
+    if reg.recording is not None and reg.recording.foul not in reg.fouls.reasons:
+        raise root.error("recording.foul", f"{reg.recording.foul!r} is not one of fouls.reasons")
     if reg.knockout is not None and reg.knockout.after_round >= reg.tournament.rounds:
         raise root.error("knockout.after_round", "must be before the last round")
     return _counted(root, reg)

@@ -59,6 +59,8 @@ PARTS = (
     Part(package="iproute2", present=("ip", "/usr/sbin/ip", "/sbin/ip")),
     Part(package="iptables", present=("iptables", "/usr/sbin/iptables")),
     Part(package="systemd", present=("systemd-analyze",)),
+    # the xiangqi tests' independent referee (a separate process; GPL-3, never linked)
+    Part(package="fairy-stockfish", present=("/usr/games/fairy-stockfish",)),
 )
 
 
