@@ -1,4 +1,5 @@
-"""The independent referee for the xiangqi tests: Debian's fairy-stockfish (a missing part: make test installs it)."""
+"""The independent referee for the xiangqi tests: Debian's fairy-stockfish (a missing part:
+make test installs it)."""
 
 from __future__ import annotations
 
