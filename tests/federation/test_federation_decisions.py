@@ -21,7 +21,7 @@ from support.nats import HUB_USER, NatsCentre, small_plan
 from support.station import envelope, station_config
 
 from broker_config import MosquittoProcess, Roster
-from federation_hub.consumer import Hub
+from federation_hub.consumer import HubConsumer
 from federation_hub.standings import VenueProfiles, venue_standings
 from federation_hub.store import HubStore
 from wire_contract.messages import Command
@@ -73,7 +73,7 @@ async def test_a_forged_decision_never_reaches_the_hubs_standings(
 ) -> None:
     centre = NatsCentre.start(nodes=1, venues={"va": ("venue-va", "pw-va")})
     store = await HubStore.open(hub_db)
-    hub = Hub(
+    hub = HubConsumer(
         servers=centre.urls,
         user=HUB_USER[0],
         password=HUB_USER[1],
