@@ -6,9 +6,10 @@ bbpPairings: ``--dutch input.trf -p output.txt``), which refuses any file bbpPai
 would refuse. Each round the chief asks for a proposal, reviews it, approves it; the boards
 play it (wins, draws, a flag, forfeits, a double forfeit); the export after the round must be
 read by every engine (``clock_service.trf.engines``) and agree with the standings. Byes and
-absences go through the station's kept byes (until the page asks for them: issue 25): a
-half-point bye, a full-point bye, a zero-point bye (a known absence) and a player withdrawn
-after round 5 (absent, ``Z``, in every round left). 21 players: a pairing-allocated bye in
+absences are given as a chief gives them, through ``POST /api/tournament/bye`` before the round
+is paired: a half-point bye, a full-point bye, a zero-point bye (a known absence); and a player
+is withdrawn (``POST /api/tournament/withdraw``) after round 5: the engine pairs them no more and
+the export has them absent (``Z``) in every round left. 21 players: a pairing-allocated bye in
 every round where an odd number is present."""
 
 from __future__ import annotations
@@ -28,13 +29,13 @@ from clock_service.trf import engines
 from clock_service.trf.document import Trf
 from venue_station.auth import hash_password
 from venue_station.domain.station import Station
-from venue_station.domain.trf_state import load_state, save_state
 
 CHIEF, CHIEF_PASSWORD = "chief9", "总裁判-engine-9"
 ENGINE = Path(__file__).resolve().parents[1] / "support" / "trf_engine.py"
 PLAYERS = 21
 # round -> start rank -> a bye asked for before the round is paired
 REQUESTS = {2: {5: "H"}, 3: {6: "F"}, 4: {7: "Z"}}
+KIND = {"H": "half", "F": "full", "Z": "zero"}
 WITHDRAWN, WITHDRAWN_AFTER = 21, 5
 # round -> board -> outcome: each kind of result at least once, whatever the dice say
 FIXED = {1: {1: "forfeit"}, 2: {2: "double_forfeit"}, 3: {1: "flag"}, 6: {3: "double_forfeit"}}
@@ -70,13 +71,6 @@ async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
     return started
 
 
-async def ask_byes(station: Station, round_no: int, byes: dict[int, str]) -> None:
-    store = station.require_store()
-    state = await load_state(store)
-    state.byes += [{"round": round_no, "player": p, "kind": k} for p, k in byes.items()]
-    await save_state(store, state)
-
-
 @pytest.mark.slow
 async def test_nine_rounds_paired_by_the_engine(station: Station) -> None:
     rng = random.Random(26)
@@ -98,10 +92,20 @@ async def test_nine_rounds_paired_by_the_engine(station: Station) -> None:
 
         for round_no in range(1, 10):
             asked = dict(REQUESTS.get(round_no, {}))
+            for who, code in asked.items():
+                body = {"round": round_no, "player": key_of[who], "kind": KIND[code]}
+                r = await client.post("/api/tournament/bye", json=body, headers=chief)
+                assert r.status_code == 200, r.text
+                assert r.json()["kind"] == KIND[code]
+            if round_no == WITHDRAWN_AFTER + 1:
+                body = {"player": key_of[WITHDRAWN]}
+                r = await client.post("/api/tournament/withdraw", json=body, headers=chief)
+                assert r.status_code == 200, r.text
+                assert r.json()["withdrawn"] is True
+                entrants = (await client.get("/api/trf/entrants")).json()["entrants"]
+                assert [e["start_rank"] for e in entrants if e["withdrawn"]] == [WITHDRAWN]
             if round_no > WITHDRAWN_AFTER:
                 asked[WITHDRAWN] = "Z"
-            if asked:
-                await ask_byes(station, round_no, asked)
             r = await client.post("/api/pairing/propose", headers=chief)
             assert r.status_code == 200, r.text
             proposal = r.json()
@@ -145,6 +149,8 @@ async def test_nine_rounds_paired_by_the_engine(station: Station) -> None:
                 assert trf.computed_points(p, upto=round_no) == Decimal(row["points"]), row
             for who, kind in asked.items():
                 assert trf.player(who).rounds[round_no - 1].code == kind
+            gone = [key_of[WITHDRAWN]] if round_no > WITHDRAWN_AFTER else []
+            assert standings["withdrawn"] == gone
 
         codes = {c.code for p in trf.players for c in p.rounds}
         assert {"1", "0", "=", "+", "-", "U", "H", "F", "Z"} <= codes, codes
