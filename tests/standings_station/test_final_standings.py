@@ -14,6 +14,7 @@ from typing import Any
 import httpx
 import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, decision_txn, envelope, station_config
+from support.web import WebStation
 
 from venue_station.domain.station import Station
 
@@ -40,9 +41,7 @@ async def login(client: httpx.AsyncClient) -> dict[str, str]:
     return {"X-CSRF-Token": r.json()["csrf"]}
 
 
-@pytest.fixture
-async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
-    st: Station = await start_station(station_config(tmp_path, database_url=db_url), connect=False)
+async def swiss(st: Station) -> None:
     await st.import_players(PLAYERS)
     await st.import_pairings(PAIRINGS, send=False)
     seqs: dict[str, int] = {}
@@ -54,6 +53,31 @@ async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
         ev = envelope(board, seqs[board], game=game, type="result", data=data, txn=txn)
         st.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
     await st.ingest.flush()
+
+
+async def knockout(client: httpx.AsyncClient, results: dict[str, str]) -> dict[str, Any]:
+    """Start the knockout and enter ``results`` by hand, in order; the last answer."""
+    csrf = await login(client)
+    r = await client.post("/api/knockout/start", json={"seed": 7}, headers=csrf)
+    assert r.status_code == 200, r.text
+    assert r.json()["top"] == ["甲", "戊", "丙", "丁"]
+    answer: dict[str, Any] = r.json()
+    for gid, result in results.items():
+        r = await client.post(
+            f"/api/knockout/games/{gid}/result", json={"result": result}, headers=csrf
+        )
+        assert r.status_code == 200, r.text
+        answer = r.json()
+    return answer
+
+
+FINISHED = {"ko-sf1": "black", "ko-sf2": "black", "ko-f": "red", "ko-3": "black"}
+
+
+@pytest.fixture
+async def station(tmp_path: Path, db_url: str, start_station: Any) -> Station:
+    st: Station = await start_station(station_config(tmp_path, database_url=db_url), connect=False)
+    await swiss(st)
     return st
 
 
@@ -68,20 +92,14 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
         assert [r["player"] for r in swiss["standings"]] == ["甲", "戊", "丙", "丁", "乙", "己"]
         assert all(r["knockout_place"] is None for r in swiss["standings"])
 
-        csrf = await login(client)
-        r = await client.post("/api/knockout/start", json={"seed": 7}, headers=csrf)
-        assert r.status_code == 200, r.text
-        assert r.json()["top"] == ["甲", "戊", "丙", "丁"]
-        for gid in ("ko-sf1", "ko-sf2"):
-            r = await client.post(
-                f"/api/knockout/games/{gid}/result", json={"result": "black"}, headers=csrf
-            )
-            assert r.status_code == 200, r.text
+        half = await knockout(client, {"ko-sf1": "black", "ko-sf2": "black"})
+        assert half["finished"] is False
         # half-way through the knockout the table is still the Swiss one
         assert (await client.get("/api/standings")).json()["final"] is False
-        for gid, result in (("ko-f", "red"), ("ko-3", "black")):
+        csrf = await login(client)
+        for gid in ("ko-f", "ko-3"):
             r = await client.post(
-                f"/api/knockout/games/{gid}/result", json={"result": result}, headers=csrf
+                f"/api/knockout/games/{gid}/result", json={"result": FINISHED[gid]}, headers=csrf
             )
             assert r.status_code == 200, r.text
         ko = r.json()
@@ -125,3 +143,47 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
         ]
         doc = (await client.get("/api/export/standings.json")).json()
         assert doc["final"] is True and places(doc["standings"]) == places(final["standings"])
+
+
+@pytest.mark.browser
+@pytest.mark.broker
+@pytest.mark.asyncio(loop_scope="session")
+async def test_the_page_marks_the_knockout_places_in_both_languages(
+    page: Any, web_station: WebStation
+) -> None:
+    await swiss(web_station.station)
+    async with httpx.AsyncClient(base_url=web_station.url) as client:
+        placed = [p["player"] for p in (await knockout(client, FINISHED))["placings"]]
+
+    async def shown() -> list[list[str]]:
+        await page.wait_for_selector("body[data-loaded]", state="attached")
+        await page.wait_for_selector("#ko-note:not([hidden])")
+        return await page.eval_on_selector_all(
+            "#rows tr", "trs => trs.map(tr => [...tr.cells].map(td => td.textContent.trim()))"
+        )
+
+    await page.goto(f"{web_station.url}/standings")
+    rows = await shown()
+    assert [(r[0], r[1]) for r in rows] == [
+        *((str(i), name) for i, name in enumerate(placed, 1)),
+        ("5", "乙"),
+        ("6", "己"),
+    ]
+    assert [r[7] for r in rows[:4]] == [f"淘汰赛第{i}名" for i in range(1, 5)]
+    assert rows[4][7] == ""  # 乙 is below a knockout place, not below a points criterion
+    assert await page.text_content("#title") == "最终排名"
+    assert "淘汰赛" in (await page.text_content("#ko-note") or "")
+    assert await page.locator("#rows tr.knockout").count() == 4
+
+    await page.goto(f"{web_station.url}/standings?lang=en")
+    rows = await shown()
+    assert [r[7] for r in rows[:4]] == [f"knockout place {i}" for i in range(1, 5)]
+    assert await page.text_content("#title") == "Final standings"
+    assert "knockout" in (await page.text_content("#ko-note") or "")
+
+    # an earlier round is the Swiss table: no note, no marks
+    await page.goto(f"{web_station.url}/standings?round=1")
+    await page.wait_for_selector("body[data-loaded]", state="attached")
+    assert await page.is_hidden("#ko-note")
+    assert await page.text_content("#title") == "成绩排名"
+    assert await page.locator("#rows tr.knockout").count() == 0
