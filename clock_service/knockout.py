@@ -317,7 +317,20 @@ def merge_standings(standings: Sequence[Standing], placings: Sequence[Placing]) 
     for p in sorted(placings, key=lambda p: p.place):
         s = by_name[p.player]
         zh, en = f"淘汰赛第{p.place}名", f"knockout place {p.place}"
-        out.append(dataclasses.replace(s, rank=p.place, shared=False, reason_zh=zh, reason_en=en))
+        # No Swiss criterion separates the four any more: decided_by None, so no row below
+        # borrows a Swiss reason from them.
+        out.append(
+            dataclasses.replace(
+                s,
+                rank=p.place,
+                shared=False,
+                reason_zh=zh,
+                reason_en=en,
+                decided_by=None,
+                dropped_rounds=0,
+                knockout_place=p.place,
+            )
+        )
     offset = len(out)
     rest = [s for s in standings if s.player not in placed]
     for i, s in enumerate(rest):

@@ -122,6 +122,9 @@ class Standing:
     dropped_rounds: int  # rounds dropped when it was decided (0: over all rounds)
     event_rank: int  # the rank in the whole event (differs from rank when filtered by tag)
     tags: frozenset[str] = frozenset()
+    # Set only on the final list's first rows (``knockout.merge_standings``): the place the
+    # knockout gave, which is then also ``rank``; None for a place from the Swiss table.
+    knockout_place: int | None = None
 
     @property
     def tiebreak_reason(self) -> str:
@@ -169,6 +172,7 @@ def compute_standings(
     byes: Iterable[Bye] = (),
     after_round: int | None = None,
     tag: str | Collection[str] | None = None,
+    without: Collection[str] = (),
     policy: Policy = Policy(),
 ) -> list[Standing]:
     """The standings after ``after_round`` (default: the last round with a game or bye).
@@ -194,6 +198,9 @@ def compute_standings(
         if players is None:
             raise StandingsError(f"tag {tag!r}: filtering needs the players' tags (players=)")
         ranked = [p for p in ranked if p.tags & wanted]
+    if without:
+        left_out = set(without)
+        ranked = [p for p in ranked if p.name not in left_out]
     return _rows(ranked, event_rank, labels)
 
 
@@ -412,6 +419,7 @@ _CSV_FIELDS = (
     "reason_en",
     "event_rank",
     "tags",
+    "knockout_place",
 )
 
 
@@ -424,7 +432,8 @@ def _csv_safe(value: object) -> object:
 
 
 def standings_csv(standings: Iterable[Standing]) -> str:
-    """CSV text with a header row; ``shared`` is 0/1, ``tags`` space-separated; text cells
+    """CSV text with a header row; ``shared`` is 0/1, ``tags`` space-separated,
+    ``knockout_place`` empty for a Swiss place; text cells
     that start like a formula (``= + - @``, tab, CR) are prefixed with ``'``."""
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
@@ -434,6 +443,7 @@ def standings_csv(standings: Iterable[Standing]) -> str:
         row["shared"] = int(s.shared)
         row["decided_by"] = row["decided_by"] or ""
         row["tags"] = " ".join(row["tags"])
+        row["knockout_place"] = "" if s.knockout_place is None else s.knockout_place
         writer.writerow([_csv_safe(row[f]) for f in _CSV_FIELDS])
     return buf.getvalue()
 
@@ -444,13 +454,16 @@ def standings_json(
     regulation: Regulation | None = None,
     after_round: int | None = None,
     tag: str | None = None,
+    final: bool = False,
 ) -> str:
-    """One JSON object: ``{"v": 1, "regulation", "after_round", "tag", "standings": [...]}``."""
+    """One JSON object: ``{"v": 1, "regulation", "after_round", "tag", "final", "standings":
+    [...]}``; ``final`` when places 1–4 are the knockout's."""
     doc = {
         "v": 1,
         "regulation": None if regulation is None else regulation.name,
         "after_round": after_round,
         "tag": tag,
+        "final": final,
         "standings": [s.as_dict() for s in standings],
     }
     return json.dumps(doc, ensure_ascii=False, sort_keys=False)

@@ -182,5 +182,19 @@ def test_from_standings_after_round_7_to_the_final_list() -> None:
     assert [s.rank for s in final] == list(range(1, 7))
     assert final[0].reason_zh == "淘汰赛第1名" and final[0].reason_en == "knockout place 1"
     assert [s.player for s in final[4:]] == [s.player for s in after7[4:]]
+    assert [s.knockout_place for s in final] == [1, 2, 3, 4, None, None]
+    assert all(s.decided_by is None for s in final[:4])  # no Swiss reason to borrow from them
+    # the others ranked among themselves: the same order, their own reasons, ranked 1..
+    rest = compute_standings(MEISHAN, games, after_round=7, without=ko.top)
+    assert [s.player for s in rest] == [s.player for s in after7[4:]]
+    assert [s.rank for s in rest] == [1, 2] and rest[-1].reason_zh == ""
+    assert [s.rank for s in merge_standings([*final[:4], *rest], ko.placings())] == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    ]
     with pytest.raises(KnockoutError, match="not in the standings"):
         merge_standings(after7[4:], ko.placings())

@@ -19,8 +19,6 @@ from tournament.seed_rules import knockout_places, rank
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
-KO_NOT_ON_PAGE = "issue 25: the final standings page does not put the knockout's places 1–4 first"
-
 STORIES = [
     pytest.param("flag_confirmed"),
     "flag_dismissed",
@@ -105,7 +103,6 @@ async def test_the_knockout_places_follow_its_games(meishan: EventRecord) -> Non
     assert meishan.ko_view["finished"] is True
 
 
-@pytest.mark.xfail(strict=True, reason=KO_NOT_ON_PAGE)
 async def test_final_standings_page_opens_with_the_knockout_places(meishan: EventRecord) -> None:
     page = meishan.standings["final"]
     assert [r["player"] for r in page[:4]] == knockout_places(meishan.ko_matches)

@@ -9,13 +9,17 @@ Only what is settled counts, by the one outcome function (``clock_service.outcom
 or a dismissed result is ignored, a forfeit counts once confirmed, a confirmed double forfeit
 is a loss for both, and only confirmed fouls reach the standings. Byes are the pairing
 program's (a TRF's or a pairs list's, kept by ``trf_io``).
+
+``final_standings_of`` is the final list of an event with a knockout (Meishan): the knockout's
+places 1–4 first, then the others ranked among themselves from 5 (``merge_standings``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from clock_service.knockout import Placing, merge_standings
 from clock_service.regulation import Regulation
 from clock_service.standings import GameRecord, Standing, compute_standings
 from venue_station.domain.trf_state import load_state, station_byes
@@ -24,7 +28,7 @@ from venue_station.live.results import Outcome, derive_game
 if TYPE_CHECKING:
     from venue_station.store.database import Store
 
-__all__ = ["game_records", "standings_of"]
+__all__ = ["final_standings_of", "game_records", "standings_of"]
 
 
 def _record(game: Mapping[str, Any], outcome: Outcome) -> GameRecord:
@@ -54,9 +58,11 @@ async def standings_of(
     *,
     after_round: int | None = None,
     tag: str | tuple[str, ...] | None = None,
+    without: Collection[str] = (),
 ) -> list[Standing]:
     """The standings after ``after_round`` (default: the last round with a game), optionally
-    only the players holding ``tag`` (any of several). Raises ``StandingsError``."""
+    only the players holding ``tag`` (any of several), leaving out ``without``. Raises
+    ``StandingsError``."""
     records = await game_records(store, regulation)
     players: dict[str, frozenset[str]] = dict(await store.player_tags())
     for rec in records:  # a name paired before the player list was imported has no tags
@@ -68,5 +74,28 @@ async def standings_of(
     for bye in byes:
         players.setdefault(bye.player, frozenset())
     return compute_standings(
-        regulation, records, players=players, byes=byes, after_round=after_round, tag=tag
+        regulation,
+        records,
+        players=players,
+        byes=byes,
+        after_round=after_round,
+        tag=tag,
+        without=without,
     )
+
+
+async def final_standings_of(
+    store: Store,
+    regulation: Regulation,
+    placings: Sequence[Placing],
+    *,
+    after_round: int | None = None,
+) -> list[Standing]:
+    """The knockout's places first (their rows carry ``knockout_place``), then everyone else
+    ranked among themselves over the rounds they played (rounds 8–9 included), from 5.
+    Raises ``StandingsError`` (or ``KnockoutError`` when a placed player has no row)."""
+    placed = [p.player for p in placings]
+    everyone = await standings_of(store, regulation, after_round=after_round)
+    rest = await standings_of(store, regulation, after_round=after_round, without=placed)
+    four = [s for s in everyone if s.player in set(placed)]
+    return merge_standings(four + rest, placings)

@@ -26,7 +26,7 @@ from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
 from venue_station.domain.rulings import Ruling, plan_ruling
-from venue_station.domain.standings import standings_of
+from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
 from venue_station.domain.trf_state import load_state
 from venue_station.errors import ConfigError, StationError
@@ -395,6 +395,25 @@ class Station:
         return await standings_of(
             self.require_store(), self.regulation, after_round=after_round, tag=tag
         )
+
+    async def shown_standings(
+        self, *, after_round: int | None = None, tag: str | tuple[str, ...] | None = None
+    ) -> tuple[list[Standing], bool]:
+        """What the standings page shows, and whether it is the final list: once the knockout
+        is finished, the whole event's latest (or last round's) table puts its places 1–4
+        first; an earlier round or one group stays the Swiss table."""
+        whole = tag is None and after_round in (None, self.regulation.tournament.rounds)
+        if whole:
+            async with self.knockout.lock:
+                rec = await self.knockout.current()
+            if rec is not None and rec.ko.finished:
+                placings = rec.ko.placings()
+                store = self.require_store()
+                rows = await final_standings_of(
+                    store, self.regulation, placings, after_round=after_round
+                )
+                return rows, True
+        return await self.standings(after_round=after_round, tag=tag), False
 
     async def player_fouls(self) -> dict[str, dict[str, int]]:
         return tournament_fouls(await self.outcomes())

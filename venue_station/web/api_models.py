@@ -329,12 +329,18 @@ class Standing(Out):
     dropped_rounds: int
     event_rank: int
     tags: list[str]
+    knockout_place: int | None = Field(
+        default=None, description="the final list's places 1–4: the knockout's place (淘汰赛)"
+    )
 
 
 class Standings(Out):
     regulation: str
     after_round: int | None
     tag: str | None
+    final: bool = Field(
+        default=False, description="places 1–4 are the finished knockout's (the final list)"
+    )
     standings: list[Standing]
     withdrawn: list[str] = Field(default_factory=list, description="players withdrawn (退赛)")
 
@@ -395,6 +401,7 @@ class StandingsExport(Out):
     regulation: str | None
     after_round: int | None
     tag: str | None
+    final: bool = False
     standings: list[Standing]
 
 

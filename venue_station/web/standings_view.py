@@ -2,7 +2,10 @@
 page (a static file; it refreshes itself on the SSE ``game`` messages).
 
 What counts and how is ``standings.py`` (``Station.standings``: from the store, by the one
-outcome function); this module reads the query and writes the answer.
+outcome function); this module reads the query and writes the answer. Once Meishan's knockout
+is finished, the whole event's latest table (no ``round`` or the last one, no ``tag``) is the
+final list (``Station.shown_standings``): places 1–4 from the knockout (``knockout_place`` on
+their rows, ``"final": true`` on the answer), then the rest from 5 in their Swiss order.
 """
 
 from __future__ import annotations
@@ -11,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from clock_service.knockout import KnockoutError
 from clock_service.standings import Standing, StandingsError, standings_csv, standings_json
 from venue_station.domain.exports import with_bom
 from venue_station.domain.trf_state import load_state
@@ -35,17 +39,17 @@ def _query(request: Request) -> tuple[int | None, str | tuple[str, ...] | None, 
     return after, tags[0] if len(tags) == 1 else tags, text
 
 
-async def _compute(request: Request) -> tuple[list[Standing], int | None, str | None]:
+async def _compute(request: Request) -> tuple[list[Standing], bool, int | None, str | None]:
     after, tag, tag_text = _query(request)
     try:
-        rows = await station_of(request).standings(after_round=after, tag=tag)
-    except StandingsError as exc:
+        rows, final = await station_of(request).shown_standings(after_round=after, tag=tag)
+    except (StandingsError, KnockoutError) as exc:
         raise ApiError(400, f"cannot compute the standings: {exc}", kind="bad_standings") from None
-    return rows, after, tag_text
+    return rows, final, after, tag_text
 
 
 async def standings(request: Request) -> Response:
-    rows, after, tag = await _compute(request)
+    rows, final, after, tag = await _compute(request)
     station = station_of(request)
     withdrawn = (await load_state(station.require_store())).withdrawn
     return json_response(
@@ -53,6 +57,7 @@ async def standings(request: Request) -> Response:
             "regulation": station.config.regulation,
             "after_round": after,
             "tag": tag,
+            "final": final,
             "standings": [r.as_dict() for r in rows],
             "withdrawn": withdrawn,
         }
@@ -65,13 +70,15 @@ async def export_standings(request: Request) -> Response:
         raise ApiError(
             404, f"no export format {fmt!r} (csv, json)", kind="not_found", where="path.fmt"
         )
-    rows, after, tag = await _compute(request)
+    rows, final, after, tag = await _compute(request)
     station = station_of(request)
     name = f"{station.config.venue}-standings" + (f"-round{after}" if after is not None else "")
     if fmt == "csv":
         text, media = with_bom(standings_csv(rows)), "text/csv; charset=utf-8"
     else:
-        text = standings_json(rows, regulation=station.regulation, after_round=after, tag=tag)
+        text = standings_json(
+            rows, regulation=station.regulation, after_round=after, tag=tag, final=final
+        )
         media = "application/json"
     return Response(
         text,

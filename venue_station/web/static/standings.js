@@ -12,6 +12,8 @@
       "err.bad_request": "地址参数有误", "err.network": "无法连接站点",
       csv: "排名 CSV", "x-results": "本轮成绩 CSV", "x-pgn": "棋谱 PGN", "x-trf": "TRF",
       "to-arbiter": "裁判台", "to-pairing": "编排",
+      final: "最终排名", "ko-note": "第1–4名由淘汰赛决定（决赛、三四名决赛），第5名起按积分排名。",
+      "ko-mark": "淘汰赛第{n}名",
     },
     en: {
       title: "Standings", round: "Round", tag: "Group", latest: "latest", all: "all", after: "after round {n}",
@@ -24,6 +26,9 @@
       "err.bad_request": "a wrong address parameter", "err.network": "cannot reach the station",
       csv: "Standings CSV", "x-results": "Round results CSV", "x-pgn": "Games PGN", "x-trf": "TRF",
       "to-arbiter": "Arbiter", "to-pairing": "Pairing",
+      final: "Final standings",
+      "ko-note": "Places 1–4 are decided by the knockout (the final and the third-place game); from 5th on, by the standings.",
+      "ko-mark": "knockout place {n}",
     },
   };
   const params = new URLSearchParams(location.search);
@@ -34,7 +39,7 @@
     return s;
   };
   const $ = (id) => document.getElementById(id);
-  const state = { round: params.get("round") || "", tag: params.get("tag") || "", rows: [], tags: new Set() };
+  const state = { round: params.get("round") || "", tag: params.get("tag") || "", rows: [], tags: new Set(), final: false };
 
   function query() {
     const q = new URLSearchParams();
@@ -46,7 +51,9 @@
   function applyText() {
     document.documentElement.lang = lang;
     document.title = (lang === "en" ? "qizhong · " : "棋钟 · ") + t("title");
-    $("title").textContent = t("title");
+    $("title").textContent = t(state.final ? "final" : "title");
+    $("ko-note").textContent = t("ko-note");
+    $("ko-note").hidden = !state.final;
     $("round-label").textContent = t("round");
     $("tag-label").textContent = t("tag");
     $("round-all").textContent = t("latest");
@@ -80,12 +87,20 @@
     // shown where the two are level on points (a points gap explains itself).
     state.rows.forEach((r, i) => {
       const above = i > 0 ? state.rows[i - 1] : null;
-      const explains = above && above.decided_by !== "points" && above.points === r.points;
-      r.why = explains ? (lang === "en" ? above.reason_en : above.reason_zh) : "";
+      // The knockout's four carry their mark; nobody borrows a reason from them (their places
+      // are not the points table's).
+      const explains = above && above.knockout_place == null && r.knockout_place == null &&
+        above.decided_by !== "points" && above.points === r.points;
+      r.why = r.knockout_place != null ? t("ko-mark", { n: r.knockout_place })
+        : explains ? (lang === "en" ? above.reason_en : above.reason_zh) : "";
     });
     for (const r of state.rows) {
       const tr = document.createElement("tr");
       if (r.shared) tr.className = "shared";
+      if (r.knockout_place != null) {
+        tr.className = "knockout place-" + r.knockout_place;
+        tr.dataset.knockoutPlace = String(r.knockout_place);
+      }
       tr.append(
         cell("rank", r.rank), cell("player", r.player), cell("points", r.points),
         cell("progressive", r.progressive), cell("wins", r.wins), cell("fouls", r.fouls),
@@ -147,6 +162,8 @@
         state.error = null;
         $("error").hidden = true;
         state.rows = body.standings;
+        state.final = body.final === true;
+        applyText();
         const tags = new Set();
         for (const row of state.rows) for (const x of row.tags) tags.add(x);
         if (!state.tag) addOptions([], [...tags].sort());
@@ -180,6 +197,7 @@
     es.addEventListener("open", () => { $("conn").hidden = true; });
     es.addEventListener("hello", () => { $("conn").hidden = true; load(); });
     es.addEventListener("game", () => { load(); loadRounds(); });
+    es.addEventListener("knockout", () => { load(); });  // its last result makes the final list
     es.addEventListener("error", () => { $("conn").hidden = false; });
   }
 
