@@ -86,11 +86,13 @@
     if (r.ok && r.data.started) { state = r.data; render(); }
   }
 
-  // One game: stage, players, time control, board, state; a game still to confirm has a board
-  // field and 确认上台 (the tie-break's board is its slow game's, already filled in). The row
-  // carries the game's values as the API gives them (data-*), for a test or a script to read.
+  // One game: stage, players, time control, board, state; a game still to play has a board
+  // field and 确认上台 (the tie-break's board is its slow game's, already filled in; a game
+  // confirmed already may be sent again, to another board). The row carries the game's values
+  // as the API gives them (data-*), for a test or a script to read.
   function gameRow(g, proposed) {
-    const tr = e("tr", { "data-game": g.id, "data-state": proposed ? "proposed" : g.result ? "done" : "playing",
+    const st = g.result ? "done" : proposed && !proposed.confirmed ? "proposed" : "playing";
+    const tr = e("tr", { "data-game": g.id, "data-state": st,
       "data-red": g.red, "data-black": g.black, "data-tc": g.tc, "data-tiebreak": g.tiebreak ? "1" : "0",
       "data-board": (proposed ? proposed.board : g.board) || "", "data-result": g.result || "" },
       e("td", { text: stageText(g) }), e("td", { text: g.red }), e("td", { text: g.black }),
@@ -99,8 +101,8 @@
       const input = e("input", { name: "board", inputmode: "numeric", size: "4", autocomplete: "off",
         "aria-label": QZ.t("ko.col.board"), value: typed.has(g.id) ? typed.get(g.id) : proposed.board || "",
         oninput: () => typed.set(g.id, input.value) });
-      tr.append(e("td", {}, input), e("td", { text: QZ.t("ko.state.proposed") }),
-        e("td", {}, e("button", { type: "button", "data-action": "confirm", text: QZ.t("ko.confirm"),
+      tr.append(e("td", {}, input), e("td", { text: QZ.t(proposed.confirmed ? "ko.state.playing" : "ko.state.proposed") }),
+        e("td", {}, e("button", { type: "button", "data-action": "confirm", text: QZ.t(proposed.confirmed ? "ko.resend" : "ko.confirm"),
           onclick: () => confirm(g, input.value.trim()) })));
     } else {
       tr.append(e("td", { text: g.board ? QZ.t("board", { n: g.board }) : "—" }),
