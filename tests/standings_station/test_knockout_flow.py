@@ -92,6 +92,7 @@ async def test_the_knockout_end_to_end(
             ("ko-sf2", sf2.red, sf2.black),
         ]
         assert [lot["method"] for lot in ko["lots"]] == ["lot", "lot"]
+        assert [p["confirmed"] for p in ko["proposed"]] == [False, False]
 
         # confirm both semi-finals: set_game reaches the boards, the replies come back
         for gid, board, game in (("ko-sf1", "1", sf1), ("ko-sf2", "2", sf2)):
@@ -100,6 +101,10 @@ async def test_the_knockout_end_to_end(
             )
             assert r.status_code == 200, r.text
             assert r.json()["command"]["ok"] is True
+            assert r.json()["game"]["confirmed"] is True
+            # still to be played, now on its board (the arbiter page shows it 对局中)
+            shown = {p["id"]: p for p in (await client.get("/api/knockout")).json()["proposed"]}
+            assert shown[gid]["confirmed"] is True and shown[gid]["board"] == board
             sent = [c for b, c in node.commands if b == board and c.cmd == "set_game"][-1]
             assert sent.args == {
                 "game": gid,

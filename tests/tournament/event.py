@@ -271,28 +271,37 @@ class _Event:
 
     # -- the knockout (Meishan) ----------------------------------------------------------------
     async def knockout(self, after: int) -> None:
+        """The knockout on the arbiter page's knockout section: 开始淘汰赛, 确认上台 for each
+        game, the armageddon's colour choice; the results on the boards (录入结果)."""
         hall = self.hall
         mine = rank(self.seed, self.record.games, self.record.players, last=after)
-        started = await hall.api("POST", "/api/knockout/start", {"seed": 2016})
-        if started["status"] != 200:  # a shared 4th place: the chief names the four
-            self.record.problems.append(f"knockout start: {started}")
+        if not await hall.ko_start(2016):  # a shared 4th place: the chief names the four
+            self.record.problems.append("knockout start: the page did not start it")
             top = [r.player for r in mine[:4]]
             started = await hall.api("POST", "/api/knockout/start", {"seed": 2016, "top": top})
-        view = started["body"]
+            self.record.problems.append(f"knockout start with the four named: {started}")
+            await wait_for(lambda: hall.ko_flag("started"), "the knockout shown started")
+        view = await hall.ko_read()
         self.record.ko_top = list(view["top"])
         semis = {g["id"]: g for g in view["proposed"]}
         sf1 = await self.ko_game(semis["ko-sf1"], "1", "draw")
         sf2 = await self.ko_game(semis["ko-sf2"], "2", "red")
 
         async def choice() -> Any:
-            v = (await hall.api("GET", "/api/knockout"))["body"]
+            v = await hall.ko_read()
             return v if v.get("pending_choices") else None
 
         await wait_for(choice, "the colour choice after the drawn semi-final")
         chooser = (await choice())["pending_choices"][0]["chooser"]
         # 和棋黑胜: the slow game's black takes black
-        chosen = await hall.api("POST", "/api/knockout/choices/ko-sf1", {"side": "black"})
-        tb = next(g for g in chosen["body"]["proposed"] if g["id"] == "ko-sf1-tb")
+        await hall.ko_choose("ko-sf1", "black")
+
+        async def armageddon() -> Any:
+            v = await hall.ko_read()
+            return next((g for g in v["proposed"] if g["id"] == "ko-sf1-tb"), None)
+
+        await wait_for(armageddon, "the armageddon proposed")
+        tb = await armageddon()
         self.record.armageddon = {"chooser": chooser, **tb}
         # the armageddon is drawn too: black wins the match
         await self.ko_game(tb, tb["board"] or "1", "draw")
@@ -303,8 +312,8 @@ class _Event:
         ]
 
         async def finals() -> Any:
-            v = (await hall.api("GET", "/api/knockout"))["body"]
-            ids = {g["id"]: g for g in v.get("proposed", [])}
+            v = await hall.ko_read()
+            ids = {g["id"]: g for g in v["proposed"]}
             return ids if {"ko-f", "ko-3"} <= set(ids) else None
 
         await wait_for(finals, "the final and the third-place game proposed")
@@ -317,9 +326,9 @@ class _Event:
         ]
 
         async def placed() -> bool:
-            v = (await hall.api("GET", "/api/knockout"))["body"]
+            v = await hall.ko_read()
             self.record.ko_view = v
-            return bool(v.get("finished"))
+            return bool(v.get("finished")) and len(v["placings"]) == 4
 
         try:
             await wait_for(placed, "the knockout finished", timeout=5.0)
@@ -328,10 +337,8 @@ class _Event:
 
     async def ko_game(self, game: dict[str, Any], board: str, result: str) -> dict[str, Any]:
         hall, players = self.hall, self.players
-        confirmed = await hall.api("POST", f"/api/knockout/games/{game['id']}/confirm",
-                                   {"board": board})  # fmt: skip
-        if confirmed["status"] != 200:
-            self.record.problems.append(f"{game['id']} confirm: {confirmed}")
+        if not await hall.ko_confirm(game["id"], board):
+            self.record.problems.append(f"{game['id']} confirm: not shown on board {board}")
         await hall.card_shows(board, game["red"], game["black"])
         await hall.board_button(board, "start")
         await players.running(board)

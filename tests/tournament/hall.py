@@ -1,8 +1,9 @@
 """The hall: the arbiter's hands on the pages (chromium) and the players at the simulated clocks.
 
 Everything the arbiter does goes through a page: the pairing page's file import, the arbiter
-page's buttons and forms, the alerts' own 确认 / 驳回. The knockout has no page yet, so its
-few actions are the HTTP calls the arbiter page's session may make (``ArbiterHall.api``).
+page's buttons and forms, the alerts' own 确认 / 驳回, the knockout section's 开始淘汰赛,
+确认上台 and the armageddon's colour choice. ``ArbiterHall.api`` is left for what no page offers
+(the chief naming the four when the 4th place is shared) and for reading the station's rounds.
 What the test reads back is read as a person reads it: the standings page's table.
 """
 
@@ -23,6 +24,23 @@ _API = """async ([method, path, body]) => {
   const r = await fetch(path, {method, headers: {'Content-Type': 'application/json',
     'X-CSRF-Token': s.csrf || ''}, body: body === null ? undefined : JSON.stringify(body)});
   return {status: r.status, body: await r.json().catch(() => null)};
+}"""
+
+# the knockout section read back (ArbiterHall.ko_read): the rows' values and the lists' names
+_KO_READ = """() => {
+  const ko = document.getElementById('ko');
+  const all = (sel) => [...document.querySelectorAll(sel)];
+  const games = all('#ko-rows tr').map((r) => ({id: r.dataset.game, state: r.dataset.state,
+    red: r.dataset.red, black: r.dataset.black, tc: r.dataset.tc,
+    tiebreak: r.dataset.tiebreak === '1', board: r.dataset.board || null,
+    result: r.dataset.result || null, text: r.textContent}));
+  return {started: ko.dataset.started === '1', finished: ko.dataset.finished === '1',
+    top: all('#ko-top li').map((l) => l.dataset.player), games,
+    proposed: games.filter((g) => g.state === 'proposed'),
+    pending_choices: all('#ko-choices li').map((l) => ({game: l.dataset.game,
+      chooser: l.dataset.chooser, text: l.textContent})),
+    placings: all('#ko-places li').map((l) => ({place: Number(l.dataset.place),
+      player: l.dataset.player, text: l.textContent}))};
 }"""
 
 
@@ -146,6 +164,53 @@ class ArbiterHall:
         pg = self.arbiter
         await pg.select_option("#f-result select[name=winner]", "" if winner == "draw" else winner)
         await self.click("#f-result button[type=submit]")
+
+    # -- the knockout section of the arbiter page ------------------------------------------
+    async def ko_read(self) -> dict[str, Any]:
+        """The knockout section as shown: its rows (each with the values it carries), the four,
+        the colour choice waiting, the places."""
+        return dict(await self.arbiter.evaluate(_KO_READ))
+
+    async def ko_start(self, seed: int | None, *, timeout: float = 10.0) -> bool:
+        pg = self.arbiter
+        await pg.fill("#ko-seed", "" if seed is None else str(seed))
+        await self.click("#ko-start")
+        try:
+            await wait_for(lambda: self.ko_flag("started"), "the knockout started", timeout)
+        except AssertionError:
+            return False
+        return True
+
+    async def ko_flag(self, name: str) -> bool:
+        """``started`` / ``finished``: what the knockout section says of itself."""
+        flag = f"document.getElementById('ko').dataset.{name} === '1'"
+        return bool(await self.arbiter.evaluate(flag))
+
+    async def ko_confirm(self, game: str, board: str, *, timeout: float = 15.0) -> bool:
+        """Type the board into the proposed game's row and tap 确认上台 (one turn of the page's
+        loop, so no redraw falls between); True when the row shows the game on its board."""
+        row = f'#ko-rows tr[data-game="{game}"]'
+        await self.arbiter.wait_for_selector(f'{row}[data-state="proposed"]')
+        await self.arbiter.evaluate(
+            """([row, board]) => { const r = document.querySelector(row);
+               const input = r.querySelector('input[name=board]'); input.value = board;
+               input.dispatchEvent(new Event('input'));
+               r.querySelector('button[data-action=confirm]').click(); }""",
+            [row, board],
+        )
+        try:
+            await self.arbiter.wait_for_selector(
+                f'{row}[data-state="playing"], {row}[data-state="done"]', timeout=timeout * 1000
+            )
+        except Exception:  # a Playwright time-out: the caller records it as a problem
+            return False
+        return True
+
+    async def ko_choose(self, game: str, side: str) -> None:
+        """The armageddon's colour: tap 执红方 / 执黑方 on the waiting choice."""
+        await self.click(f'#ko-choices li[data-game="{game}"] button[data-side="{side}"]')
+        gone = f'#ko-choices li[data-game="{game}"]'
+        await self.arbiter.wait_for_selector(gone, state="detached")
 
     async def adjust(self, board: str, side: str, seconds: int) -> None:
         await self.select(board)

@@ -84,7 +84,11 @@ class KnockoutRecord:
         return ids
 
 
-def game_json(p: ProposedGame, result: dict[str, Any] | None, drawn: bool) -> dict[str, Any]:
+def game_json(
+    p: ProposedGame, result: dict[str, Any] | None, drawn: bool, *, confirmed: bool = False
+) -> dict[str, Any]:
+    """One game; ``confirmed``: an arbiter confirmed it onto ``board`` (a tie-break game is
+    proposed with its slow game's board before anyone confirms it)."""
     return {
         "id": p.id,
         "stage": p.stage.value,
@@ -98,6 +102,7 @@ def game_json(p: ProposedGame, result: dict[str, Any] | None, drawn: bool) -> di
         "result": None if result is None else result["result"],
         "result_source": None if result is None else result.get("source"),
         "drawn": drawn,
+        "confirmed": confirmed,
     }
 
 
@@ -106,11 +111,12 @@ def view(rec: KnockoutRecord | None) -> dict[str, Any]:
         return {"started": False}
     ko, results = rec.ko, rec.results()
     proposed = ko.propose_next()
+    confirmed = {s["game"] for s in rec.doc["inputs"] if s["op"] == "confirm"}
     games = []
     for gid in rec.game_ids():
         res = results.get(gid)
         drawn = res is not None and res["result"] == "draw" and not gid.endswith("-tb")
-        games.append(game_json(ko.game(gid), res, drawn))
+        games.append(game_json(ko.game(gid), res, drawn, confirmed=gid in confirmed))
     return {
         "started": True,
         "after_round": rec.doc["after_round"],
@@ -119,7 +125,7 @@ def view(rec: KnockoutRecord | None) -> dict[str, Any]:
         "started_by": rec.doc.get("by"),
         "started_ms": rec.doc.get("started_ms"),
         "games": games,
-        "proposed": [game_json(p, None, False) for p in proposed],
+        "proposed": [game_json(p, None, False, confirmed=p.id in confirmed) for p in proposed],
         "pending_choices": [
             {"game": c.slow_game_id, "chooser": c.chooser, "opponent": c.opponent}
             for c in ko.pending_choices()

@@ -288,6 +288,7 @@ class KnockoutGame(Out):
     result: str | None
     result_source: str | None
     drawn: bool
+    confirmed: bool = Field(description="an arbiter confirmed it onto its board")
 
 
 class PendingChoice(Out):

@@ -165,7 +165,7 @@ async def confirm(request: Request) -> Response:
         "black": game.black,
         "tiebreak": game.tiebreak,
     }
-    body: dict[str, Any] = {"game": game_json(game, None, False), "set_game": args}
+    body: dict[str, Any] = {"game": game_json(game, None, False, confirmed=True), "set_game": args}
     try:
         result = await station.send_command(board, "set_game", args, user=session.user)
     except ConnectionError as exc:

@@ -117,6 +117,7 @@
       return { ok: false, status: 0, data: {} };
     }
   }
+  QZ.station = { api, act }; // for the knockout section (knockout.js)
   const boardCmd = (board, cmd, args, what) =>
     act(what || (() => QZ.t("board", { n: board }) + " " + QZ.tOr(cmd, "ev.other")), "POST", "/api/boards/" + encodeURIComponent(board) + "/cmd", { cmd, args: args || {} });
   const venueCmd = (cmd, args, what) => act(what, "POST", "/api/venue/cmd", { cmd, args: args || {} });
@@ -139,6 +140,7 @@
     $("goto").hidden = false;
     await Promise.all([loadAlerts(), loadReasons(), loadRound()]);
     startStream();
+    if (QZ.onStation) QZ.onStation(); // the knockout section (knockout.js)
   }
   $("login").addEventListener("submit", async (ev) => {
     ev.preventDefault();
