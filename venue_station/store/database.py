@@ -459,6 +459,9 @@ def board_key(board: str) -> tuple[int, int | str]:
     return _board_key(board)
 
 
+SQLITE_BUSY_TIMEOUT_MS = 2000
+
+
 def _sqlite_pragmas(engine: AsyncEngine) -> None:
     @sa.event.listens_for(engine.sync_engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
@@ -467,5 +470,8 @@ def _sqlite_pragmas(engine: AsyncEngine) -> None:
         # across an application crash, which is the failure that matters here.
         cur.execute("PRAGMA journal_mode=WAL")
         cur.execute("PRAGMA synchronous=NORMAL")
-        cur.execute("PRAGMA busy_timeout=5000")
+        # A lock held by another process (a tool, a stuck backup) is waited on at most 2 s per
+        # statement: the writer retries anyway (containment), and a station told to stop must
+        # not sit out a long wait inside a statement it can no longer cancel (the 5 s stop).
+        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
         cur.close()
