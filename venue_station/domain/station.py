@@ -242,6 +242,8 @@ class Station:
             for board, seqs in self.ingest.seqs.open_gaps().items():
                 if seqs.gap_since is None or now - seqs.gap_since < grace:
                     continue
+                if self.ingest.replays.flowing(board, now):
+                    continue  # the replay asked is coming in: asking again would restart it
                 backoff = retry * 2 ** min(max(seqs.rebirths - 1, 0), 4)
                 if seqs.last_rebirth is not None and now - seqs.last_rebirth < backoff:
                     continue
@@ -251,6 +253,8 @@ class Station:
                 try:
                     missing = seqs.missing(1)
                     args = {"from_seq": missing[0][0]} if missing else {}
+                    if missing:
+                        self.ingest.replays.asked(board, missing[0][0], now)
                     await self.bus.send(board, "rebirth", args, wait=False)
                 except ConnectionError:
                     continue
