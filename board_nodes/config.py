@@ -80,7 +80,10 @@ class NodeConfig(_Strict):
     checkpoint_s: Annotated[float, Field(gt=0, le=1.0)] = 0.5
     outbox_capacity: Annotated[int, Field(ge=100)] = 100_000
     outbox_alarm_ratio: Annotated[float, Field(gt=0, lt=1)] = 0.8
-    replay_keep: Annotated[int, Field(ge=100)] = 20_000
+    # Sent events kept for a rebirth: the whole event's journal of every board of the node,
+    # so a fresh station can be rebuilt from seq 1 (docs/operations.md, "Sizing the journal"):
+    # a 9-round day, 4 boards, a long game ~450 events: 16,200; 60,000 is 8 boards and room.
+    replay_keep: Annotated[int, Field(ge=100)] = 60_000
     # Only for load simulations: skip the fsync per event (a power cut may lose the last ones).
     journal_durable: bool = True
 

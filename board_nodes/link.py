@@ -49,6 +49,10 @@ DRAIN_BATCH = 64
 # pending calls (subscribes included), so stay below it; 8 overlapping round trips already
 # keep a 200 ms link busy at 40 events/s, far beyond a board's rate.
 MAX_INFLIGHT = 8
+# A rebirth's replay (a fresh station rebuilding from the whole journal) at most this many
+# events a second: the station lets an asked replay past its flood gate, the node keeps it
+# to what the station's writer stores comfortably (20,000 kept events: ~20 s).
+REPLAY_RATE_PER_S = 1000.0
 MOSQUITTO_CHECK_S = 6  # Mosquitto 2 checks keepalives when 5 whole seconds have passed
 PUBLISH_TIMEOUT_S = 10  # a PUBACK (or CONNACK) not back by then: the connection is dead
 
@@ -268,9 +272,14 @@ class BoardLink:
             return
         rows = self.journal.events_from(board.id, from_seq)
         topic = self.topics.event(board.id)
+        loop = asyncio.get_running_loop()
+        began = loop.time()
         for start in range(0, len(rows), DRAIN_BATCH):
             batch = rows[start : start + DRAIN_BATCH]
             await self._publish(client, topic, batch, replay=lambda r: True)
+            ahead = began + (start + len(batch)) / REPLAY_RATE_PER_S - loop.time()
+            if ahead > 0:  # paced: a long journal is a steady stream, not a burst
+                await asyncio.sleep(ahead)
         self.counters["events_replayed"] += len(rows)
 
     async def _send(

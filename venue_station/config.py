@@ -20,7 +20,14 @@ from venue_station.errors import ConfigError
 from wire_contract.broker import BrokerSettings
 from wire_contract.topics import ID_PATTERN
 
-__all__ = ["AccountConfig", "BrokerConfig", "HttpConfig", "PairingConfig", "StationConfig"]
+__all__ = [
+    "AccountConfig",
+    "BackupConfig",
+    "BrokerConfig",
+    "HttpConfig",
+    "PairingConfig",
+    "StationConfig",
+]
 
 Id = Annotated[str, Field(pattern=ID_PATTERN)]  # the contract's ids (wire_contract owns it)
 
@@ -131,6 +138,16 @@ class PairingConfig(_Model):
         return self
 
 
+class BackupConfig(_Model):
+    """``[backup]``: continuous copies of the SQLite store (docs/operations.md), e.g.
+    ``dir = "/media/usb/qz-backup"``: every ``every_s`` and at every round's end, the last
+    ``keep`` kept. None: no backups. PostgreSQL: pg_dump / streaming replication instead."""
+
+    dir: Path | None = None
+    every_s: float = Field(default=120.0, ge=5, le=3600)
+    keep: int = Field(default=30, ge=1, le=10_000)
+
+
 class StationConfig(_Model):
     venue: Id
     regulation: str = "meishan-2016"
@@ -148,6 +165,17 @@ class StationConfig(_Model):
     http: HttpConfig = HttpConfig()
     account: tuple[AccountConfig, ...] = ()
     pairing: PairingConfig = PairingConfig()
+    backup: BackupConfig = BackupConfig()
+
+    @model_validator(mode="after")
+    def _backup_sqlite(self) -> StationConfig:
+        url = self.database_url or ""
+        if self.backup.dir is not None and url and not url.startswith("sqlite"):
+            raise ValueError(
+                "backup.dir copies an SQLite store; for PostgreSQL use pg_dump or streaming "
+                "replication (docs/operations.md)"
+            )
+        return self
 
     @property
     def db_url(self) -> str:
@@ -205,8 +233,10 @@ class StationConfig(_Model):
             update={"tls_cert": fix(self.http.tls_cert), "tls_key": fix(self.http.tls_key)}
         )
         pairing = self.pairing.model_copy(update={"path": fix(self.pairing.path)})
+        backup = self.backup.model_copy(update={"dir": fix(self.backup.dir)})
         return self.model_copy(
             update={
+                "backup": backup,
                 "pairing": pairing,
                 "data_dir": fix(self.data_dir),
                 "roster": fix(self.roster),

@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from venue_station.intake.containment import is_transient
-from venue_station.intake.guard import DropLog, FloodGate
+from venue_station.intake.guard import AskedReplays, DropLog, FloodGate
 from venue_station.intake.seqs import RangeSet
 from venue_station.live.metrics import Metrics
 
@@ -21,6 +21,19 @@ def test_the_flood_gate_passes_a_burst_then_the_rate_then_recovers() -> None:
     assert gate.admit("1", 0.0)  # another board is not touched
     assert gate.admit("5", 0.1) and not gate.admit("5", 0.1)  # 10 a second: one per 0.1 s
     assert gate.admit("5", 100.0) and gate.throttled() == []  # quiet long enough: recovered
+
+
+def test_only_a_replay_the_station_asked_passes_the_gate_each_seq_once_in_order() -> None:
+    asks = AskedReplays(open_s=10.0)
+    assert not asks.admit("5", 1, 0.0)  # never asked: the flood gate judges it
+    asks.asked("5", 100, 0.0)
+    assert not asks.admit("5", 99, 0.1)  # below what was asked
+    assert all(asks.admit("5", seq, 0.2) for seq in range(100, 5100))  # a long journal
+    assert not asks.admit("5", 4000, 0.3)  # a repeat (a second copy) is not let through
+    assert not asks.admit("1", 200, 0.3)  # another board asked nothing
+    assert asks.flowing("5", 1.0) and not asks.flowing("5", 3.0)
+    assert not asks.admit("5", 5100, 20.0)  # quiet longer than open_s: the ask is closed
+    assert asks.admitted == 5000
 
 
 def test_the_drop_log_counts_every_drop_and_logs_one_a_second(

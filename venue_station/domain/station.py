@@ -13,7 +13,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
+import uuid
+from pathlib import Path
 from typing import Any
 
 from clock_service.regulation import Regulation, handicap_for
@@ -41,6 +44,7 @@ from venue_station.live.results import (
     derive_game,
     tournament_fouls,
 )
+from venue_station.store.backup import BackupLoop, running_lock, sqlite_path
 from venue_station.store.database import Store, board_key, game_id
 from wire_contract.messages import Topics
 from wire_contract.wallclock import wall_ms
@@ -71,6 +75,8 @@ class Station:
         self.session = 0
         self.started_ms = 0
         self.supervisor = Supervisor()
+        self.backup: BackupLoop | None = None
+        self._running_fd: int | None = None
         self._stop = asyncio.Event()
 
     # -- life -------------------------------------------------------------------------------
@@ -84,8 +90,13 @@ class Station:
     async def open(self) -> None:
         """Everything but waiting for the broker: what a web server needs to serve the station."""
         self.config.data_dir.mkdir(parents=True, exist_ok=True)
+        db_file = sqlite_path(self.config.db_url)
+        if db_file is not None:  # `qizhong station restore` refuses while this is held
+            db_file.parent.mkdir(parents=True, exist_ok=True)
+            self._running_fd = running_lock(db_file)
         self.store = store = await Store.open(self.config.db_url)
         self.session = await store.next_station_session()
+        await self._start_backups(store, db_file)
         self.started_ms = wall_ms()
         self.bus = CommandBus(
             self.topics, store, self.metrics, timeout_s=self.config.command_timeout_s
@@ -139,6 +150,19 @@ class Station:
                 ),
             )
 
+    async def _start_backups(self, store: Store, db_file: Path | None) -> None:
+        cfg = self.config.backup
+        if cfg.dir is None or db_file is None:
+            return
+        series = await store.get_meta("store_id")
+        if series is None:  # this store's backups are a series of their own (backup.py)
+            series = uuid.uuid4().hex[:8]
+            await store.set_meta("store_id", series)
+        self.backup = loop = BackupLoop(
+            db_file, cfg.dir, series=series, every_s=cfg.every_s, keep=cfg.keep
+        )
+        self.supervisor.start("backup", loop.run)
+
     async def wait_connected(self, timeout: float) -> None:
         """Wait up to ``timeout`` s for the broker (the collector goes on trying after)."""
         if self.collector is None:
@@ -184,6 +208,9 @@ class Station:
                     await self.store.close()
             except TimeoutError:
                 log.warning("the database did not close within 1 s")
+        if self._running_fd is not None:
+            os.close(self._running_fd)
+            self._running_fd = None
 
     def request_stop(self) -> None:
         self._stop.set()
@@ -215,6 +242,8 @@ class Station:
             for board, seqs in self.ingest.seqs.open_gaps().items():
                 if seqs.gap_since is None or now - seqs.gap_since < grace:
                     continue
+                if self.ingest.replays.flowing(board, now):
+                    continue  # the replay asked is coming in: asking again would restart it
                 backoff = retry * 2 ** min(max(seqs.rebirths - 1, 0), 4)
                 if seqs.last_rebirth is not None and now - seqs.last_rebirth < backoff:
                     continue
@@ -224,6 +253,8 @@ class Station:
                 try:
                     missing = seqs.missing(1)
                     args = {"from_seq": missing[0][0]} if missing else {}
+                    if missing:
+                        self.ingest.replays.asked(board, missing[0][0], now)
                     await self.bus.send(board, "rebirth", args, wait=False)
                 except ConnectionError:
                     continue
@@ -441,6 +472,7 @@ class Station:
             "tasks": {n: s.as_dict() for n, s in self.supervisor.states.items()},
             "tasks_down": down,
             "writer": writer,
+            "backup": self.backup.as_dict() if self.backup is not None else None,
             "flooding": self.ingest.flood.throttled() if self.ingest is not None else [],
         }
 
@@ -468,6 +500,9 @@ class Station:
             writer = self.ingest.writer_health
             if writer.stuck() or writer.retrying:
                 out.append({"code": "store_failing", "detail": writer.last_error})
+        backup = self.backup.alarm() if self.backup is not None else None
+        if backup is not None:
+            out.append(backup)
         return out
 
 

@@ -6,6 +6,10 @@
   (a press, its state, now and then a proposal); a board past ``rate`` messages a second
   sustained, after a ``burst`` (a whole game's replay fits), is throttled: its messages are
   dropped and counted, the arbiter is alerted, the other boards are not touched.
+- ``AskedReplays``: the station's own ``rebirth`` asks. The events that answer one (``replay:
+  true``, from the seq asked, each seq once and in order, while the replay flows) pass the
+  flood gate: rebuilding a fresh station from a long journal is not an attack (issue 28); the
+  node paces its replay instead (board_nodes/link.py).
 - ``Authority``: each game is bound to its board(s) (the pairing, and every ``set_game`` the
   station sent: a carry-over to a spare clock); an event naming another board's game is
   refused. Decisions (a ``result``; a foul or forfeit confirmed or dismissed) count only when
@@ -26,7 +30,7 @@ from venue_station.intake.asks import Asks
 from venue_station.live.metrics import Metrics
 from wire_contract.messages import EventEnvelope
 
-__all__ = ["DECISIONS", "Authority", "DropLog", "FloodGate", "is_decision"]
+__all__ = ["DECISIONS", "AskedReplays", "Authority", "DropLog", "FloodGate", "is_decision"]
 
 log = logging.getLogger("venue_station.intake.ingest")
 
@@ -35,6 +39,10 @@ log = logging.getLogger("venue_station.intake.ingest")
 FLOOD_RATE_PER_S = 20.0
 FLOOD_BURST = 1500
 DECISIONS = ("result", "foul", "forfeit")
+# An ask stays open this long without a replayed event (the node's first answer, a pause);
+# at most this many events answer one ask (a node keeps 20,000: board_nodes/config.py).
+REPLAY_OPEN_S = 10.0
+REPLAY_MAX_PER_ASK = 100_000
 
 
 class DropLog:
@@ -89,6 +97,52 @@ class FloodGate:
 
     def throttled(self) -> list[str]:
         return sorted(board for board, b in self._buckets.items() if b.throttled_since is not None)
+
+
+@dataclass
+class _Ask:
+    next_seq: int  # the lowest seq still welcome (each seq once, in order)
+    at: float  # when asked, or the last replayed event came
+    left: int = REPLAY_MAX_PER_ASK
+
+
+@dataclass
+class AskedReplays:
+    open_s: float = REPLAY_OPEN_S
+    _asks: dict[str, _Ask] = field(default_factory=dict)
+    admitted: int = 0
+
+    def asked(self, board: str, from_seq: int, now: float | None = None) -> None:
+        now = time.monotonic() if now is None else now
+        self._asks[board] = _Ask(next_seq=max(1, from_seq), at=now)
+
+    def is_open(self, board: str, now: float | None = None) -> bool:
+        ask = self._asks.get(board)
+        if ask is None:
+            return False
+        now = time.monotonic() if now is None else now
+        if now - ask.at > self.open_s or ask.left <= 0:
+            del self._asks[board]
+            return False
+        return True
+
+    def admit(self, board: str, seq: int, now: float | None = None) -> bool:
+        """True when a ``replay`` event with ``seq`` answers the open ask (it then passes
+        the flood gate); anything else goes through the gate as usual."""
+        now = time.monotonic() if now is None else now
+        ask = self._asks.get(board)
+        if ask is None or not self.is_open(board, now) or seq < ask.next_seq:
+            return False
+        ask.next_seq, ask.at, ask.left = seq + 1, now, ask.left - 1
+        self.admitted += 1
+        return True
+
+    def flowing(self, board: str, now: float | None = None, *, within_s: float = 2.0) -> bool:
+        """Asked less than ``within_s`` ago, or a replayed event came since: asking again
+        would only start the replay over (its events then dropped as repeats)."""
+        ask = self._asks.get(board)
+        now = time.monotonic() if now is None else now
+        return ask is not None and now - ask.at < within_s
 
 
 def is_decision(ev: EventEnvelope) -> bool:

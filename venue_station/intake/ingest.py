@@ -23,7 +23,7 @@ from clock_service.regulation import Regulation
 from venue_station.intake.clock_probe import ClockProbes, RoundTrip
 from venue_station.intake.clock_truth import ClockTruth
 from venue_station.intake.containment import WriterHealth
-from venue_station.intake.guard import Authority, DropLog, FloodGate, is_decision
+from venue_station.intake.guard import AskedReplays, Authority, DropLog, FloodGate, is_decision
 from venue_station.intake.ingest_writer import IngestWriter
 from venue_station.intake.outages import Outage, Outages
 from venue_station.intake.seqs import RangeSet, SeqTracker
@@ -115,6 +115,7 @@ class Ingest(IngestWriter):
         self.outages = Outages()
         self.drops = DropLog(metrics)
         self.flood = FloodGate()
+        self.replays = AskedReplays()  # the rebirths the station asked: paced, not gated
         self.authority = Authority(regulation)  # what the arbiter's commands asked
         self.writer_health = WriterHealth()
         # Which (board, session, seq) are stored (a tracker per board and session) or queued:
@@ -197,7 +198,10 @@ class Ingest(IngestWriter):
             return self._reject(
                 "unknown_board", topic, f"board {board!r} is not in the roster or any pairing"
             )
-        if not self.flood.admit(board):
+        early = self._asked_replay(board, name.leaf, payload)
+        if (early is None or not self.replays.admit(board, early.seq)) and not self.flood.admit(
+            board
+        ):
             self._flooded(board)
             return self._reject("flood", topic, f"board {board!r} sends faster than a clock can")
         if name.leaf == "reply":
@@ -214,7 +218,7 @@ class Ingest(IngestWriter):
         }
         model = models[name.leaf]
         try:
-            msg: Any = decode(model, payload)
+            msg: Any = early if early is not None else decode(model, payload)
         except WireError as exc:
             text = str(exc)
             if text.startswith("too large"):
@@ -236,6 +240,17 @@ class Ingest(IngestWriter):
         else:
             self._on_event(board, topic, msg, received_ms)
         return None
+
+    def _asked_replay(self, board: str, leaf: str, payload: bytes) -> EventEnvelope | None:
+        """A replayed event, decoded before the flood gate only while the station's own ask
+        for this board's rebirth is open (else None: the gate judges it undecoded)."""
+        if leaf != "event" or not self.replays.is_open(board):
+            return None
+        try:
+            ev = decode(EventEnvelope, payload)
+        except WireError:
+            return None
+        return ev if ev.replay and ev.board == board else None
 
     def _on_event(self, board: str, topic: str, ev: EventEnvelope, received_ms: int) -> None:
         if not self.authority.may_name(board, ev.game):

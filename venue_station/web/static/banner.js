@@ -9,11 +9,13 @@
       broker_down: "与消息服务器断开（自 {since} 起）：各台状态未知，显示的时间不是实时的",
       store_failing: "比赛数据未能保存（磁盘已满或写入失败）：请立即通知技术人员",
       station_unreachable: "无法连接到裁判站（自 {since} 起）：页面显示的不是实时信息",
+      backup_failing: "比赛数据备份失败（自 {since} 起）：请检查备份磁盘或U盘，通知技术人员",
     },
     en: {
       broker_down: "Broker link lost (since {since}): board states unknown, times shown are not live",
       store_failing: "Results are not being stored (disk full or write failure): call the technician now",
       station_unreachable: "Station unreachable (since {since}): this page is not live",
+      backup_failing: "Backups are failing (since {since}): check the backup disk or USB stick, call the technician",
     },
   };
   function lang() {
