@@ -34,7 +34,7 @@ from typing import Any
 from _common import emit, parse_args, percentiles
 from _station_bench import private_broker, qos1_round_trips
 
-from qizhong.simulation.demo import ArbiterClient
+from qizhong.simulation.arbiter_client import ArbiterClient
 from qizhong.simulation.venue import BOARDS_PER_NODE, LocalVenue
 
 SPEED = 10.0  # players think 10x faster than real ones

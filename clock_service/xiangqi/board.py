@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from clock_service.errors import ClockServiceError
 from clock_service.side import Side
 
 __all__ = [
@@ -57,11 +58,11 @@ _HORSE_ATTACK = (
 Board = list[str | None]
 
 
-class FenError(ValueError):
+class FenError(ClockServiceError, ValueError):
     """A FEN that does not describe a xiangqi position; the message says what and where."""
 
 
-class IllegalMove(ValueError):
+class IllegalMove(ClockServiceError, ValueError):
     """A move that the rules do not allow in the position; the message says why."""
 
 

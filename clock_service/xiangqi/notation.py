@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from clock_service.errors import ClockServiceError
 from clock_service.side import Side
 from clock_service.xiangqi.board import IllegalMove, Move, Position
 
@@ -44,7 +45,7 @@ _SPACES = re.compile(r"[\s\u3000]+")
 _ANNOTATION_TAIL = "+#!?！？"
 
 
-class NotationError(ValueError):
+class NotationError(ClockServiceError, ValueError):
     """A move text that is not one legal move here; the message says why and lists candidates."""
 
 

@@ -13,6 +13,7 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from clock_service.errors import ClockServiceError
 from clock_service.xiangqi.board import START_FEN, FenError, IllegalMove
 from clock_service.xiangqi.notation import NotationError
 from clock_service.xiangqi.record import PlyClock, Record
@@ -27,7 +28,7 @@ _MOVE_NUMBER = re.compile(r"^\d+\s*[.．]+")
 _TOKEN = re.compile(r"\{[^}]*\}|\([^()]*\)|\$\d+|[^\s{}()\u3000]+")
 
 
-class PgnError(ValueError):
+class PgnError(ClockServiceError, ValueError):
     """A PGN that cannot be read; the message names the game and the move."""
 
 

@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from qizhong.simulation.demo import ArbiterClient, player_names
+from qizhong.simulation.arbiter_client import ArbiterClient, player_names
 from qizhong.simulation.venue import LocalVenue, VenueError
 
 __all__ = ["EVENTS", "TournamentDirector", "prize_of"]

@@ -13,7 +13,7 @@ import urllib.request
 import aiomqtt
 import pytest
 
-from qizhong.simulation.demo import ArbiterClient
+from qizhong.simulation.arbiter_client import ArbiterClient
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 

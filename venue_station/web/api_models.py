@@ -72,7 +72,7 @@ class StationAlarm(Out):
     ``broker_down`` (since ``since_ms``: no board's news arrives, clocks are not live) or
     ``store_failing`` (what arrives is not being stored; ``detail`` the writer's last error)."""
 
-    code: Literal["broker_down", "store_failing"]
+    code: Literal["broker_down", "store_failing", "backup_failing"]
     since_ms: Ms | None = None
     detail: str | None = None
 
@@ -103,12 +103,26 @@ class WriterHealth(Out):
     set_aside: int
 
 
+class BackupHealth(Out):
+    """The continuous backup (``[backup]``; docs/operations.md)."""
+
+    dir: str
+    every_s: float
+    keep: int
+    taken: int
+    last_ok_ms: Ms | None
+    last: str | None
+    failing_since_ms: Ms | None
+    error: str | None
+
+
 class Health(StationInfo):
     ok: bool
     tasks: dict[str, TaskState]
     tasks_down: list[str]
     writer: WriterHealth
     flooding: list[str]
+    backup: BackupHealth | None
 
 
 # -- boards and events --------------------------------------------------------------------------
