@@ -4,6 +4,10 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 PYTEST_ARGS ?=
+# The suite mostly waits (brokers, timers, browsers): two processes, each test file whole in one
+# of them (--dist loadfile keeps a file's module fixtures together). PYTEST_WORKERS=0: one process.
+PYTEST_WORKERS ?= 2
+PYTEST_PAR := $(if $(filter 0,$(PYTEST_WORKERS)),,-n $(PYTEST_WORKERS) --dist loadfile)
 DEMO_ARGS ?=
 
 .PHONY: demo test lint typecheck unit bench package-check clean pi-check pi-roots
@@ -28,7 +32,7 @@ typecheck: $(STAMP)
 # PostgreSQL for the run (the running one, the machine's cluster started, or a private one
 # removed after), then pytest. Under CI=true a test skipped for a missing part fails.
 unit: $(STAMP)
-	$(PYTHON) tools/bring_up.py -- $(BIN)/pytest $(PYTEST_ARGS)
+	$(PYTHON) tools/bring_up.py -- $(BIN)/pytest $(PYTEST_PAR) $(PYTEST_ARGS)
 
 test: lint typecheck unit
 

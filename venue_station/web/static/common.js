@@ -201,7 +201,9 @@
     // running clock is shown as it stood then, not run on.
     if (window.QZ_STALE) now = Math.min(now, window.QZ_STALE);
     if (state.phase === "running" && state.running === side && !state.flag)
-      return Math.max(0, ms - (now - state.ts));
+      // never more than the snapshot says: a snapshot dated after `now` (a page clock a little
+      // behind, or a stale page's stop time before a late snapshot) has used nothing yet
+      return Math.max(0, ms - Math.max(0, now - state.ts));
     return ms;
   };
 
