@@ -97,3 +97,28 @@ def test_the_project_ships_every_top_level_package_of_the_tree() -> None:
     shipped = files.tree_files(ROOT, packages)
     assert "venue_station/web/static/display.html" in shipped
     assert "venue_station/store/migrations/script.py.mako" in shipped
+
+
+def test_every_folder_of_a_shipped_package_is_listed_in_pyproject() -> None:
+    """A subpackage missing from ``[tool.setuptools] packages`` ships nothing (clock_service.xiangqi
+    was once left out: an install outside the tree had no rules of xiangqi). Every folder under a
+    listed top-level package that holds a file (caches aside) must be listed itself."""
+    import tomllib
+
+    listed = set(
+        tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]
+    )
+    tops = {name for name in listed if "." not in name}
+    unlisted = []
+    for top in sorted(tops):
+        for folder in sorted(p for p in (ROOT / top).rglob("*") if p.is_dir()):
+            if folder.name == "__pycache__" or "__pycache__" in folder.parts:
+                continue
+            if not any(f.is_file() for f in folder.iterdir()):
+                continue
+            name = ".".join(folder.relative_to(ROOT).parts)
+            if name not in listed:
+                unlisted.append(name)
+    assert unlisted == [], (
+        f"folders of shipped packages missing from pyproject's packages: {unlisted}"
+    )
