@@ -26,6 +26,7 @@ __all__ = [
     "BrokerConfig",
     "HttpConfig",
     "PairingConfig",
+    "StandbyConfig",
     "StationConfig",
 ]
 
@@ -148,6 +149,19 @@ class BackupConfig(_Model):
     keep: int = Field(default=30, ge=1, le=10_000)
 
 
+class StandbyConfig(_Model):
+    """``[standby]``: this station is the warm standby of ``primary`` (its web address, e.g.
+    ``http://10.0.0.2:8080``): ``qizhong station standby`` copies the primary's store every
+    ``every_s`` logged in as ``user`` (an ``admin`` account of the primary) with the password in
+    ``password_file``; ``qizhong station promote`` runs it once the primary is gone
+    (docs/operations.md)."""
+
+    primary: Annotated[str, Field(pattern=r"^https?://[^\s/]+(/.*)?$", max_length=200)]
+    user: Annotated[str, Field(min_length=1, max_length=64)]
+    password_file: Path
+    every_s: float = Field(default=60.0, ge=5, le=3600)
+
+
 class StationConfig(_Model):
     venue: Id
     regulation: str = "meishan-2016"
@@ -166,6 +180,7 @@ class StationConfig(_Model):
     account: tuple[AccountConfig, ...] = ()
     pairing: PairingConfig = PairingConfig()
     backup: BackupConfig = BackupConfig()
+    standby: StandbyConfig | None = None
 
     @model_validator(mode="after")
     def _backup_sqlite(self) -> StationConfig:
@@ -234,8 +249,12 @@ class StationConfig(_Model):
         )
         pairing = self.pairing.model_copy(update={"path": fix(self.pairing.path)})
         backup = self.backup.model_copy(update={"dir": fix(self.backup.dir)})
+        standby = self.standby
+        if standby is not None:
+            standby = standby.model_copy(update={"password_file": fix(standby.password_file)})
         return self.model_copy(
             update={
+                "standby": standby,
                 "backup": backup,
                 "pairing": pairing,
                 "data_dir": fix(self.data_dir),

@@ -291,9 +291,12 @@ def check_backup(path: Path, known_revisions: frozenset[str]) -> RestoreReport:
         raise StoreError(f"{path}: not a readable SQLite database: {exc}") from None
 
 
-def restore(backup: Path, db: Path, known_revisions: frozenset[str]) -> RestoreReport:
+def restore(
+    backup: Path, db: Path, known_revisions: frozenset[str], *, keep_previous: bool = True
+) -> RestoreReport:
     """Put ``backup`` in place of ``db``. Refused while a station runs on ``db``; the database
-    replaced is kept beside as ``<db>.before-restore-<stamp>``."""
+    replaced is kept beside as ``<db>.before-restore-<stamp>`` (``keep_previous=False``: a
+    standby's older copy of its primary, replaced every few minutes, is not kept)."""
     import sqlite3
 
     report = check_backup(backup, known_revisions)
@@ -313,7 +316,10 @@ def restore(backup: Path, db: Path, known_revisions: frozenset[str]) -> RestoreR
                 old.execute("PRAGMA wal_checkpoint(TRUNCATE)")
             finally:
                 old.close()
-            os.replace(db, db.with_name(f"{db.name}.before-restore-{_stamp(wall_ms())}"))
+            if keep_previous:
+                os.replace(db, db.with_name(f"{db.name}.before-restore-{_stamp(wall_ms())}"))
+            else:
+                db.unlink()
         for side in ("-wal", "-shm"):  # a stale WAL must never be read over the restored file
             db.with_name(db.name + side).unlink(missing_ok=True)
         src = sqlite3.connect(f"file:{backup}?mode=ro", uri=True)

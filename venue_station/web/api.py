@@ -31,6 +31,7 @@ from venue_station.web import (
     reasons_view,
     round_clock,
     round_pgn,
+    standby,
     standings_view,
     tournament_view,
     trf_view,
@@ -352,6 +353,7 @@ def read_routes() -> list[BaseRoute]:
         *trf_view.routes(),
         *round_pgn.routes(),
         *tournament_view.routes(),
+        *standby.routes(),
     ]
 
 

@@ -4,6 +4,8 @@ qizhong station --config station.toml
 qizhong station hash-password            # asks twice, prints scrypt$...
 qizhong station backup --config station.toml            # one backup now, into [backup] dir
 qizhong station restore --config station.toml --from station-....db
+qizhong station standby --config standby.toml           # copy the [standby] primary, every every_s
+qizhong station promote --config standby.toml           # the primary is gone: run on the last copy
 """
 
 from __future__ import annotations
@@ -26,10 +28,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
         nargs="?",
-        choices=["run", "hash-password", "backup", "restore"],
+        choices=["run", "hash-password", "backup", "restore", "standby", "promote"],
         default="run",
         help="run the station (default), print a password hash for the config, take one "
-        "backup now, or restore the database from a backup (docs/operations.md)",
+        "backup now, restore the database from a backup, keep a warm standby of the "
+        "[standby] primary, or promote the standby (docs/operations.md)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="promote: although the primary still answers (only when it is known to be gone)",
     )
     parser.add_argument(
         "--from", dest="source", default=None, help="restore: the backup file to restore"
@@ -108,11 +116,61 @@ def _backup_or_restore(args: argparse.Namespace) -> int:
     return 0
 
 
+def _standby(args: argparse.Namespace) -> int:
+    """``standby``: copy the primary until stopped. ``promote``: 0 to go on and run the station,
+    2 refused (the primary still answers, or this config is no standby's)."""
+    import threading
+
+    from venue_station.config import StationConfig
+    from venue_station.errors import StationError
+    from venue_station.store.backup import sqlite_path
+    from venue_station.web.standby import primary_answers, run_standby
+
+    try:
+        config = StationConfig.load(args.config)
+    except StationError as exc:
+        print(f"qizhong station: {exc}", file=sys.stderr)
+        return 2
+    cfg, db = config.standby, sqlite_path(config.db_url)
+    if cfg is None or db is None:
+        print(
+            "qizhong station: no [standby] primary in the config, or its store is not SQLite "
+            "(docs/operations.md)",
+            file=sys.stderr,
+        )
+        return 2
+    if args.action == "promote":
+        if primary_answers(cfg) and not args.force:
+            print(
+                f"qizhong station promote: the primary {cfg.primary} still answers: stop it "
+                "first (two stations must never rule on the same boards), or --force",
+                file=sys.stderr,
+            )
+            return 2
+        print(f"promoted: running the station on the last copy of {cfg.primary} ({db})")
+        return 0
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    try:
+        good = run_standby(cfg, db, stop=stop)
+    except KeyboardInterrupt:
+        return 0
+    print(f"standby stopped after {good} copies of {cfg.primary}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.action == "hash-password":
         return _hash_password(args)
     if args.action in ("backup", "restore"):
         return _backup_or_restore(args)
+    if args.action in ("standby", "promote"):
+        logging.basicConfig(
+            level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+        )
+        refused = _standby(args)
+        if args.action == "standby" or refused:
+            return refused
     logging.basicConfig(
         level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )

@@ -159,6 +159,13 @@ PATHS: dict[str, dict[str, Op]] = {
             also=("application/x-chess-pgn",),
         )
     },
+    "/api/backup": {
+        "get": Op(
+            "a whole copy of the SQLite store for a warm standby (admin; docs/operations.md)",
+            "application/vnd.sqlite3",
+            auth="reader",
+        )
+    },
     "/api/export/rounds/{round}/games.pgn": {
         "get": Op(
             "a round's games as one PGN file (each game's clock after every move, its result)",
