@@ -181,6 +181,9 @@ class StationConfig(_Model):
     pairing: PairingConfig = PairingConfig()
     backup: BackupConfig = BackupConfig()
     standby: StandbyConfig | None = None
+    # The key decision txns are signed with (docs/operations.md "Rebuild"): kept with this
+    # config (not in data_dir, which a lost disk takes); made on the first start when missing.
+    decision_key_file: Path | None = None
 
     @model_validator(mode="after")
     def _backup_sqlite(self) -> StationConfig:
@@ -255,6 +258,7 @@ class StationConfig(_Model):
         return self.model_copy(
             update={
                 "standby": standby,
+                "decision_key_file": fix(self.decision_key_file),
                 "backup": backup,
                 "pairing": pairing,
                 "data_dir": fix(self.data_dir),

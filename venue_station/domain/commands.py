@@ -127,6 +127,9 @@ class CommandBus:
         self.metrics = metrics
         self.timeout_s = timeout_s
         self.publish: Publish | None = None  # set by the collector while connected
+        # A decision command's txn signed with the station's key (intake/signed_txn.py): what
+        # a new station trusts on the boards' replay after this one's disk is lost.
+        self.sign: Callable[[str, str, dict[str, Any]], str | None] | None = None
         # Told of every txn and what it asks before it is published (the ingest's authority:
         # only an event that says what a decision command asked decides a game).
         self.on_sent: Callable[[str, str | None, str, dict[str, Any], str | None], None] | None = (
@@ -157,7 +160,8 @@ class CommandBus:
         self.validate(cmd, args, venue_wide=board is None)
         if self.publish is None:
             raise ConnectionError("the station is not connected to the broker")
-        txn = f"st-{secrets.token_hex(8)}"
+        signed = self.sign(board, cmd, args) if self.sign is not None and board else None
+        txn = signed or f"st-{secrets.token_hex(8)}"
         expected = {board} if board is not None else set(expect)
         pending = _Pending(board, expected)
         if wait:

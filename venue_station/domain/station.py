@@ -35,6 +35,7 @@ from venue_station.domain.trf_state import load_state
 from venue_station.errors import ConfigError, StationError
 from venue_station.intake.collector import Collector
 from venue_station.intake.ingest import BoardView, Ingest
+from venue_station.intake.signed_txn import TxnSigner, load_key
 from venue_station.live.alerts import AlertSpec
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
@@ -113,6 +114,7 @@ class Station:
         )
         await self.ingest.load()
         self.bus.on_sent = self.ingest.authority.sent
+        self._load_decision_key(self.ingest, self.bus)
         ingest, supervisor = self.ingest, self.supervisor
         self.metrics.gauges.update(
             {
@@ -149,6 +151,20 @@ class Station:
                     collector.publish, ingest.probe_targets, collector.connected.is_set
                 ),
             )
+
+    def _load_decision_key(self, ingest: Ingest, bus: CommandBus) -> None:
+        path = self.config.decision_key_file
+        if path is None:
+            return
+        made = not path.exists()
+        try:
+            signer = TxnSigner(load_key(path), self.config.venue)
+        except (OSError, ValueError) as exc:
+            raise StationError(f"decision_key_file: {exc}") from None
+        if made:
+            log.warning("made the decision key %s: keep it with the station's config", path)
+        ingest.authority.signer = signer
+        bus.sign = signer.make
 
     async def _start_backups(self, store: Store, db_file: Path | None) -> None:
         cfg = self.config.backup

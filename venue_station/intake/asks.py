@@ -113,6 +113,10 @@ class Asks:
         elif cmd == "set_game" and isinstance(args.get("game"), str):
             self._game(str(args["game"])).tiebreak = bool(args.get("tiebreak"))
 
+    def knows(self, txn: str) -> bool:
+        """Whether ``txn`` is a decision command this station sent (or adopted)."""
+        return txn in self._asks
+
     def load(
         self, commands: Iterable[Mapping[str, Any]], events: Iterable[Mapping[str, Any]]
     ) -> None:

@@ -27,6 +27,7 @@ from typing import Any
 
 from clock_service.regulation import Regulation
 from venue_station.intake.asks import Asks
+from venue_station.intake.signed_txn import SIGNED_BY, TxnSigner
 from venue_station.live.metrics import Metrics
 from wire_contract.messages import EventEnvelope
 
@@ -158,6 +159,10 @@ class Authority:
     def __init__(self, regulation: Regulation | None = None) -> None:
         self.game_boards: dict[str, set[str]] = {}
         self.asks = Asks(regulation)
+        # The station's decision key (signed_txn.py): a txn it signed and never logged (its
+        # predecessor's, before a lost disk) is taken as its own ask when the event says it.
+        self.signer: TxnSigner | None = None
+        self.adopted = 0
 
     def load(
         self,
@@ -191,6 +196,11 @@ class Authority:
         if not is_decision(ev):
             self.asks.note(key, ev.game, ev.type, ev.data)
             return ev
+        if ev.txn is not None and self.signer is not None and not self.asks.knows(ev.txn):
+            adopted = self.signer.ask_of(ev.txn, board, ev.type, ev.data)
+            if adopted is not None:
+                self.asks.sent(ev.txn, board, adopted[0], adopted[1], SIGNED_BY)
+                self.adopted += 1
         if self.asks.judge(ev.txn, key, ev.game, ev.type, ev.data):
             return ev
         proposal = self.as_proposal(ev)

@@ -6,6 +6,7 @@ qizhong station backup --config station.toml            # one backup now, into [
 qizhong station restore --config station.toml --from station-....db
 qizhong station standby --config standby.toml           # copy the [standby] primary, every every_s
 qizhong station promote --config standby.toml           # the primary is gone: run on the last copy
+qizhong station rebuild --config station.toml [--from station-....db]  # a lost disk: from nodes
 """
 
 from __future__ import annotations
@@ -28,11 +29,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "action",
         nargs="?",
-        choices=["run", "hash-password", "backup", "restore", "standby", "promote"],
+        choices=["run", "hash-password", "backup", "restore", "standby", "promote", "rebuild"],
         default="run",
         help="run the station (default), print a password hash for the config, take one "
         "backup now, restore the database from a backup, keep a warm standby of the "
-        "[standby] primary, or promote the standby (docs/operations.md)",
+        "[standby] primary, promote the standby, or rebuild a lost station from the nodes "
+        "(after restoring --from a backup, if given) (docs/operations.md)",
     )
     parser.add_argument(
         "--force",
@@ -40,7 +42,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="promote: although the primary still answers (only when it is known to be gone)",
     )
     parser.add_argument(
-        "--from", dest="source", default=None, help="restore: the backup file to restore"
+        "--from",
+        dest="source",
+        default=None,
+        help="restore, rebuild: the backup file to restore",
     )
     parser.add_argument("--config", "-c", default="station.toml", help="station config TOML")
     parser.add_argument(
@@ -159,11 +164,39 @@ def _standby(args: argparse.Namespace) -> int:
     return 0
 
 
+def _rebuild(args: argparse.Namespace) -> int:
+    """Restore ``--from`` (if given), say what the rebuild will trust, and go on to run."""
+    from venue_station.config import StationConfig
+    from venue_station.errors import StationError
+
+    try:
+        config = StationConfig.load(args.config)
+    except StationError as exc:
+        print(f"qizhong station: {exc}", file=sys.stderr)
+        return 2
+    if args.source is not None:
+        restored = _backup_or_restore(argparse.Namespace(**{**vars(args), "action": "restore"}))
+        if restored:
+            return restored
+    if config.decision_key_file is None or not config.decision_key_file.exists():
+        print(
+            "qizhong station rebuild: no decision key: the decisions replayed from the boards "
+            "are stored pending, unverified (docs/operations.md \"Rebuild\")",
+            file=sys.stderr,
+        )
+    print("rebuilding: the station asks every board for what it lacks (paced replays)")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     if args.action == "hash-password":
         return _hash_password(args)
     if args.action in ("backup", "restore"):
         return _backup_or_restore(args)
+    if args.action == "rebuild":
+        refused = _rebuild(args)
+        if refused:
+            return refused
     if args.action in ("standby", "promote"):
         logging.basicConfig(
             level=args.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
