@@ -1,0 +1,161 @@
+"""The station's laptop dies (its disk lost) in the middle of a round: restore + rebuild gives the
+event back whole (issue 28's acceptance; the repeatable check beside the chaos round).
+
+Real parts: a private Mosquitto, a real node with two boards on simulated faces, SQLite
+stations with a ``[backup]`` folder on "a USB stick" and a ``decision_key_file`` kept with the
+config. Round 1: players and pairs imported, clocks started through the node, board 2 drawn
+(a decision before the last backup), the backup taken, then board 1's arbiter foul and result
+(decisions after it). The station's data folder is deleted. ``qizhong station restore`` the last
+backup, then the station starts again (``rebuild``): every event of the node's journal — read
+directly — stored once, every decision confirmed as it was (none left ``unverified``), players,
+rounds and standings equal to before. The times are printed (``-s``) for docs/operations.md.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import shutil
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.node import Probe, node_config, running_node
+from support.station import station_config
+
+from clock_service import Side
+from firmware_bridge.simulated import SimulatedFace
+from qizhong.cli.main import main
+
+pytestmark = [pytest.mark.broker, pytest.mark.slow]
+
+PLAYERS = "name\n甲\n乙\n丙\n丁\n"
+PAIRS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n"
+
+
+async def _wait(predicate: Any, timeout: float = 20.0) -> None:
+    async with asyncio.timeout(timeout):
+        while not predicate():
+            await asyncio.sleep(0.02)
+
+
+def config_file(path: Path, data_dir: Path, backups: Path, key: Path) -> Path:
+    path.write_text(
+        f'venue = "test"\ndata_dir = "{data_dir}"\ndecision_key_file = "{key}"\n'
+        f'[backup]\ndir = "{backups}"\nevery_s = 3600\n',
+        encoding="utf-8",
+    )
+    return path
+
+
+async def decisions(station: Any) -> list[tuple[str, str, Any, Any, bool]]:
+    out = []
+    for game in ("r1-b1", "r1-b2"):
+        for e in await station.store.game_events(game, ("result", "foul")):
+            d = e["data"]
+            out.append(
+                (
+                    game,
+                    e["type"],
+                    d.get("status"),
+                    d.get("winner") or d.get("side"),
+                    bool(d.get("unverified")),
+                )
+            )
+    return sorted(out, key=str)
+
+
+async def stored_keys(station: Any) -> list[tuple[str, int, int]]:
+    rows = await station.store.events(limit=100_000)
+    return sorted((r["board"], int(r["session"]), int(r["seq"])) for r in rows)
+
+
+async def test_disk_lost_then_restore_and_rebuild_gives_the_round_back(
+    broker_factory: Any, start_station: Any, tmp_path: Path, capsys: Any
+) -> None:
+    broker = broker_factory()
+    faces = {"1": SimulatedFace(mode="idle"), "2": SimulatedFace(mode="idle")}
+    node_cfg = node_config(broker, "node-a", ["1", "2"], tmp_path / "node")
+    key, usb = tmp_path / "etc" / "decision.key", tmp_path / "usb"
+    extra = {"decision_key_file": str(key), "backup": {"dir": str(usb), "every_s": 3600}}
+    first = await start_station(station_config(tmp_path, broker, **extra))
+    assert first.config.data_dir == tmp_path / "station"
+    async with running_node(node_cfg, faces) as node:
+        await _wait(lambda: {"1", "2"} <= set(first.ingest.boards))
+        await first.import_players(PLAYERS)
+        await first.import_pairings(PAIRS)  # sends each board its set_game
+        for board in ("1", "2"):
+            await _wait(
+                lambda b=board: (first.ingest.boards[b].state or {}).get("game") is not None
+            )
+            assert (await first.send_command(board, "start")).ok
+        for face in faces.values():
+            face.press(Side.RED)
+            face.press(Side.BLACK)
+        assert (await first.send_command("2", "result", {"winner": None, "reason": "agreed"})).ok
+        await _wait(lambda: len(first.ingest.authority.asks.decided) == 1)
+        await first.ingest.flush()
+        assert first.backup is not None and await first.backup.backup_now()
+        # after the last backup: an arbiter's foul and the result
+        assert (await first.send_command("1", "foul", {"side": "black", "reason": "phone"})).ok
+        assert (await first.send_command("1", "result", {"winner": "red", "reason": "resign"})).ok
+        await _wait(lambda: len(first.ingest.authority.asks.decided) == 3)
+        await _wait(lambda: node.journal.unsent_count() == 0)
+        await first.ingest.flush()
+        before = {
+            "standings": [
+                s.__dict__ if hasattr(s, "__dict__") else s for s in await first.standings()
+            ],
+            "decisions": await decisions(first),
+            "players": len(await first.store.player_names()),
+            "rounds": len(await first.store.rounds()),
+        }
+        assert [d for d in before["decisions"] if d[4]] == []
+        watermarks = {b: first.ingest.seqs.get(b).watermark for b in ("1", "2")}
+        await first.stop()
+
+        # the laptop's disk is lost: the data folder with the database goes
+        shutil.rmtree(first.config.data_dir)
+        backup = sorted(usb.glob("station-*.db"))[-1]
+        cfg = config_file(tmp_path / "station.toml", first.config.data_dir, usb, key)
+        t0 = time.monotonic()
+        assert main(["station", "restore", "--config", str(cfg), "--from", str(backup)]) == 0
+        restored_s = time.monotonic() - t0
+
+        async with Probe(broker) as probe:
+            await probe.wait_for(
+                lambda: all(probe.states.get(b, {}).get("seq") == s for b, s in watermarks.items())
+            )
+        t1 = time.monotonic()
+        second = await start_station(station_config(tmp_path, broker, **extra))
+        await _wait(
+            lambda: all(
+                second.ingest.seqs.get(b) is not None
+                and second.ingest.seqs.get(b).watermark == s
+                and not second.ingest.seqs.get(b).has_gap
+                for b, s in watermarks.items()
+            ),
+            timeout=60,
+        )
+        await _wait(lambda: len(second.ingest.authority.asks.decided) >= 3)
+        await second.ingest.flush()
+        caught_up_s = time.monotonic() - t1
+
+        journal = [(r.board, json.loads(r.payload)) for r in node.journal.all_events()]
+        journal_keys = sorted((b, int(p["session"]), int(p["seq"])) for b, p in journal)
+        assert await stored_keys(second) == journal_keys, "every journaled event stored once"
+        after = {
+            "standings": [
+                s.__dict__ if hasattr(s, "__dict__") else s for s in await second.standings()
+            ],
+            "decisions": await decisions(second),
+            "players": len(await second.store.player_names()),
+            "rounds": len(await second.store.rounds()),
+        }
+        assert after == before
+    with capsys.disabled():
+        print(
+            f"\ndisk lost: restore {restored_s:.2f} s, rebuild caught up {caught_up_s:.2f} s, "
+            f"{len(journal_keys)} events, {len(before['decisions'])} decisions"
+        )
