@@ -191,7 +191,7 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
         before = [await store.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")]
         assert len(before[0]) == 1
         cases = [
-            ("1", {"move": "马２进４", "ply": 1}, 422, "illegal_move"),  # the elephant blocks the leg
+            ("1", {"move": "马２进４", "ply": 1}, 422, "illegal_move"),  # its leg is blocked
             ("1", {"move": "马８进７", "ply": 0}, 409, "record_changed"),  # a stale client
             ("1", {"move": "h7h0", "ply": 1}, 422, "illegal_move"),
             ("1", {"move": "炮二平五", "ply": 1}, 422, "wrong_side"),  # red's move on black's turn
