@@ -224,3 +224,52 @@ async def _moves(station: StationProcess, board: str, red: int, black: int) -> b
         if view["board"] == board and view["state"]:
             return bool(view["state"]["moves"] == {"red": red, "black": black})
     return False
+
+
+async def test_the_disk_fills_under_a_running_station_alert_banner_and_nothing_lost(
+    broker_factory: Any, tmp_path: Path, page: Any
+) -> None:
+    broker = broker_factory()
+    port = free_port()
+    with small_disk(tmp_path / "disk", size_kb=8192) as disk:
+        config = station_toml(tmp_path / "station.toml", broker, disk / "station", port)
+        station = StationProcess(config, tmp_path / "station.log", port)
+        faces = {"1": SimulatedFace(mode="idle")}
+        node_cfg = node_config(broker, "node-a", ["1"], tmp_path / "node")
+        async with running_node(node_cfg, faces):
+            async with Probe(broker) as probe:  # before the station takes its account
+                assert (await probe.command("1", "set_game", {"game": "r1-b1", "tc": "30m+5s"}))[
+                    "ok"
+                ]
+                assert (await probe.command("1", "start"))["ok"]
+            station.start()
+            try:
+                await station.wait(lambda: _ok(station, "/healthz"), 30, "the start")
+                await page.goto(station.url + "/")
+                filler = fill(disk)
+                full_at = time.monotonic()
+                await press(faces["1"], [Side.RED, Side.BLACK, Side.RED, Side.BLACK])
+                await station.wait(lambda: _has(station, "store_failing"), 5, "store_failing")
+                await page.wait_for_selector("#qz-alarm", timeout=5000)
+                banner_s = time.monotonic() - full_at
+                assert banner_s < 5, banner_s
+                assert "比赛数据未能保存" in (await page.text_content("#qz-alarm") or "")
+                await station.wait(lambda: _moves(station, "1", 2, 2), 5, "the live state")
+                os.unlink(filler)
+                await station.wait(lambda: _none(station), 10, "the alarm gone")
+                want = journal_keys(node_cfg.data_dir / "journal.sqlite3")
+
+                async def all_stored() -> bool:
+                    return set(stored_keys(disk / "station" / "station.db")) == want
+
+                await station.wait(all_stored, 15, "every journaled event stored")
+                db = sqlite3.connect(f"file:{disk / 'station' / 'station.db'}?mode=ro", uri=True)
+                try:
+                    kinds = [r[0] for r in db.execute("SELECT kind FROM alerts")]
+                finally:
+                    db.close()
+                assert kinds.count("store_failing") == 1, kinds
+                print(f"\nbanner {banner_s:.2f} s after the disk filled; {len(want)} events")
+            finally:
+                station.stop()
+        assert "Traceback" not in station.log(), station.log()[-3000:]
