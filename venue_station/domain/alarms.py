@@ -10,7 +10,7 @@
   bound (a node gone without its will: ``intake/silence.py``), shown "unknown since";
 - ``unverified_decisions``: decisions the nodes replayed that no command of this station
   asked (a new station after a lost one), stored as proposals: ``count`` of them still open
-  among the arbiter's alerts;
+  among the arbiter's alerts (acknowledged or ruled: no longer counted);
 - ``backup_failing`` (``store/backup.py``).
 
 ``AlarmWatch.run`` is the station task that turns them into alerts within a second: one

@@ -405,9 +405,9 @@ class Store(TournamentReads):
             return [dict(r._mapping) for r in await conn.execute(q)]
 
     async def count_open_alerts(self, kind: str) -> int:
-        """How many alerts of ``kind`` are open or acked (not yet ruled)."""
+        """How many alerts of ``kind`` are open (no one has acknowledged or ruled them)."""
         a = t.alerts
-        q = sa.select(sa.func.count()).where(a.c.kind == kind, a.c.status.in_(["open", "acked"]))
+        q = sa.select(sa.func.count()).where(a.c.kind == kind, a.c.status == "open")
         async with self.engine.connect() as conn:
             return int((await conn.execute(q)).scalar_one())
 
