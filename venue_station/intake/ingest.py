@@ -209,8 +209,8 @@ class Ingest(IngestWriter, SilentBoards):
         ):
             self._flooded(board)
             return self._reject("flood", topic, f"board {board!r} sends faster than a clock can")
-        self._heard(board, received_ms)
         if name.leaf == "reply":
+            self._heard(board, received_ms)  # a board the station knows: it answers
             answer = self.clock_probes.take_reply(board, payload, received_ms)
             if answer is not None:
                 return self._on_probe_answer(board, answer, received_ms)
@@ -236,6 +236,8 @@ class Ingest(IngestWriter, SilentBoards):
             return self._reject(kind, topic, str(exc))
         if name.leaf != "status" and msg.board != board:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
+        self._view(board)
+        self._heard(board, received_ms)
         live = received_ms >= self.live_after_ms
         if live and not retained and not getattr(msg, "replay", False):
             self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))

@@ -82,12 +82,11 @@ class SilentBoards:
     ) -> None:
         raise NotImplementedError
 
-    def _view(self, board: str) -> Any:
-        raise NotImplementedError
-
     def _heard(self, board: str, received_ms: int) -> None:
         """A message of ``board``: it is not silent (silence.py); one that was is known again."""
-        view = self._view(board)
+        view = self.boards.get(board)
+        if view is None:
+            return
         view.heard_ms = received_ms
         status = view.status
         if status is None or "silent_since_ms" not in status:

@@ -34,11 +34,25 @@
   }
   let unreachableSince = null;
   function show(alarms) {
-    let bar = document.getElementById("qz-alarm");
     // The boards' times stop running on while the station cannot see them (common.js reads it).
     // A silent board's card stops its own clock (common.js); the others run on.
     const blind = alarms.find((a) => a.code === "broker_down" || a.code === "station_unreachable");
-    window.QZ_STALE = blind ? blind.since_ms || Date.now() : null;
+    const stale = blind ? blind.since_ms || Date.now() : null;
+    if (stale !== (window.QZ_STALE || null)) {
+      window.QZ_STALE = stale;
+      const QZ = window.QZ;
+      if (QZ && QZ.wake) {
+        // The cards are drawn again as of then first (their timer is queued before this
+        // one): no clock is seen running on under the banner.
+        QZ.wake();
+        setTimeout(() => draw(alarms), 0);
+        return;
+      }
+    }
+    draw(alarms);
+  }
+  function draw(alarms) {
+    let bar = document.getElementById("qz-alarm");
     if (!alarms.length) {
       if (bar) bar.remove();
       return;
