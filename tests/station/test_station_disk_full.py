@@ -1,4 +1,4 @@
-"""The station's disk is full: it starts anyway, says so on every page, and loses nothing (issue 28).
+"""The station's disk is full: it starts anyway, says so on every page, loses nothing (issue 28).
 
 Real parts: a real Mosquitto, a real node (in this process, simulated faces pressed by the
 test, its journal on a roomy disk) and ``qizhong station`` as its own process with its data
@@ -28,10 +28,11 @@ import httpx
 import pytest
 from support.full_disk import fill, journal_keys, small_disk
 from support.node import Probe, node_config, running_node
-from support.station import ARBITER, _ARBITER_HASH
+from support.station import ARBITER, ARBITER_PASSWORD
 
 from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
+from venue_station.auth import hash_password
 
 pytestmark = [
     pytest.mark.broker,
@@ -63,7 +64,7 @@ def station_toml(path: Path, broker: Any, data_dir: Path, port: int) -> Path:
         f"port = {port}\n"
         "[[account]]\n"
         f'username = "{ARBITER}"\n'
-        f'password_hash = "{_ARBITER_HASH}"\n'
+        f'password_hash = "{hash_password(ARBITER_PASSWORD)}"\n'
         'role = "chief"\n',
         encoding="utf-8",
     )
