@@ -221,7 +221,9 @@ def unverified_alert(ev: EventEnvelope) -> AlertSpec:
     """A decision a node says was made (a confirmed result, foul, forfeit) that no command of
     this station asked: stored as a proposal, ``unverified`` (a replay into a new station);
     the arbiter confirms it again or enters the right one."""
-    detail = {k: ev.data[k] for k in ("winner", "side", "reason", "ref") if k in ev.data}
+    detail: dict[str, Any] = {
+        k: ev.data[k] for k in ("winner", "side", "reason", "ref") if k in ev.data
+    }
     return AlertSpec(
         f"unverified:{ev.board}:{ev.session}:{ev.seq}", "unverified_decision", ev.board, ev.ts,
         ev.game, ev.data.get("side"), ev.seq, {"type": ev.type, **detail},
