@@ -178,6 +178,9 @@ async def test_a_station_started_on_a_full_disk_serves_says_so_and_loses_nothing
             await station.wait(lambda: _moves(station, "1", 3, 2), 5, "board 1's live state")
             await press(faces["2"], [Side.RED])
             await station.wait(lambda: _moves(station, "2", 1, 0), 5, "board 2's live state")
+            await page.goto(station.url + "/")  # the display's live stream serves too
+            await page.wait_for_selector('.card[data-board="1"][data-online="online"]')
+            await page.wait_for_selector("#qz-alarm")
             await asyncio.sleep(2.0)
             assert station.alive(), station.log()[-3000:]
             # 4. the technician frees the disk: everything the journal holds is stored, once

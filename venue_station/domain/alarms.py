@@ -70,7 +70,7 @@ class AlarmWatch:
         if writer.retrying or writer.stuck():
             if self.store_since_ms is None:
                 self.store_since_ms = wall_ms()
-                log.error("the store does not take writes: %s", writer.last_error)
+                log.warning("the store does not take writes: %s", writer.last_error)
                 ingest.raise_alert(
                     store_failing_alert(st.config.venue, self.store_since_ms, writer.last_error)
                 )

@@ -104,7 +104,7 @@ class Station:
             # A full disk (or one failing): serve the pages, keep the live views, say so, and
             # open the store as soon as it can be written (alarms.py; docs/operations.md).
             self.store_waiting = StoreWaiting(wall_ms(), f"{type(exc).__name__}: {exc}"[:300])
-            log.error("the database cannot be opened (%s); serving without it, retrying", exc)
+            log.warning("the database cannot be opened (%s); serving without it, retrying", exc)
             store_wait.watch_only(self)
             retry = lambda: store_wait.open_when_possible(self, db_file)  # noqa: E731
             self.supervisor.start("store-open", retry)

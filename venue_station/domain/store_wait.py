@@ -74,7 +74,9 @@ async def open_when_possible(station: Any, db_file: Path | None) -> None:
     watched = station.ingest
     await station.open_rest(db_file)
     if watched is not None and station.ingest is not None:
-        for board, view in watched.boards.items():  # newer than the store's
+        # The views kept live are newer than the store's; the new collector has not run yet
+        # (open_rest only started it), so nothing newer is overwritten.
+        for board, view in watched.boards.items():
             station.ingest.boards[board] = view
         await watched.store.close()
     station.store_waiting = None
