@@ -23,6 +23,7 @@ from support.station import FakeNode
 from support.web import served_station
 
 from venue_station.intake.silence import silence_after_ms
+from venue_station.web.api_models import BoardView, StationAlarm
 
 pytestmark = [pytest.mark.broker, pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
@@ -72,6 +73,10 @@ async def test_a_board_gone_without_its_will_is_unknown_since_its_last_word(
         assert "2 board(s) silent" in (await page.text_content("#qz-alarm") or "")
         alarms = {a["code"]: a for a in station.info()["alarms"]}
         assert alarms["boards_silent"]["boards"] == ["1", "2"]
+        # what /api/boards and /api/station answer is what the API's document declares
+        views = [BoardView.model_validate(v) for v in station.board_views()]
+        assert all(v.status is not None and v.status.silent_since_ms for v in views)
+        [StationAlarm.model_validate(a) for a in station.info()["alarms"]]
         await station.ingest.flush()
         silent = [a for a in await station.store.alerts() if a["kind"] == "board_silent"]
         assert len(silent) == 1 and silent[0]["detail"]["boards"] == ["1", "2"], silent

@@ -17,6 +17,8 @@ import pytest
 from support.station import ARBITER, ARBITER_PASSWORD
 from support.web import WebStation
 
+from venue_station.web.api_models import StationAlarm
+
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
 
 PAGES = ("/", "/board/1", "/arbiter", "/standings", "/pairing")
@@ -44,6 +46,8 @@ async def test_unverified_decisions_are_counted_on_every_page(
     station = web_station.station
     assert station.store is not None and station.ingest is not None
     await station.ingest.flush()
+    (alarm,) = station.info()["alarms"]
+    assert StationAlarm.model_validate(alarm).count == 2
     alerts = [a for a in await station.store.alerts() if a["kind"] == "unverified_decision"]
     assert sorted(a["board"] for a in alerts) == ["1", "2"]
     assert all(a["detail"]["type"] == "result" and a["detail"]["winner"] == "red" for a in alerts)
