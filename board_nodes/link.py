@@ -126,6 +126,7 @@ class BoardLink:
         self._backlog_upto = 0
         self._station_session: int | None = None
         self._alarmed = False
+        self._closed = False  # ``close`` said offline: nothing more to say
         self.conn = 0  # the epoch of the latest connection attempt (wall ms, increasing)
         self._inflight = asyncio.Semaphore(MAX_INFLIGHT)
         board.on_event = self._event_journaled
@@ -196,7 +197,11 @@ class BoardLink:
                 async with self._client() as client:
                     self.client = client
                     delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
-                    await self._connected(client)
+                    try:
+                        await self._connected(client)
+                    except asyncio.CancelledError:
+                        await self._say_gone(client)
+                        raise
             except* aiomqtt.MqttError as group:
                 self.counters["disconnects"] += 1
                 log.warning("board %s: broker link down: %s", self.board.id, group.exceptions[0])
@@ -391,8 +396,24 @@ class BoardLink:
         self.journal.remember_reply(board.id, reply.txn, body.decode())
         await self._send(client, self.topics.reply(board.id), body)
 
+    async def _say_gone(self, client: aiomqtt.Client) -> None:
+        """The link ends without a clean stop (the node is ending on an error): its
+        DISCONNECT would be clean, so the broker would drop the will and the board would look
+        online. Say ``lost`` itself first, as the will would have (docs/wire.md)."""
+        if self._closed:
+            return  # ``offline`` said already
+        try:
+            async with asyncio.timeout(1.0):
+                await client.publish(
+                    self.topics.status(self.board.id), self._status("lost"), qos=1, retain=True,
+                    timeout=1,
+                )  # fmt: skip
+        except (aiomqtt.MqttError, TimeoutError) as exc:
+            log.warning("board %s: could not say lost: %s", self.board.id, exc)
+
     async def close(self) -> None:
         """Say ``offline`` before a clean stop, if a connection is up."""
+        self._closed = True
         client = self.client
         if client is not None:
             try:

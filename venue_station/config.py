@@ -184,6 +184,10 @@ class StationConfig(_Model):
     command_timeout_s: float = Field(default=3.0, gt=0, le=60)
     # Every board's clock is probed this often (a round trip, docs/wire.md "Clock probe").
     clock_probe_s: float = Field(default=5.0, ge=0.5, le=300)
+    # A board online that has said nothing (no event, state, status, nor an answer to its
+    # probes) this long is shown "unknown since" its last message and alerted (board_silent):
+    # a node gone with a clean DISCONNECT leaves no will (docs/station.md).
+    board_silent_s: float = Field(default=12.0, ge=2, le=600)
     broker: BrokerConfig = BrokerConfig()
     http: HttpConfig = HttpConfig()
     account: tuple[AccountConfig, ...] = ()

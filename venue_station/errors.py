@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigError", "ImportRefused", "PairingsError", "StationError", "StoreError"]
+__all__ = [
+    "ConfigError",
+    "ImportRefused",
+    "PairingsError",
+    "StationError",
+    "StoreError",
+    "StoreUnavailable",
+]
 
 
 class StationError(Exception):
@@ -20,6 +27,11 @@ class ConfigError(StationError):
 
 class StoreError(StationError):
     """The database cannot be used (e.g. its schema is newer than this code)."""
+
+
+class StoreUnavailable(StationError):
+    """The station runs without its database for now (it could not open it: a full disk); it
+    keeps trying. The web answers 503 for what needs it (the live views still serve)."""
 
 
 class PairingsError(StationError):

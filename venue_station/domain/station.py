@@ -14,7 +14,6 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
-import time
 import uuid
 from pathlib import Path
 from typing import Any
@@ -22,9 +21,11 @@ from typing import Any
 from clock_service.regulation import Regulation, handicap_for
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
-from venue_station.domain import tournament_desk
+from venue_station.domain import store_wait, tournament_desk
+from venue_station.domain.alarms import AlarmWatch, StoreWaiting, alarms
 from venue_station.domain.commands import CommandBus, CommandResult
 from venue_station.domain.decisions_out import DecisionOutbox
+from venue_station.domain.gaps import watch_gaps
 from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
@@ -33,11 +34,10 @@ from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
 from venue_station.domain.trf_state import load_state
-from venue_station.errors import ConfigError, StationError
+from venue_station.errors import ConfigError, StationError, StoreError, StoreUnavailable
 from venue_station.intake.collector import Collector
 from venue_station.intake.ingest import BoardView, Ingest
-from venue_station.intake.signed_txn import TxnSigner, load_key
-from venue_station.live.alerts import AlertSpec
+from venue_station.intake.signed_txn import signer_for
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import (
@@ -83,13 +83,15 @@ class Station:
         self.backup: BackupLoop | None = None
         self._running_fd: int | None = None
         self._stop = asyncio.Event()
+        self.store_waiting: StoreWaiting | None = None  # no database yet (a full disk at start)
+        self.watch = AlarmWatch(self)
 
     # -- life -------------------------------------------------------------------------------
     async def start(self, *, timeout: float = 15.0) -> None:
         """Open the store, start the tasks, then wait up to ``timeout`` s for the broker."""
         await self.open()
         await self.wait_connected(timeout)
-        dialect = self.require_store().dialect
+        dialect = self.store.dialect if self.store is not None else "not open yet"
         log.info("station %s up: session %d, db %s", self.config.venue, self.session, dialect)
 
     async def open(self) -> None:
@@ -99,8 +101,24 @@ class Station:
         if db_file is not None:  # `qizhong station restore` refuses while this is held
             db_file.parent.mkdir(parents=True, exist_ok=True)
             self._running_fd = running_lock(db_file)
-        self.store = store = await Store.open(self.config.db_url)
-        self.session = await store.next_station_session()
+        try:
+            await store_wait.open_store(self)
+        except StoreError:
+            raise  # not a disk that may have room later (a schema newer than this code)
+        except Exception as exc:
+            # A full disk (or one failing): serve the pages, keep the live views, say so, and
+            # open the store as soon as it can be written (alarms.py; docs/operations.md).
+            self.store_waiting = StoreWaiting(wall_ms(), f"{type(exc).__name__}: {exc}"[:300])
+            log.warning("the database cannot be opened (%s); serving without it, retrying", exc)
+            store_wait.watch_only(self)
+            retry = lambda: store_wait.open_when_possible(self, db_file)  # noqa: E731
+            self.supervisor.start("store-open", retry)
+            return
+        await self.open_rest(db_file)
+
+    async def open_rest(self, db_file: Path | None) -> None:
+        """The rest of ``open`` once the store is open (at once, or when it can be)."""
+        store = self.require_store()
         await self._start_backups(store, db_file)
         self.started_ms = wall_ms()
         self.bus = CommandBus(
@@ -118,7 +136,10 @@ class Station:
         )
         await self.ingest.load()
         self.bus.on_sent = self.ingest.authority.sent
-        self._load_decision_key(self.ingest, self.bus)
+        signer = signer_for(self.config.decision_key_file, self.config.venue)
+        if signer is not None:
+            self.ingest.authority.signer = signer
+            self.bus.sign = signer.make
         ingest, supervisor = self.ingest, self.supervisor
         self.metrics.gauges.update(
             {
@@ -134,6 +155,7 @@ class Station:
             }
         )
         self.supervisor.start("writer", self.ingest.run_writer)
+        self.supervisor.start("alarms", self.watch.run)
         if self.connect:
             self.collector = collector = Collector(
                 self.config.broker, self.topics, self.ingest, session=self.session
@@ -155,20 +177,6 @@ class Station:
                     collector.publish, ingest.probe_targets, collector.connected.is_set
                 ),
             )
-
-    def _load_decision_key(self, ingest: Ingest, bus: CommandBus) -> None:
-        path = self.config.decision_key_file
-        if path is None:
-            return
-        made = not path.exists()
-        try:
-            signer = TxnSigner(load_key(path), self.config.venue)
-        except (OSError, ValueError) as exc:
-            raise StationError(f"decision_key_file: {exc}") from None
-        if made:
-            log.warning("made the decision key %s: keep it with the station's config", path)
-        ingest.authority.signer = signer
-        bus.sign = signer.make
 
     async def _start_backups(self, store: Store, db_file: Path | None) -> None:
         cfg = self.config.backup
@@ -209,7 +217,7 @@ class Station:
         if clean and self.collector is not None:
             await self.collector.say_offline()
         await self.supervisor.cancel("collector")
-        if clean and self.ingest is not None:
+        if clean and self.ingest is not None and self.ingest.deciding:
             try:
                 async with asyncio.timeout(FLUSH_AT_STOP_S):
                     await self.ingest.flush()
@@ -249,49 +257,18 @@ class Station:
     async def __aexit__(self, *exc: object) -> None:
         await self.stop()
 
-    # -- gaps -------------------------------------------------------------------------------
     async def _watch_gaps(self) -> None:
-        grace = self.config.rebirth_grace_ms / 1000
-        retry = self.config.rebirth_retry_ms / 1000
-        assert self.ingest is not None and self.bus is not None
-        while True:
-            await asyncio.sleep(0.05)
-            if self.collector is None or not self.collector.connected.is_set():
-                continue
-            now = time.monotonic()
-            for board, seqs in self.ingest.seqs.open_gaps().items():
-                if seqs.gap_since is None or now - seqs.gap_since < grace:
-                    continue
-                if self.ingest.replays.flowing(board, now):
-                    continue  # the replay asked is coming in: asking again would restart it
-                backoff = retry * 2 ** min(max(seqs.rebirths - 1, 0), 4)
-                if seqs.last_rebirth is not None and now - seqs.last_rebirth < backoff:
-                    continue
-                seqs.last_rebirth, seqs.rebirths = now, seqs.rebirths + 1
-                self.metrics.rebirths_sent += 1
-                log.info("board %s: asking for a rebirth to fill %s", board, seqs.missing(3))
-                try:
-                    missing = seqs.missing(1)
-                    args = {"from_seq": missing[0][0]} if missing else {}
-                    if missing:
-                        self.ingest.replays.asked(board, missing[0][0], now)
-                    await self.bus.send(board, "rebirth", args, wait=False)
-                except ConnectionError:
-                    continue
-                if seqs.rebirths == 4:
-                    spec = AlertSpec(
-                        f"gap:{board}:{seqs.watermark}",
-                        "gap",
-                        board,
-                        wall_ms(),
-                        detail={"missing": [list(r) for r in seqs.missing()]},
-                    )
-                    self.ingest.raise_alert(spec)
+        await watch_gaps(self)
 
     # -- domain operations used by the API --------------------------------------------------
     def require_store(self) -> Store:
         """The store, once started (``StationError`` before)."""
         if self.store is None:
+            if self.store_waiting is not None:
+                raise StoreUnavailable(
+                    f"the station's database is not open ({self.store_waiting.error}); "
+                    "it keeps trying"
+                )
             raise StationError("the station is not started")
         return self.store
 
@@ -490,6 +467,7 @@ class Station:
             and not down
             and not writer.get("stuck", False)
             and not self._stop.is_set()
+            and self.store_waiting is None
         )
         return {
             "ok": ok,
@@ -514,21 +492,8 @@ class Station:
         }
 
     def alarms(self) -> list[dict[str, Any]]:
-        """What every page must show in a banner: the station's own troubles, each a code the
-        pages translate and the wall ms since when (issue 28). ``broker_down``: no board's
-        news arrives, the clocks shown are the last known; ``store_failing``: what arrives
-        is not being stored (a full disk, a stuck or failing writer)."""
-        out: list[dict[str, Any]] = []
-        if self.connect and self.collector is not None and not self.collector.connected.is_set():
-            out.append({"code": "broker_down", "since_ms": self.collector.down_since_ms})
-        if self.ingest is not None:
-            writer = self.ingest.writer_health
-            if writer.stuck() or writer.retrying:
-                out.append({"code": "store_failing", "detail": writer.last_error})
-        backup = self.backup.alarm() if self.backup is not None else None
-        if backup is not None:
-            out.append(backup)
-        return out
+        """What every page shows in a banner (``alarms.py``)."""
+        return alarms(self, self.watch)
 
 
 def _regulation(config: StationConfig) -> Regulation:

@@ -58,6 +58,7 @@ class Collector:
         # Wall ms since when the station has had no broker (from its start until the first
         # connection): every page shows it, and the boards' views are not live meanwhile.
         self.down_since_ms: int | None = wall_ms()
+        self.up_since_ms: int | None = None  # wall ms the current connection was made
 
     def _lost(self) -> None:
         if self.connected.is_set() or self.down_since_ms is None:
@@ -127,6 +128,7 @@ class Collector:
         self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
         self.down_since_ms = None
+        self.up_since_ms = wall_ms()
         self.connected.set()
         log.info(
             "station connected to %s as %s (session %d)",

@@ -27,6 +27,7 @@ from venue_station.intake.guard import AskedReplays, Authority, DropLog, FloodGa
 from venue_station.intake.ingest_writer import IngestWriter
 from venue_station.intake.outages import Outage, Outages
 from venue_station.intake.seqs import RangeSet, SeqTracker
+from venue_station.intake.silence import SilentBoards
 from venue_station.live import alerts as alert_rules
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
@@ -58,6 +59,7 @@ class BoardView:
     # min(received - ts) over recent live messages (clock_truth.ClockTruth): the node's clock
     # offset plus the smallest network delay seen, an upper bound of how far it is behind.
     offset_ms: int | None = None
+    heard_ms: int | None = None  # wall ms of its last message of any kind (silence.py)
 
     def as_dict(self, seqs: Any = None) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -86,7 +88,7 @@ def _is_older(new: BoardStatus, held: dict[str, Any]) -> bool:
     return bool((held["session"], held["ts"]) > (new.session, new.ts))
 
 
-class Ingest(IngestWriter):
+class Ingest(IngestWriter, SilentBoards):
     def __init__(
         self,
         store: Store,
@@ -128,6 +130,9 @@ class Ingest(IngestWriter):
         # A retained status older than this, for a board the station has no business with, is
         # an earlier event's leftover: shown, not alerted (_left_from_before).
         self.started_ms = wall_ms()
+        # False while the station waits for its store (a full disk at start): the views are
+        # kept live, nothing is decided or stored (the nodes' journals keep it; station.py).
+        self.deciding = True
 
     async def load(self) -> None:
         """Rebuild the views and the seq bookkeeping from the store (at start)."""
@@ -205,6 +210,7 @@ class Ingest(IngestWriter):
             self._flooded(board)
             return self._reject("flood", topic, f"board {board!r} sends faster than a clock can")
         if name.leaf == "reply":
+            self._heard(board, received_ms)  # a board the station knows: it answers
             answer = self.clock_probes.take_reply(board, payload, received_ms)
             if answer is not None:
                 return self._on_probe_answer(board, answer, received_ms)
@@ -230,6 +236,8 @@ class Ingest(IngestWriter):
             return self._reject(kind, topic, str(exc))
         if name.leaf != "status" and msg.board != board:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
+        self._view(board)
+        self._heard(board, received_ms)
         live = received_ms >= self.live_after_ms
         if live and not retained and not getattr(msg, "replay", False):
             self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))
@@ -258,7 +266,8 @@ class Ingest(IngestWriter):
                 "game_board_mismatch", topic, f"game {ev.game!r} is not bound to board {board!r}"
             )
         judged = self.authority.judge(board, ev)
-        if is_decision(ev) and judged.data.get("unverified"):
+        unverified = is_decision(ev) and bool(judged.data.get("unverified"))
+        if unverified:
             # Only what the arbiter's command asked decides; the board's word is a proposal.
             self.drops.drop(
                 "unverified_decision",
@@ -274,6 +283,8 @@ class Ingest(IngestWriter):
         self._queue.put_nowait(("event", (ev, received_ms)))
         if duplicate:
             return None  # stored (or about to be) once already: it raises nothing again
+        if unverified:
+            self.raise_alert(alert_rules.unverified_alert(ev))
         for spec in alert_rules.alerts_for_event(ev):
             self.raise_alert(spec)
         return None
@@ -322,8 +333,14 @@ class Ingest(IngestWriter):
     def _board_down(
         self, board: str, status: BoardStatus, spec: alert_rules.AlertSpec, received_ms: int
     ) -> None:
+        self._outage(board, (status.node, status.session, status.state), spec, received_ms)
+
+    def _outage(
+        self, board: str, of: tuple[str, int, str], spec: alert_rules.AlertSpec, at_ms: int
+    ) -> None:
         """One alert per node's outage: a board of a node already down joins its alert."""
-        outage = self.outages.joining(status.node, status.session, status.state, received_ms)
+        node, session, state = of
+        outage = self.outages.joining(node, session, state, at_ms)
         if outage is not None:
             if self.alert_ledger.know(spec.key) and board not in outage.boards:
                 outage.boards.add(board)
@@ -335,9 +352,8 @@ class Ingest(IngestWriter):
         alert_id = self.raise_alert(spec)
         if alert_id is not None:
             self.outages.start(
-                Outage(alert_id, status.node, status.session, status.state, received_ms,
-                       dict(spec.detail), {board}, {board})
-            )  # fmt: skip
+                Outage(alert_id, node, session, state, at_ms, dict(spec.detail), {board}, {board})
+            )
 
     def change_alert(self, alert_id: int, **fields: Any) -> None:
         """Change an alert the station raised (its detail, or cleared): through the writer,
@@ -439,6 +455,8 @@ class Ingest(IngestWriter):
 
         Returns its id, or None when the fact already raised it (a replay).
         """
+        if not self.deciding:
+            return None  # the facts are in the nodes' journals: judged once they are replayed
         row = self.alert_ledger.decide(spec, wall_ms())
         if row is None:
             return None

@@ -27,14 +27,16 @@ from __future__ import annotations
 import hashlib
 import hmac
 import json
+import logging
 import re
 import secrets
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PREFIX", "SIGNED_BY", "TxnSigner", "load_key"]
+__all__ = ["PREFIX", "SIGNED_BY", "TxnSigner", "load_key", "signer_for"]
 
+log = logging.getLogger(__name__)
 PREFIX = "sd-"
 SIGNED_BY = "(signed txn)"
 _TXN = re.compile(r"^sd-([0-9a-f]{12})-([0-9a-f]{24})$")
@@ -57,6 +59,23 @@ def load_key(path: Path, *, create: bool = True) -> bytes:
     if len(key) < 16:
         raise ValueError(f"{path}: a key of at least 16 bytes (32 hex digits) is needed")
     return key
+
+
+def signer_for(path: Path | None, venue: str) -> TxnSigner | None:
+    """The station's signer from its ``decision_key_file`` (None: no key configured); the key
+    is made when the file is missing. A key that cannot be read is a StationError."""
+    from venue_station.errors import StationError
+
+    if path is None:
+        return None
+    made = not path.exists()
+    try:
+        signer = TxnSigner(load_key(path), venue)
+    except (OSError, ValueError) as exc:
+        raise StationError(f"decision_key_file: {exc}") from None
+    if made:
+        log.warning("made the decision key %s: keep it with the station's config", path)
+    return signer
 
 
 def _asked(cmd: str, args: Mapping[str, Any]) -> list[Any] | None:

@@ -26,6 +26,8 @@ __all__ = [
     "broker_down_alert",
     "ruling_of",
     "settled_alert_kind",
+    "store_failing_alert",
+    "unverified_alert",
 ]
 
 ALERT_KINDS = (
@@ -40,6 +42,9 @@ ALERT_KINDS = (
     "board_lost",
     "journal_failing",
     "broker_down",
+    "board_silent",
+    "store_failing",
+    "unverified_decision",
     "warning",
     "clock_offset",
     "gap",
@@ -203,6 +208,26 @@ def alert_for_status(
     if status.conn is not None:
         detail["conn"] = status.conn
     return AlertSpec(key, kind, board, when, detail=detail)
+
+
+def store_failing_alert(venue: str, since_ms: int, error: str | None) -> AlertSpec:
+    """The store refuses writes (a full disk, a failing writer): one alert per spell, stored
+    once it writes again (it is on the pages at once)."""
+    detail = {"venue": venue, "error": (error or "")[:200]}
+    return AlertSpec(f"store:{since_ms}", "store_failing", "*", since_ms, detail=detail)
+
+
+def unverified_alert(ev: EventEnvelope) -> AlertSpec:
+    """A decision a node says was made (a confirmed result, foul, forfeit) that no command of
+    this station asked: stored as a proposal, ``unverified`` (a replay into a new station);
+    the arbiter confirms it again or enters the right one."""
+    detail: dict[str, Any] = {
+        k: ev.data[k] for k in ("winner", "side", "reason", "ref") if k in ev.data
+    }
+    return AlertSpec(
+        f"unverified:{ev.board}:{ev.session}:{ev.seq}", "unverified_decision", ev.board, ev.ts,
+        ev.game, ev.data.get("side"), ev.seq, {"type": ev.type, **detail},
+    )  # fmt: skip
 
 
 def broker_down_alert(venue: str, since_ms: int) -> AlertSpec:

@@ -103,6 +103,12 @@ class Store(TournamentReads, RecordRows):
             raise
         return store
 
+    @classmethod
+    def unopened(cls, url: str) -> Store:
+        """A store not opened (nothing read or written): what a station waiting for its
+        database hands the parts that only need one to exist."""
+        return cls(create_async_engine(normalise_url(url)))
+
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
@@ -398,6 +404,13 @@ class Store(TournamentReads, RecordRows):
             q = q.where(a.c.status == status)
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
+
+    async def count_open_alerts(self, kind: str) -> int:
+        """How many alerts of ``kind`` are open (no one has acknowledged or ruled them)."""
+        a = t.alerts
+        q = sa.select(sa.func.count()).where(a.c.kind == kind, a.c.status == "open")
+        async with self.engine.connect() as conn:
+            return int((await conn.execute(q)).scalar_one())
 
     # -- rows set aside -------------------------------------------------------------------
     async def set_aside(self, *, kind: str, board: str | None, reason: str, item: str) -> int:

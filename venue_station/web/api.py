@@ -21,6 +21,7 @@ from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import Sessions
 from venue_station.domain import exports
+from venue_station.errors import StoreUnavailable
 from venue_station.live.alerts import ALERT_STATUSES
 from venue_station.live.fanout import FanoutFull, format_sse
 from venue_station.live.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
@@ -368,6 +369,13 @@ async def _api_error(request: Request, exc: Exception) -> Response:
     return response
 
 
+async def _store_unavailable(request: Request, exc: Exception) -> Response:
+    """The station serves without its database for now (a full disk at start): 503, retry."""
+    response = _error(request, 503, str(exc), "store_unavailable", None, {})
+    response.headers["Retry-After"] = "5"
+    return response
+
+
 async def _http_error(request: Request, exc: Exception) -> Response:
     assert isinstance(exc, HTTPException)
     kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
@@ -394,7 +402,11 @@ def build_app(station: Station) -> Starlette:
     app = Starlette(
         routes=routes,
         middleware=[Middleware(RecorderFence)],  # a recorder records and does nothing else
-        exception_handlers={ApiError: _api_error, HTTPException: _http_error},
+        exception_handlers={
+            ApiError: _api_error,
+            HTTPException: _http_error,
+            StoreUnavailable: _store_unavailable,
+        },
     )
     config = station.config
     http = config.http

@@ -70,11 +70,18 @@ class Error(BaseModel):
 class StationAlarm(Out):
     """A trouble of the station itself that every page shows in a banner (issue 28):
     ``broker_down`` (since ``since_ms``: no board's news arrives, clocks are not live) or
-    ``store_failing`` (what arrives is not being stored; ``detail`` the writer's last error)."""
+    ``store_failing`` (what arrives is not being stored; ``detail`` the writer's last error),
+    ``boards_silent`` (boards online by their status but silent: ``count``, ``boards``, the
+    earliest ``since_ms``), ``unverified_decisions`` (``count`` of open unverified_decision
+    alerts), ``backup_failing``."""
 
-    code: Literal["broker_down", "store_failing", "backup_failing"]
+    code: Literal[
+        "broker_down", "store_failing", "backup_failing", "boards_silent", "unverified_decisions"
+    ]
     since_ms: Ms | None = None
     detail: str | None = None
+    count: int | None = None  # boards_silent: how many boards; unverified_decisions: decisions
+    boards: list[str] | None = None  # boards_silent: which (the first 20)
 
 
 class StationInfo(Out):
@@ -126,9 +133,17 @@ class Health(StationInfo):
 
 
 # -- boards and events --------------------------------------------------------------------------
+class BoardStatusView(BoardStatus):
+    """A board's status as the station holds it: the wire's, plus ``silent_since_ms`` (the
+    station's own mark, never on the wire) when the board is online by its status but has
+    said nothing past the silence bound: unknown since that instant (docs/station.md)."""
+
+    silent_since_ms: Ms | None = None
+
+
 class BoardView(Out):
     board: str
-    status: BoardStatus | None
+    status: BoardStatusView | None
     state: StateSnapshot | None
     online: bool
     clock_offset_ms: int | None

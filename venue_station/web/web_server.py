@@ -154,7 +154,7 @@ class StationWithWeb(Station):
             "station %s up: session %d, db %s, http port %s",
             self.config.venue,
             self.session,
-            self.require_store().dialect,
+            self.store.dialect if self.store is not None else "not open yet",
             None if self.web is None else self.web.port,
         )
 

@@ -7,13 +7,17 @@
   const TEXT = {
     "zh-CN": {
       broker_down: "与消息服务器断开（自 {since} 起）：各台状态未知，显示的时间不是实时的",
-      store_failing: "比赛数据未能保存（磁盘已满或写入失败）：请立即通知技术人员",
+      store_failing: "比赛数据未能保存（自 {since} 起；磁盘已满或写入失败）：请立即通知技术人员，各台计时照常，空间恢复后自动补存",
+      boards_silent: "{count} 个台次自 {since} 起无消息（节点离开未留遗嘱）：状态未知，请检查计时节点",
+      unverified_decisions: "{count} 项判决未经本站核实（由计时节点重放）：请在裁判台的提醒中逐项确认",
       station_unreachable: "无法连接到裁判站（自 {since} 起）：页面显示的不是实时信息",
       backup_failing: "比赛数据备份失败（自 {since} 起）：请检查备份磁盘或U盘，通知技术人员",
     },
     en: {
       broker_down: "Broker link lost (since {since}): board states unknown, times shown are not live",
-      store_failing: "Results are not being stored (disk full or write failure): call the technician now",
+      store_failing: "Results are not being stored (since {since}; disk full or write failure): call the technician now; the clocks run on and what was missed is stored once there is room",
+      boards_silent: "{count} board(s) silent since {since} (node gone without its will): state unknown, check the node",
+      unverified_decisions: "{count} decision(s) not verified by this station (replayed by the nodes): confirm each in the arbiter page's alerts",
       station_unreachable: "Station unreachable (since {since}): this page is not live",
       backup_failing: "Backups are failing (since {since}): check the backup disk or USB stick, call the technician",
     },
@@ -30,10 +34,25 @@
   }
   let unreachableSince = null;
   function show(alarms) {
-    let bar = document.getElementById("qz-alarm");
     // The boards' times stop running on while the station cannot see them (common.js reads it).
+    // A silent board's card stops its own clock (common.js); the others run on.
     const blind = alarms.find((a) => a.code === "broker_down" || a.code === "station_unreachable");
-    window.QZ_STALE = blind ? blind.since_ms || Date.now() : null;
+    const stale = blind ? blind.since_ms || Date.now() : null;
+    if (stale !== (window.QZ_STALE || null)) {
+      window.QZ_STALE = stale;
+      const QZ = window.QZ;
+      if (QZ && QZ.wake) {
+        // The cards are drawn again as of then first (their timer is queued before this
+        // one): no clock is seen running on under the banner.
+        QZ.wake();
+        setTimeout(() => draw(alarms), 0);
+        return;
+      }
+    }
+    draw(alarms);
+  }
+  function draw(alarms) {
+    let bar = document.getElementById("qz-alarm");
     if (!alarms.length) {
       if (bar) bar.remove();
       return;
@@ -48,7 +67,8 @@
     }
     const table = TEXT[lang()];
     bar.textContent = alarms
-      .map((a) => (table[a.code] || table.store_failing).split("{since}").join(hhmmss(a.since_ms)))
+      .map((a) => (table[a.code] || table.store_failing).split("{since}").join(hhmmss(a.since_ms))
+        .split("{count}").join(String(a.count || 0)))
       .join(" · ");
     bar.dataset.codes = alarms.map((a) => a.code).join(" ");
   }

@@ -207,6 +207,10 @@
     return ms;
   };
 
+  QZ.hhmmss = function (ms) {
+    return new Date(ms).toLocaleTimeString(QZ.lang === "en" ? "en-GB" : "zh-CN", { hour12: false });
+  };
+
   QZ.fmt = function (ms) {
     if (ms === null || ms === undefined) return "--:--";
     ms = Math.max(0, ms);
@@ -320,12 +324,16 @@
       this.attn.title = need ? QZ.t("attention") : "";
       this.attn.hidden = !need;
       if (need) this.el.dataset.attention = String(need); else delete this.el.dataset.attention;
-      const online = this.missing ? "missing" : status ? status.state : "unknown";
+      // A board online by its status but silent past the station's bound (a node gone
+      // without its will): unknown since its last message, its clock not run on past it.
+      const silent = status && status.state === "online" && status.silent_since_ms;
+      const online = this.missing ? "missing" : silent ? "silent" : status ? status.state : "unknown";
       this.el.dataset.online = online;
       this.el.dataset.phase = st ? st.phase : "none";
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
       const fault = st && st.clock_fault;
       this.badge.textContent = online === "online" ? (fault ? QZ.t("clock_fault") : "")
+        : online === "silent" ? QZ.t("silent_since", { t: QZ.hhmmss(silent) })
         : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : online === "missing" ? "no_such_board" : "unknown");
       this.badge.className = "badge" + (online === "online" && !fault ? "" : " off");
       this.badge.title = fault || ""; // the face's own words, for a technician (on hover only)
@@ -352,6 +360,7 @@
     tick(now) {
       if (!this.shown) return;
       const st = this.view.state;
+      now = this.asOf(now);
       for (const side of ["red", "black"]) {
         const s = this.sides[side];
         const ms = QZ.remaining(st, side, now);
@@ -365,10 +374,17 @@
         }
       }
     }
+    // The instant the card's clock is shown as of: now, or its last message when silent.
+    asOf(now) {
+      const status = this.view.status;
+      const since = status && status.state === "online" && status.silent_since_ms;
+      return since ? Math.min(now, since) : now;
+    }
     // Milliseconds from `now` until the running side's shown text changes (Infinity: never).
     nextChange(now) {
       const st = this.view.state;
       if (!this.shown || !st || st.phase !== "running" || st.flag || !st.running) return Infinity;
+      if (this.asOf(now) !== now) return Infinity; // a silent board's clock stands
       const ms = QZ.remaining(st, st.running, now);
       if (ms === null || ms <= 0) return Infinity;
       const unit = ms < 10000 ? 100 : 1000;

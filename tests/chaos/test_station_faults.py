@@ -1,0 +1,180 @@
+"""Repeatable checks of issue 28's station faults, real processes (docs/operations.md).
+
+A venue of 2 node processes × 4 boards playing a round (``support.chaos.ChaosVenue``: Mosquitto
+from broker-config, ``qizhong station`` and ``qizhong node`` processes, simulated faces), the
+station's data folder on a real tmpfs. Each check measures, and prints, what the arbiter sees,
+on every page (display, board, arbiter, standings, pairing) in chromium:
+
+- **station disk full**: the tmpfs filled to the last byte under the running station → every
+  page shows ``store_failing`` within 5 s; the station killed and started again on the full
+  disk → it serves, every page says so within 5 s; space back → the alarm goes and the store
+  holds every event of every node's journal (read directly) exactly once;
+- **broker down**: Mosquitto killed → every page says ``broker_down`` within 5 s; back → gone,
+  and nothing lost.
+
+Run with ``-s`` for the table of times (docs/operations.md has the last one).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.chaos import ChaosPlan, ChaosVenue
+from support.chaos_round import Api, journal_keys, store_keys, until
+from support.full_disk import fill, small_disk
+
+pytestmark = [
+    pytest.mark.broker,
+    pytest.mark.browser,
+    pytest.mark.slow,
+    pytest.mark.asyncio(loop_scope="session"),
+]
+
+PLAN = ChaosPlan("station-faults", boards=8, power_cuts=2, cutoffs=0, speed=10.0)
+PAGES = ("/", "/board/1", "/arbiter", "/standings", "/pairing")
+
+
+async def every_page_says(page: Any, url: str, code: str, since: float) -> tuple[float, float]:
+    """(seconds until the first page showed ``code``, until the last of them did)."""
+    first = None
+    for path in PAGES:
+        await page.goto(url + path)
+        await page.wait_for_selector(f'#qz-alarm[data-codes~="{code}"]', timeout=5000)
+        first = first or time.monotonic() - since
+    return first or 0.0, time.monotonic() - since
+
+
+def alarm_codes(api: Api) -> list[str] | None:
+    """What ``/api/station`` lists (None: no answer)."""
+    body = api.call("GET", "/api/station")
+    if not isinstance(body, dict) or not isinstance(body.get("alarms"), list):
+        return None
+    return [a["code"] for a in body["alarms"]]
+
+
+async def start_round(venue: ChaosVenue, api: Api) -> None:
+    await asyncio.to_thread(api.login)
+
+    def online() -> bool:
+        views = api.boards()
+        return len(views) >= venue.boards and all(v["online"] for v in views.values())
+
+    await until(online, timeout_s=60, what="every board online")
+    rows = ["round,board,red,black"] + [
+        f"1,{b},P{2 * b - 1:03d},P{2 * b:03d}" for b in range(1, venue.boards + 1)
+    ]
+    reply = await asyncio.to_thread(
+        api.call, "POST", "/api/pairings", "\n".join(rows) + "\n", raw=True
+    )
+    assert isinstance(reply, dict) and not reply.get("error"), reply
+    await until(
+        lambda: all((v.get("state") or {}).get("phase") == "ready" for v in api.boards().values()),
+        timeout_s=30, what="every game set",
+    )  # fmt: skip
+    at = int(time.time() * 1000) + 500
+    reply = await asyncio.to_thread(
+        api.call, "POST", "/api/venue/cmd", {"cmd": "start", "args": {"at": at}}
+    )
+    assert isinstance(reply, dict) and reply.get("ok"), reply
+
+
+def all_journals(venue: ChaosVenue) -> set[tuple[str, int, int]]:
+    out: set[tuple[str, int, int]] = set()
+    for path in venue.journals().values():
+        out |= journal_keys(path)
+    return out
+
+
+async def caught_up(venue: ChaosVenue, db: Path, timeout_s: float) -> float:
+    began = time.monotonic()
+    await until(
+        lambda: store_keys(db) >= all_journals(venue), timeout_s=timeout_s,
+        what="the store to hold every journaled event",
+    )  # fmt: skip
+    return time.monotonic() - began
+
+
+async def test_station_disk_full_and_broker_down_on_every_page(tmp_path: Path, page: Any) -> None:
+    work = tmp_path / "venue"
+    venue = ChaosVenue(work, plan=PLAN)
+    rows: list[tuple[str, str]] = []
+    with small_disk(work / "station", size_kb=16384) as disk:
+        try:
+            await asyncio.to_thread(venue.start)
+            api = Api(venue.url, venue.arbiter_password)
+            await start_round(venue, api)
+            await asyncio.sleep(4)  # the round is played a while
+            db = disk / "station.db"
+
+            # -- station disk full, under the running station
+            filler = fill(disk)
+            t0 = time.monotonic()
+            first, last = await every_page_says(page, venue.url, "store_failing", t0)
+            rows.append(("disk fills under the station → banner on the first / every page",
+                         f"{first:.2f} s / {last:.2f} s"))  # fmt: skip
+            assert first < 5
+            # -- the station restarted on the full disk: it serves and says so
+            assert venue.station_proc is not None
+            venue.station_proc.send_signal(signal.SIGKILL)
+            venue.station_proc.wait(10)
+            venue.station_proc = venue._spawn("station", "--config", str(work / "station.toml"))
+            t0 = time.monotonic()
+            proc = venue.station_proc
+            await until(
+                lambda: proc.poll() is None and "store_failing" in (alarm_codes(api) or []),
+                timeout_s=10, what="the station on the full disk to say store_failing", every_s=0.1,
+            )  # fmt: skip
+            served = time.monotonic() - t0
+            first, last = await every_page_says(page, venue.url, "store_failing", t0)
+            rows.append(
+                ("station started on the full disk → /api/station says so", f"{served:.2f} s")
+            )
+            rows.append(
+                ("… and the banner on the first / every page", f"{first:.2f} s / {last:.2f} s")
+            )
+            assert served < 5 and first < 5
+            await asyncio.sleep(3)
+            assert venue.station_proc.poll() is None, "the station exited on the full disk"
+            os.unlink(filler)
+            t0 = time.monotonic()
+            await until(
+                lambda: alarm_codes(api) == [], timeout_s=15, what="the alarm gone", every_s=0.2
+            )
+            gone = time.monotonic() - t0
+            stored = await caught_up(venue, db, 30)
+            rows.append(("space back → alarm gone / every journaled event stored",
+                         f"{gone:.2f} s / {gone + stored:.2f} s"))  # fmt: skip
+
+            # -- broker down
+            assert venue.broker is not None
+            venue.broker.kill()
+            t0 = time.monotonic()
+            first, last = await every_page_says(page, venue.url, "broker_down", t0)
+            rows.append(("broker killed → banner on the first / every page",
+                         f"{first:.2f} s / {last:.2f} s"))  # fmt: skip
+            assert first < 5
+            await asyncio.sleep(2)
+            venue.broker.start()
+            t0 = time.monotonic()
+            await until(
+                lambda: alarm_codes(api) == [], timeout_s=20, what="broker_down gone", every_s=0.2
+            )
+            rows.append(("broker back → alarm gone", f"{time.monotonic() - t0:.2f} s"))
+            await asyncio.sleep(3)
+            stored = await caught_up(venue, db, 30)
+            rows.append(("… every journaled event stored", f"{stored:.2f} s later"))
+        finally:
+            await asyncio.to_thread(venue.stop)
+        want = all_journals(venue)
+        got = store_keys(disk / "station.db")
+        assert got == want, (sorted(want - got)[:10], sorted(got - want)[:10])
+        rows.append(("events: journals / store (each once)", f"{len(want)} / {len(got)}"))
+    width = max(len(r[0]) for r in rows)
+    print("\n" + "\n".join(f"| {a.ljust(width)} | {b} |" for a, b in rows))
+    print(f"| {'load (uptime)'.ljust(width)} | {os.getloadavg()[0]:.2f} |")
