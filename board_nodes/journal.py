@@ -266,6 +266,12 @@ class Journal:
     def holds(self, board: str) -> bool:
         return any(h.board == board for h in self._held)
 
+    def on_disk(self, board: str, seq: int) -> bool:
+        """Whether ``board``'s event ``seq`` (given out already) is known committed."""
+        return seq <= self._last_seq.get(board, 0) and not any(
+            h.board == board and h.seq <= seq for h in self._held
+        )
+
     def flush(self) -> bool:
         """Try the refused writes again now; True when no event is held.
 
