@@ -116,6 +116,7 @@ class Journal:
         self._replies: dict[tuple[str, str], str] = {}  # remembered, not yet written
         self._dropped = 0  # unsent events pruned past capacity, not yet reported
         self._submitted = self._applied = 0
+        self._caught_up: asyncio.Event | None = None  # set once applied meets submitted
         # Called on the loop after the writer's news: the boards whose events are now on
         # disk (empty when only the journal's health changed).
         self.on_written: Callable[[frozenset[str]], None] = lambda boards: None
@@ -177,7 +178,8 @@ class Journal:
         """Until everything given to the writer so far has been tried (written, or held
         because the disk refuses)."""
         while self._applied < self._submitted:
-            await asyncio.sleep(0.001)
+            self._caught_up = asyncio.Event()
+            await self._caught_up.wait()
 
     def __enter__(self) -> Journal:
         return self.open()
@@ -309,6 +311,8 @@ class Journal:
     def _apply(self, written: Written) -> None:
         """On the loop: what the writer did, in the order it did it."""
         self._applied += written.taken
+        if self._caught_up is not None and self._applied >= self._submitted:
+            self._caught_up.set()
         for key in written.replies:
             self._replies.pop(key, None)
         health_changed = False

@@ -148,7 +148,7 @@ class JournalWriter:
                 written = self.write()
             except Exception:  # the writer must outlive anything; the loop hears of it
                 log.exception("journal writer: unexpected failure")
-                written = Written(taken=0, ok=False, error="unexpected writer failure", failed_wall_ms=1)
+                written = Written(taken=0, ok=False, error="unexpected failure", failed_wall_ms=1)
             if written is not None:
                 post(written)
             if stopping:
@@ -182,7 +182,9 @@ class JournalWriter:
         durable = bool(self._events or work.checkpoints or self._session is not None)
         try:
             last_id, dropped = self._transaction(work, durable=durable)
-        except WRITE_FAILED as exc:
+        except Exception as exc:  # a refusing disk (WRITE_FAILED), or worse: held all the same
+            if not isinstance(exc, WRITE_FAILED):
+                log.exception("journal writer: a write failed unexpectedly")
             wall = self._events[0].wall_ms if self._events else 0
             return Written(
                 taken=len(ops), ok=False, replies=replies, error=str(exc)[:200],
@@ -219,7 +221,8 @@ class JournalWriter:
                 for board, txn, reply in work.replies:
                     self._write_reply(db, board, txn, reply)
                 if self._marks:
-                    db.executemany("UPDATE outbox SET sent=1 WHERE id=?", [(i,) for i in self._marks])
+                    marks = [(i,) for i in self._marks]
+                    db.executemany("UPDATE outbox SET sent=1 WHERE id=?", marks)
                 if work.prune is not None:
                     dropped = prune(db, keep=work.prune[0], capacity=work.prune[1])
                 if durable and self.before_commit is not None:

@@ -61,9 +61,7 @@ async def test_a_node_killed_after_a_publish_has_the_event_in_its_journal(broker
                 lambda: all(probe.status.get(b, {}).get("state") == "online" for b in BOARDS), 15
             )
             for b in BOARDS:
-                assert (await probe.command(b, "set_game", {"game": f"g{b}", "tc": "30m+5s"}))[
-                    "ok"
-                ]
+                assert (await probe.command(b, "set_game", {"game": f"g{b}", "tc": "30m+5s"}))["ok"]
                 assert (await probe.command(b, "start"))["ok"]
             for kill in range(3):
                 seen = len(probe.events)
@@ -85,7 +83,7 @@ async def test_a_node_killed_after_a_publish_has_the_event_in_its_journal(broker
                 await probe.wait_for(
                     lambda last=last: all(
                         any(
-                            e["type"] == "shutdown" and e["seq"] == last[b] + 1
+                            (e["type"] == "shutdown" and e["seq"] == last[b] + 1)
                             or e["seq"] > last[b] + 1
                             for e in probe.board_events(b)
                         )

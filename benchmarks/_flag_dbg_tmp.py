@@ -1,0 +1,250 @@
+import sys; sys.path.insert(0, '/tmp/j30'); import patch_writer
+"""How late is a flag? From the exact zero instant to the node's flag event, and to a subscriber.
+
+A node runs 8 boards (simulated idle faces) against a private Mosquitto; each board plays
+back-to-back games of a short time control that nobody presses, so each game ends in a flag.
+For every flag we know the exact instant the time reached zero (``deadline_ns()`` when the
+clock started) and measure, on the same monotonic clock:
+
+- ``decided``: when the node's flag timer ran and the core settled the flag;
+- ``journaled``: when the flag event was on disk (fsync) and handed to the link;
+- ``arrived``: when a subscriber (the station's account) received the flag event.
+
+Baselines in the same run: the lateness of a bare ``loop.call_at`` with the same number of
+timers in flight, and the raw broker QoS 1 publish → receive latency.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from pathlib import Path
+
+from _common import emit, parse_args, percentiles
+from _station_bench import private_broker, qos1_round_trips
+
+from board_nodes.commands import apply_command
+from board_nodes.config import NodeConfig
+from board_nodes.node import Node
+from broker_config import MosquittoProcess, Roster
+from firmware_bridge.simulated import SimulatedFace
+from wire_contract import messages as wire
+from wire_contract.broker import BrokerSettings, mqtt_client
+
+STAGES: dict = {}
+BOARDS = [str(b) for b in range(1, 9)]
+TC_MS = 1000  # --quick: 200
+
+
+async def bare_call_at(count: int, parallel: int) -> list[float]:
+    loop = asyncio.get_running_loop()
+    late: list[float] = []
+    done = asyncio.Event()
+
+    def fire(target_ns: int) -> None:
+        late.append((time.monotonic_ns() - target_ns) / 1e6)
+        if len(late) >= count:
+            done.set()
+        elif len(late) + parallel <= count:
+            arm()
+
+    def arm() -> None:
+        target = time.monotonic_ns() + TC_MS * 1_000_000
+        loop.call_at(target / 1e9, fire, target)
+
+    for _ in range(parallel):
+        arm()
+    await done.wait()
+    return late
+
+
+async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) -> dict:
+
+    user, password = broker.credentials("bench-node")
+    config = NodeConfig.model_validate(
+        {
+            "venue": "bench",
+            "node": "bench-node",
+            "data_dir": str(data_dir),
+            "broker": {"url": broker.url, "username": user, "password": password},
+            "board": [
+                {"id": b, "face": "simulated", "simulated": {"mode": "idle"}} for b in BOARDS
+            ],
+        }
+    )
+    faces = {b: SimulatedFace(mode="idle") for b in BOARDS}
+    node = Node(config, faces=faces)
+    deadlines: dict[tuple[str, str], int] = {}
+    decided: list[float] = []
+    journaled: list[float] = []
+    arrived: list[float] = []
+    done = asyncio.Event()
+    games = {"n": 0}
+
+    def new_game(board_id: str) -> None:
+        board = node.boards[board_id]
+        games["n"] += 1
+        game = f"g{games['n']}"
+        apply_command(board, "reset", None)
+        apply_command(board, "set_game", wire.SetGameArgs(game=game, tc=f"{TC_MS}ms"))
+        apply_command(board, "start", wire.StartArgs())
+        # start is scheduled on the loop (call_later 0): record the deadline once it runs
+        asyncio.get_running_loop().call_soon(note_deadline, board_id, game)
+
+    def note_deadline(board_id: str, game: str) -> None:
+        clock = node.boards[board_id].clock
+        if clock is None or clock.deadline_ns() is None:
+            asyncio.get_running_loop().call_soon(note_deadline, board_id, game)
+            return
+        deadlines[(board_id, game)] = clock.deadline_ns()  # type: ignore[assignment]
+
+    inner_written = node.journal.on_written
+    pending: dict = {}
+
+    def written(boards) -> None:
+        now = time.monotonic_ns()
+        for b in boards:
+            if b in pending and node.journal.on_disk(b, pending[b][0]):
+                seq, key = pending.pop(b)
+                STAGES.setdefault("durable", []).append((now - deadlines[key]) / 1e6)
+        inner_written(boards)
+
+    node.journal.on_written = written
+
+    def hook(board_id: str) -> None:
+        board = node.boards[board_id]
+        inner = board.on_event
+        flag_due = board.flag._due  # the deadline timer (the flag stands after its proof)
+
+        def timed_flag_due() -> None:
+            key = (board_id, board.game["game"]) if board.game else None
+            if key in deadlines and board.clock is not None:
+                decided.append((time.monotonic_ns() - deadlines[key]) / 1e6)
+            flag_due()
+
+        def on_event(payload: dict) -> None:
+            now = time.monotonic_ns()
+            inner(payload)
+            if payload["type"] == "flag":
+                key = (board_id, payload["game"])
+                journaled.append((now - deadlines[key]) / 1e6)
+                pending[board_id] = (payload["seq"], key)
+                if games["n"] < flags:
+                    asyncio.get_running_loop().call_soon(new_game, board_id)
+
+        link = node.links[board_id]
+        inner_pub = link._publish
+
+        async def timed_publish(client, topic, rows, *, replay):
+            for r in rows:
+                if '"type":"flag"' in r.payload:
+                    body = json.loads(r.payload)
+                    STAGES.setdefault("publish_call", []).append((time.monotonic_ns() - deadlines[(board_id, body["game"])]) / 1e6)
+            await inner_pub(client, topic, rows, replay=replay)
+
+        link._publish = timed_publish
+        inner_send = link._send
+
+        async def timed_send(client, topic, payload, *, retain=False):
+            if b'"type":"flag"' in payload:
+                body = json.loads(payload)
+                STAGES.setdefault("send_acquire_wait", [])
+                t0 = time.monotonic_ns()
+                async with link._inflight:
+                    STAGES.setdefault("paho_publish", []).append((time.monotonic_ns() - deadlines[(board_id, body["game"])]) / 1e6)
+                    STAGES["send_acquire_wait"].append((time.monotonic_ns() - t0) / 1e6)
+                    await client.publish(topic, payload, qos=1, retain=retain)
+                return
+            await inner_send(client, topic, payload, retain=retain)
+
+        link._send = timed_send
+        board.flag._due = timed_flag_due  # type: ignore[method-assign]
+        board.on_event = on_event
+
+    sub_user, sub_password = broker.credentials("station")
+    settings = BrokerSettings(
+        url=f"mqtt://{broker.host}:{broker.port}", username=sub_user, password=sub_password
+    )
+    async with mqtt_client(settings, identifier="bench-station") as station:
+        await station.subscribe("qz/v1/bench/board/+/event", qos=1)
+        from wire_contract.aiomqtt_adapter import paho_client
+        pc = paho_client(station)
+        inner_om = pc.on_message
+
+        def om(c, u, m):
+            if b'"type":"flag"' in m.payload:
+                body = json.loads(m.payload)
+                key = (body["board"], body["game"])
+                if key in deadlines:
+                    STAGES.setdefault("sub_paho", []).append((time.monotonic_ns() - deadlines[key]) / 1e6)
+            inner_om(c, u, m)
+
+        pc.on_message = om
+        node.setup()
+        run = asyncio.create_task(node.run())
+        await node.started.wait()
+        for link in node.links.values():
+            await link.connected.wait()
+        for board_id in BOARDS:
+            hook(board_id)
+            new_game(board_id)
+
+        async def receive() -> None:
+            async for message in station.messages:
+                at = time.monotonic_ns()
+                body = json.loads(message.payload)
+                if body["type"] == "flag":
+                    arrived.append((at - deadlines[(body["board"], body["game"])]) / 1e6)
+                    if len(arrived) >= flags:
+                        done.set()
+
+        reader = asyncio.create_task(receive())
+        await asyncio.wait_for(done.wait(), timeout=flags * TC_MS / 1000 + 60)
+        reader.cancel()
+        node.stop()
+        await run
+    return {"decided": decided, "journaled": journaled, "arrived": arrived}
+
+
+async def main() -> None:
+    args = parse_args(__doc__.splitlines()[0], extra=lambda p: p.add_argument("--flags", type=int))
+    global TC_MS
+    # The full run: >= 1,000 flags of 1 s games. --quick is a 400-flag smoke run of 0.2 s games.
+    flags = args.flags or (400 if args.quick else 1200)
+    TC_MS = 200 if args.quick else 1000
+    roster = Roster.build(venue="bench", nodes={"bench-node": BOARDS})
+    with private_broker(roster, prefix="qz-bench-flag-") as broker:
+        base_call_at = percentiles(await bare_call_at(flags, len(BOARDS)))
+        rtt = await qos1_round_trips(broker, 500, topic="qz/v1/bench/board/1/cmd")
+        base_rtt = percentiles(rtt)
+        got = await measure_flags(broker, broker.dir.parent / "node", flags)
+    for k, v in STAGES.items():
+        print(k, percentiles(v))
+    dec, jour, arr = (percentiles(got[k]) for k in ("decided", "journaled", "arrived"))
+    emit(
+        {
+            "benchmark": "flag_latency",
+            "boards": len(BOARDS),
+            "flags": len(got["arrived"]),
+            "call_at_late_p50_ms": round(base_call_at["p50"], 3),
+            "call_at_late_p99_ms": round(base_call_at["p99"], 3),
+            "broker_rtt_p50_ms": round(base_rtt["p50"], 3),
+            "decided_p50_ms": round(dec["p50"], 3),
+            "decided_p99_ms": round(dec["p99"], 3),
+            "journaled_p50_ms": round(jour["p50"], 3),
+            "journaled_p99_ms": round(jour["p99"], 3),
+            "arrived_p50_ms": round(arr["p50"], 3),
+            "arrived_p99_ms": round(arr["p99"], 3),
+            "ratio": round(dec["p50"] / max(base_call_at["p50"], 1e-6), 2),
+            "ratio_p99": round(dec["p99"] / max(base_call_at["p99"], 1e-6), 2),
+            "arrival_ratio_vs_rtt": round(arr["p50"] / max(base_rtt["p50"], 1e-6), 2),
+        }
+    )
+
+
+if __name__ == "__main__":
+    asyncio.run(main())
+    import patch_writer as _pw; from _common import percentiles as _p; [print(k, _p(v)) for k, v in _pw.W.items() if v]
+
+import patch_writer as _pw; from _common import percentiles as _p; [print(k, _p(v)) for k, v in _pw.W.items() if v]
