@@ -234,7 +234,7 @@ class JournalWriter:
         finally:
             if not durable:
                 db.execute(f"PRAGMA synchronous={self.sync}")
-        if dropped:
+        if dropped and work.prune is not None:
             log.critical(
                 "outbox over capacity %d: dropped %d unsent events", work.prune[1], dropped
             )
