@@ -6,8 +6,12 @@ For every flag we know the exact instant the time reached zero (``deadline_ns()`
 clock started) and measure, on the same monotonic clock:
 
 - ``decided``: when the node's flag timer ran and the core settled the flag;
-- ``journaled``: when the flag event was on disk (fsync) and handed to the link;
+- ``journaled``: when the journal's writer said the flag event is on disk (its transaction
+  committed, fsync'd): the link may publish it from then on;
 - ``arrived``: when a subscriber (the station's account) received the flag event.
+
+``--slow-fsync-ms N`` makes every durable commit of the node's journal N ms slower (in its
+writer, before the COMMIT: an SD card's fsync is 10–100 ms): *decided* must not move.
 
 Baselines in the same run: the lateness of a bare ``loop.call_at`` with the same number of
 timers in flight, and the raw broker QoS 1 publish → receive latency.
@@ -18,13 +22,16 @@ from __future__ import annotations
 import asyncio
 import json
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from _common import emit, parse_args, percentiles
 from _station_bench import private_broker, qos1_round_trips
 
 from board_nodes.commands import apply_command
 from board_nodes.config import NodeConfig
+from board_nodes.journal import Journal
 from board_nodes.node import Node
 from broker_config import MosquittoProcess, Roster
 from firmware_bridge.simulated import SimulatedFace
@@ -57,7 +64,15 @@ async def bare_call_at(count: int, parallel: int) -> list[float]:
     return late
 
 
-async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) -> dict:
+def slow_fsync(ms: float) -> Callable[[], None] | None:
+    if not ms:
+        return None
+    return lambda: time.sleep(ms / 1000)
+
+
+async def measure_flags(
+    broker: MosquittoProcess, data_dir: Path, flags: int, *, slow_fsync_ms: float = 0
+) -> dict:
 
     user, password = broker.credentials("bench-node")
     config = NodeConfig.model_validate(
@@ -72,13 +87,27 @@ async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) ->
         }
     )
     faces = {b: SimulatedFace(mode="idle") for b in BOARDS}
-    node = Node(config, faces=faces)
+    journal = Journal(data_dir / "journal.sqlite3", before_commit=slow_fsync(slow_fsync_ms))
+    node = Node(config, faces=faces, journal=journal)
     deadlines: dict[tuple[str, str], int] = {}
     decided: list[float] = []
     journaled: list[float] = []
     arrived: list[float] = []
     done = asyncio.Event()
     games = {"n": 0}
+    on_its_way: dict[str, tuple[int, tuple[str, str]]] = {}  # board -> flag (seq, key)
+    told = node.journal.on_written
+
+    def written(boards: frozenset[str]) -> None:  # the writer committed these boards' events
+        now = time.monotonic_ns()
+        for board_id in boards:
+            flag = on_its_way.get(board_id)
+            if flag is not None and node.journal.on_disk(board_id, flag[0]):
+                del on_its_way[board_id]
+                journaled.append((now - deadlines[flag[1]]) / 1e6)
+        told(boards)
+
+    node.journal.on_written = written
 
     def new_game(board_id: str) -> None:
         board = node.boards[board_id]
@@ -108,12 +137,10 @@ async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) ->
                 decided.append((time.monotonic_ns() - deadlines[key]) / 1e6)
             flag_due()
 
-        def on_event(payload: dict) -> None:
-            now = time.monotonic_ns()
+        def on_event(payload: dict) -> None:  # given to the journal, not yet on disk
             inner(payload)
             if payload["type"] == "flag":
-                key = (board_id, payload["game"])
-                journaled.append((now - deadlines[key]) / 1e6)
+                on_its_way[board_id] = (payload["seq"], (board_id, payload["game"]))
                 if games["n"] < flags:
                     asyncio.get_running_loop().call_soon(new_game, board_id)
 
@@ -153,7 +180,11 @@ async def measure_flags(broker: MosquittoProcess, data_dir: Path, flags: int) ->
 
 
 async def main() -> None:
-    args = parse_args(__doc__.splitlines()[0], extra=lambda p: p.add_argument("--flags", type=int))
+    def extra(parser: Any) -> None:
+        parser.add_argument("--flags", type=int)
+        parser.add_argument("--slow-fsync-ms", type=float, default=0.0)
+
+    args = parse_args(__doc__.splitlines()[0], extra=extra)
     global TC_MS
     # The full run: >= 1,000 flags of 1 s games. --quick is a 400-flag smoke run of 0.2 s games.
     flags = args.flags or (400 if args.quick else 1200)
@@ -163,12 +194,15 @@ async def main() -> None:
         base_call_at = percentiles(await bare_call_at(flags, len(BOARDS)))
         rtt = await qos1_round_trips(broker, 500, topic="qz/v1/bench/board/1/cmd")
         base_rtt = percentiles(rtt)
-        got = await measure_flags(broker, broker.dir.parent / "node", flags)
+        got = await measure_flags(
+            broker, broker.dir.parent / "node", flags, slow_fsync_ms=args.slow_fsync_ms
+        )
     dec, jour, arr = (percentiles(got[k]) for k in ("decided", "journaled", "arrived"))
     emit(
         {
             "benchmark": "flag_latency",
             "boards": len(BOARDS),
+            "slow_fsync_ms": args.slow_fsync_ms,
             "flags": len(got["arrived"]),
             "call_at_late_p50_ms": round(base_call_at["p50"], 3),
             "call_at_late_p99_ms": round(base_call_at["p99"], 3),

@@ -5,24 +5,33 @@ published, so a power cut loses nothing the node has decided. Each event is writ
 same transaction as the checkpoint of the board that caused it, so after a restart the board's
 state and its event history agree.
 
-A journal that cannot be written (a full SD card, an I/O error) never stops a clock: the event
-is *held* in memory with its seq and checkpoint, in order, and nothing more is written until
-the held events can be (``flush``, tried by the node's checkpoint loop). Held events are not in
-the outbox, so the link never publishes them: an event reaches MQTT only once it is on disk,
-in every mode. ``failing_since`` says since when the disk refuses (the node alarms on it).
+The loop never waits for the disk (``journal_writer.py``): ``record`` gives the event its seq
+and payload at once and queues it for the writer thread, which writes whatever has queued in
+one transaction (one fsync for all) and tells the loop when it has committed
+(``on_written``). Until then the event is *held*: not in the outbox the link reads, so never
+published. The outbox is read on the loop (its own read-only connection), and only up to the
+last event the writer said is committed.
+
+A journal that cannot be written (a full SD card, an I/O error) never stops a clock either:
+the writer keeps the refused events, in order, and tries them again (each new write, each
+``flush``, every ``RETRY_S``) before anything later; they stay held, so unpublished.
+``failing_since`` says since when the disk refuses (the node alarms on it).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import sqlite3
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from board_nodes.errors import BoardNodeError
+from board_nodes.journal_writer import Held, JournalWriter, Written
 
 __all__ = ["BoardRecord", "Journal", "JournalError", "OutboxRow"]
 
@@ -69,20 +78,6 @@ class BoardRecord:
 
 
 @dataclass(frozen=True, slots=True)
-class _Held:
-    board: str
-    seq: int
-    payload: str
-    checkpoint: dict[str, Any] | None
-    wall_ms: int
-
-
-# What a disk that cannot take a write looks like through sqlite3 (SQLITE_FULL, SQLITE_IOERR,
-# a read-only remount): an OperationalError or another DatabaseError from the write itself.
-_WRITE_FAILED = (sqlite3.OperationalError, sqlite3.DatabaseError)
-
-
-@dataclass(frozen=True, slots=True)
 class OutboxRow:
     id: int
     board: str
@@ -91,20 +86,40 @@ class OutboxRow:
 
 
 class Journal:
-    def __init__(self, path: str | Path, *, txn_keep: int = 1000, durable: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        *,
+        txn_keep: int = 1000,
+        durable: bool = True,
+        before_commit: Callable[[], None] | None = None,
+    ) -> None:
         self.path = Path(path)
         self.txn_keep = txn_keep
         # durable=False (load simulations only) skips the fsync per event: thousands of
         # simulated boards on one disk would otherwise measure the disk, not the system.
         self._sync = "FULL" if durable else "NORMAL"
-        self._db: sqlite3.Connection | None = None
-        self._held: list[_Held] = []
+        # Called by the writer inside each durable transaction, before its COMMIT: where a
+        # slow disk's fsync would spend its time (tests stand a slow SD card in with it).
+        self._before_commit = before_commit
+        self._db: sqlite3.Connection | None = None  # the loop's, read-only
+        self._writer: JournalWriter | None = None  # owns the write connection
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._held: deque[Held] = deque()  # given a seq, not yet known to be on disk
         self._last_seq: dict[str, int] = {}  # a board's seq as given out, held ones included
+        self._durable_id = 0  # the outbox id of the last event known committed
         self.failing_since: int | None = None  # wall ms of the first write the disk refused
         self.failure: str | None = None
         self.write_failures = 0
-        self._sent_unmarked: set[int] = set()  # sent, but the disk refused the mark
-        self._pending_session: int | None = None
+        self.recovered: tuple[int, int] | None = None  # (refused since, events then written)
+        self._sent_unmarked: set[int] = set()  # sent, the mark not yet written
+        self._replies: dict[tuple[str, str], str] = {}  # remembered, not yet written
+        self._dropped = 0  # unsent events pruned past capacity, not yet reported
+        self._submitted = self._applied = 0
+        self._caught_up: asyncio.Event | None = None  # set once applied meets submitted
+        # Called on the loop after the writer's news: the boards whose events are now on
+        # disk (empty when only the journal's health changed).
+        self.on_written: Callable[[frozenset[str]], None] = lambda boards: None
 
     # -- lifecycle -------------------------------------------------------------------------------
     def open(self) -> Journal:
@@ -112,25 +127,59 @@ class Journal:
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
-            db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-            db.execute("PRAGMA journal_mode=WAL")
-            db.execute(f"PRAGMA synchronous={self._sync}")
-            db.executescript(_SCHEMA)
+            wdb = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            wdb.execute("PRAGMA journal_mode=WAL")
+            wdb.execute(f"PRAGMA synchronous={self._sync}")
+            wdb.executescript(_SCHEMA)
+            version = wdb.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+            if version is None:
+                wdb.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
+            elif version[0] != _SCHEMA_VERSION:
+                wdb.close()
+                raise JournalError(
+                    f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}"
+                )
+            db = sqlite3.connect(self.path, isolation_level=None)
+            db.execute("PRAGMA query_only=ON")  # every write is the writer's
         except sqlite3.DatabaseError as exc:
             raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
-        version = db.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if version is None:
-            db.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
-        elif version[0] != _SCHEMA_VERSION:
-            db.close()
-            raise JournalError(f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}")
+        self._writer = JournalWriter(
+            wdb, sync=self._sync, txn_keep=self.txn_keep, before_commit=self._before_commit
+        )
         self._db = db
+        row = db.execute("SELECT coalesce(max(id), 0) FROM outbox").fetchone()
+        self._durable_id = int(row[0])
         return self
 
+    def start_writer(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
+        """From now on write in the writer thread; its news comes back on ``loop`` (the
+        running one by default)."""
+        writer = self._w
+        if writer.threaded:
+            return
+        self._loop = loop or asyncio.get_running_loop()
+        writer.start(self._post)
+
     def close(self) -> None:
-        if self._db is not None:
-            self._db.close()
-            self._db = None
+        """Write what is queued (the writer ends once it has), then close."""
+        if self._db is None:
+            return
+        writer = self._w
+        if writer.threaded:
+            writer.stop()
+        else:
+            self._write_inline()
+        self._db.close()
+        writer.db.close()
+        self._db = None
+        self._writer = None
+
+    async def idle(self) -> None:
+        """Until everything given to the writer so far has been tried (written, or held
+        because the disk refuses)."""
+        while self._applied < self._submitted:
+            self._caught_up = asyncio.Event()
+            await self._caught_up.wait()
 
     def __enter__(self) -> Journal:
         return self.open()
@@ -140,24 +189,26 @@ class Journal:
 
     @property
     def db(self) -> sqlite3.Connection:
+        """The read-only connection (the loop's)."""
         if self._db is None:
             raise JournalError("the journal is not open")
         return self._db
+
+    @property
+    def _w(self) -> JournalWriter:
+        if self._writer is None:
+            raise JournalError("the journal is not open")
+        return self._writer
 
     # -- sessions ----------------------------------------------------------------------------------
     def next_session(self) -> int:
         """Count one more start of the node; returned as the session of every message.
 
         On a disk that refuses, the node starts all the same: the count is written with the
-        first flush that succeeds."""
+        first write that succeeds."""
         row = self.db.execute("SELECT value FROM meta WHERE key='session'").fetchone()
         session = int(row[0]) + 1 if row else 1
-        try:
-            with self._tx() as db:
-                db.execute("INSERT OR REPLACE INTO meta VALUES ('session', ?)", (str(session),))
-        except _WRITE_FAILED as exc:
-            self._pending_session = session
-            self._failed(exc, 1)
+        self._submit("session", session)
         return session
 
     # -- boards ------------------------------------------------------------------------------------
@@ -177,17 +228,10 @@ class Journal:
         """Several boards' checkpoints in one transaction: one fsync for the whole node.
 
         A checkpoint the disk refuses is skipped (the next one supersedes it): the clocks run
-        on in memory, ``failing_since`` says so."""
-        if not items:
-            return
-        if self._held and not self.flush():
-            return  # the held events carry their checkpoints; nothing may overtake them
-        try:
-            with self._tx() as db:
-                for board, checkpoint in items:
-                    self._write_checkpoint(db, board, checkpoint, wall_ms)
-        except _WRITE_FAILED as exc:
-            self._failed(exc, wall_ms)
+        on in memory, ``failing_since`` says so. It is written after the events given before
+        it, never without them."""
+        if items:
+            self._submit("checkpoints", list(items), wall_ms)
 
     def record(
         self,
@@ -197,85 +241,116 @@ class Journal:
         checkpoint: dict[str, Any] | None = None,
         wall_ms: int | None = None,
     ) -> dict[str, Any]:
-        """Give the next seq of ``board`` to ``build`` and store what it builds, atomically.
+        """Give the next seq of ``board`` to ``build`` and queue what it builds for the disk,
+        with the checkpoint it leads to (one transaction).
 
-        When the disk refuses, the event is held (in order, with its checkpoint) and its
-        payload returned all the same: the board goes on; the link publishes it only once
-        ``flush`` has written it."""
+        Returns the payload at once: the board goes on. The event is *held* until the writer
+        has committed it; the link publishes it only then (``on_written``)."""
         if board not in self._last_seq:
             self._last_seq[board] = self.board(board).last_seq
         seq = self._last_seq[board] + 1
         payload = build(seq)
-        held = _Held(
+        held = Held(
             board, seq, json.dumps(payload, ensure_ascii=False, separators=(",", ":")),
             checkpoint, wall_ms or 0,
         )  # fmt: skip
         self._last_seq[board] = seq
         self._held.append(held)
-        self.flush()
+        self._submit("event", held)
         return payload
 
     @property
     def held(self) -> int:
-        """Events given a seq but not yet on disk (0 unless the disk refuses)."""
+        """Events given a seq but not yet known to be on disk (a few in flight to the writer;
+        many while the disk refuses)."""
         return len(self._held)
 
     def holds(self, board: str) -> bool:
         return any(h.board == board for h in self._held)
 
-    def flush(self) -> bool:
-        """Write the held events, oldest first, in one transaction; True when none is left."""
-        if not self._held and self._pending_session is None:
-            return True
-        try:
-            with self._tx() as db:
-                if self._pending_session is not None:
-                    db.execute(
-                        "INSERT OR REPLACE INTO meta VALUES ('session', ?)",
-                        (str(self._pending_session),),
-                    )
-                for h in self._held:
-                    db.execute(
-                        "INSERT INTO outbox (board, seq, payload) VALUES (?, ?, ?)",
-                        (h.board, h.seq, h.payload),
-                    )
-                    db.execute(
-                        "INSERT INTO board (board, last_seq) VALUES (?, ?) "
-                        "ON CONFLICT (board) DO UPDATE SET last_seq=excluded.last_seq",
-                        (h.board, h.seq),
-                    )
-                    if h.checkpoint is not None:
-                        self._write_checkpoint(db, h.board, h.checkpoint, h.wall_ms)
-        except _WRITE_FAILED as exc:
-            self._failed(exc, self._held[0].wall_ms if self._held else 1)
-            return False
-        if self.failing_since is not None:
-            log.warning(
-                "journal %s writes again: %d held events written", self.path, len(self._held)
-            )
-        self._held.clear()
-        self._pending_session = None
-        self.failing_since = self.failure = None
-        return True
+    def on_disk(self, board: str, seq: int) -> bool:
+        """Whether ``board``'s event ``seq`` (given out already) is known committed."""
+        return seq <= self._last_seq.get(board, 0) and not any(
+            h.board == board and h.seq <= seq for h in self._held
+        )
 
-    def _failed(self, exc: Exception, wall_ms: int) -> None:
-        self.write_failures += 1
-        if self.failing_since is None:
-            self.failing_since = wall_ms or 1
-            log.error(
-                "journal %s refuses writes (%s): the clocks go on in memory, events are held "
-                "and not published until it writes again", self.path, exc,
-            )  # fmt: skip
-        self.failure = str(exc)[:200]
+    def flush(self) -> bool:
+        """Try the refused writes again now; True when no event is held.
+
+        With the writer thread this only wakes it (its answer comes on the loop)."""
+        writer = self._w
+        if writer.threaded:
+            writer.kick()
+        else:
+            self._write_inline()
+        return not self._held
+
+    # -- the writer's news -----------------------------------------------------------------------
+    def _submit(self, *op: Any) -> None:
+        writer = self._w
+        self._submitted += 1
+        writer.submit(*op)
+        if not writer.threaded:
+            self._write_inline()
+
+    def _write_inline(self) -> None:
+        written = self._w.write()
+        if written is not None:
+            self._apply(written)
+
+    def _post(self, written: Written) -> None:
+        """In the writer thread: hand ``written`` to the loop."""
+        loop = self._loop
+        if loop is None or loop.is_closed():
+            return
+        try:
+            loop.call_soon_threadsafe(self._apply, written)
+        except RuntimeError:  # the loop closed meanwhile: the node is gone
+            pass
+
+    def _apply(self, written: Written) -> None:
+        """On the loop: what the writer did, in the order it did it."""
+        self._applied += written.taken
+        if self._caught_up is not None and self._applied >= self._submitted:
+            self._caught_up.set()
+        for key in written.replies:
+            self._replies.pop(key, None)
+        health_changed = False
+        if written.ok:
+            for _ in range(written.events):
+                self._held.popleft()
+            self._durable_id = max(self._durable_id, written.last_id)
+            self._sent_unmarked.difference_update(written.marks)
+            self._dropped += written.dropped
+            if self.failing_since is not None:
+                log.warning(
+                    "journal %s writes again: %d held events written", self.path, written.events
+                )
+                self.recovered = (self.failing_since, written.events)
+                self.failing_since = self.failure = None
+                health_changed = True
+        else:
+            self.write_failures += 1
+            if self.failing_since is None:
+                self.failing_since = written.failed_wall_ms or 1
+                health_changed = True
+                log.error(
+                    "journal %s refuses writes (%s): the clocks go on in memory, events are "
+                    "held and not published until it writes again", self.path, written.error,
+                )  # fmt: skip
+            self.failure = written.error
+        if (written.boards or health_changed) and self._db is not None:
+            self.on_written(written.boards)
 
     # -- outbox ------------------------------------------------------------------------------------
     def unsent(self, board: str | None = None, *, limit: int = 100) -> list[OutboxRow]:
-        """Events not yet acknowledged by the broker, oldest first."""
+        """Events on disk not yet acknowledged by the broker, oldest first."""
         where, params = ("AND board=?", (board,)) if board is not None else ("", ())
         skip = len(self._sent_unmarked)
         rows = self.db.execute(
-            f"SELECT id, board, seq, payload FROM outbox WHERE sent=0 {where} ORDER BY id LIMIT ?",
-            (*params, limit + skip),
+            f"SELECT id, board, seq, payload FROM outbox WHERE sent=0 AND id<=? {where} "
+            "ORDER BY id LIMIT ?",
+            (self._durable_id, *params, limit + skip),
         ).fetchall()
         return [OutboxRow(*row) for row in rows if row[0] not in self._sent_unmarked][:limit]
 
@@ -286,25 +361,17 @@ class Journal:
 
     def mark_sent(self, ids: list[int]) -> None:
         """Note the broker has these. Not synced to disk on its own: losing the mark in a
-        power cut only means sending the events again, which the station dedupes."""
-        if not ids:
-            return
-        marks = [*self._sent_unmarked, *ids]
-        try:
-            with self._tx(durable=False) as db:
-                db.executemany("UPDATE outbox SET sent=1 WHERE id=?", [(i,) for i in marks])
-        except _WRITE_FAILED as exc:
-            # Kept in memory (not sent again while the node runs); after a restart they are
-            # sent again, which the station dedupes.
+        power cut only means sending the events again, which the station dedupes. Kept in
+        memory until written (not sent again while the node runs)."""
+        if ids:
             self._sent_unmarked.update(ids)
-            self._failed(exc, 0)
-        else:
-            self._sent_unmarked.clear()
+            self._submit("mark", list(ids))
 
     def events_from(self, board: str, from_seq: int) -> list[OutboxRow]:
         rows = self.db.execute(
-            "SELECT id, board, seq, payload FROM outbox WHERE board=? AND seq>=? ORDER BY seq",
-            (board, from_seq),
+            "SELECT id, board, seq, payload FROM outbox WHERE board=? AND seq>=? AND id<=? "
+            "ORDER BY seq",
+            (board, from_seq, self._durable_id),
         ).fetchall()
         return [OutboxRow(*row) for row in rows]
 
@@ -313,88 +380,28 @@ class Journal:
         return [OutboxRow(*row) for row in rows]
 
     def prune(self, *, keep: int, capacity: int) -> int:
-        """Forget sent events beyond the newest ``keep``; returns unsent events dropped.
+        """Forget sent events beyond the newest ``keep``; returns unsent events dropped (by
+        the prunes written since the last call: with the writer thread, earlier ones).
 
         Unsent events are dropped only past ``capacity`` (days of outage): that is loss, and
         it is logged as such. A disk that refuses prunes nothing (and drops nothing).
         """
-        try:
-            return self._prune(keep=keep, capacity=capacity)
-        except _WRITE_FAILED as exc:
-            self._failed(exc, 0)
-            return 0
-
-    def _prune(self, *, keep: int, capacity: int) -> int:
-        with self._tx(durable=False) as db:
-            sent = db.execute("SELECT count(*) FROM outbox WHERE sent=1").fetchone()[0]
-            if sent > keep:
-                db.execute(
-                    "DELETE FROM outbox WHERE id IN "
-                    "(SELECT id FROM outbox WHERE sent=1 ORDER BY id LIMIT ?)",
-                    (sent - keep,),
-                )
-            unsent = db.execute("SELECT count(*) FROM outbox WHERE sent=0").fetchone()[0]
-            dropped = max(0, unsent - capacity)
-            if dropped:
-                db.execute(
-                    "DELETE FROM outbox WHERE id IN "
-                    "(SELECT id FROM outbox WHERE sent=0 ORDER BY id LIMIT ?)",
-                    (dropped,),
-                )
-        if dropped:
-            log.critical("outbox over capacity %d: dropped %d unsent events", capacity, dropped)
-        return int(dropped)
+        self._submit("prune", keep, capacity)
+        dropped, self._dropped = self._dropped, 0
+        return dropped
 
     # -- commands ----------------------------------------------------------------------------------
     def reply_for(self, board: str, txn: str) -> str | None:
+        pending = self._replies.get((board, txn))
+        if pending is not None:
+            return pending
         row = self.db.execute(
             "SELECT reply FROM txn WHERE board=? AND txn=?", (board, txn)
         ).fetchone()
         return row[0] if row else None
 
     def remember_reply(self, board: str, txn: str, reply: str) -> None:
-        try:
-            self._remember_reply(board, txn, reply)
-        except _WRITE_FAILED as exc:  # a txn sent again is then applied again: logged
-            self._failed(exc, 0)
-
-    def _remember_reply(self, board: str, txn: str, reply: str) -> None:
-        with self._tx(durable=False) as db:
-            row = db.execute("SELECT coalesce(max(id), 0) FROM txn").fetchone()
-            db.execute(
-                "INSERT OR REPLACE INTO txn (board, txn, reply, id) VALUES (?, ?, ?, ?)",
-                (board, txn, reply, row[0] + 1),
-            )
-            db.execute("DELETE FROM txn WHERE id <= ?", (row[0] + 1 - self.txn_keep,))
-
-    # -- internals ---------------------------------------------------------------------------------
-    def _write_checkpoint(
-        self, db: sqlite3.Connection, board: str, checkpoint: dict[str, Any], wall_ms: int
-    ) -> None:
-        db.execute(
-            "INSERT INTO board (board, checkpoint, checkpoint_wall_ms) VALUES (?, ?, ?) "
-            "ON CONFLICT (board) DO UPDATE SET checkpoint=excluded.checkpoint, "
-            "checkpoint_wall_ms=excluded.checkpoint_wall_ms",
-            (board, json.dumps(checkpoint, separators=(",", ":")), wall_ms),
-        )
-
-    def _tx(self, *, durable: bool = True) -> _Transaction:
-        return _Transaction(self.db, durable, self._sync)
-
-
-class _Transaction:
-    def __init__(self, db: sqlite3.Connection, durable: bool, sync: str) -> None:
-        self.db = db
-        self.durable = durable
-        self.sync = sync
-
-    def __enter__(self) -> sqlite3.Connection:
-        if not self.durable:
-            self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.execute("BEGIN IMMEDIATE")
-        return self.db
-
-    def __exit__(self, exc_type: object, *exc: object) -> None:
-        self.db.execute("ROLLBACK" if exc_type else "COMMIT")
-        if not self.durable:
-            self.db.execute(f"PRAGMA synchronous={self.sync}")
+        """Kept for ``reply_for`` (a txn sent again gets this answer, nothing applied twice);
+        a reply the disk refuses is forgotten: a txn sent again is then applied again."""
+        self._replies[(board, txn)] = reply
+        self._submit("reply", board, txn, reply)

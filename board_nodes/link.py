@@ -134,8 +134,13 @@ class BoardLink:
 
     # -- listeners on the board ---------------------------------------------------------------
     def _event_journaled(self, payload: dict[str, Any]) -> None:
-        self._wake.set()
+        # Given to the journal's writer, not yet on disk: the drain wakes once it is
+        # (``durable``); the state after it waits as long.
         self._state_dirty.set()
+
+    def durable(self) -> None:
+        """The journal's writer committed events of this board: send them."""
+        self._wake.set()
 
     def _state_changed(self) -> None:
         self._state_dirty.set()

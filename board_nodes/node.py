@@ -37,10 +37,14 @@ class Node:
         *,
         faces: dict[str, ClockFace] | None = None,
         time_source: Callable[[], int] | None = None,
+        journal: Journal | None = None,
     ) -> None:
         self.config = config
         self.regulation = Regulation.load(config.regulation)
-        self.journal = Journal(config.data_dir / "journal.sqlite3", durable=config.journal_durable)
+        self.journal = journal or Journal(
+            config.data_dir / "journal.sqlite3", durable=config.journal_durable
+        )
+        self.journal.on_written = self._journal_news
         self._failing_since: int | None = None  # as the boards last said it
         self._faces = faces or {}
         self._time_source = time_source
@@ -98,6 +102,7 @@ class Node:
     async def run(self) -> None:
         if not self.boards:
             self.setup()
+        self.journal.start_writer()  # from now on the loop never waits for the disk
         try:
             async with asyncio.TaskGroup() as tg:
                 self._task_group = tg
@@ -154,14 +159,22 @@ class Node:
         period = self.config.checkpoint_s
         while True:
             await asyncio.sleep(period - loop.time() % period)
-            held = self.journal.held
             self.journal.flush()  # nothing to do unless the disk refused
             due = [(b.id, cp) for b in self.boards.values() if (cp := b.due_checkpoint())]
             self.journal.checkpoints(due, wall_ms())
-            # the disk may have refused a press since the last tick, or taken the held ones
-            if (self.journal.failing_since is None) != (self._failing_since is None):
-                self._journal_changed(self._failing_since, held)
-                self._failing_since = self.journal.failing_since
+
+    def _journal_news(self, boards: frozenset[str]) -> None:
+        """The writer committed these boards' events (the links send them now), or the
+        journal began or ceased to refuse writes."""
+        for board_id in boards:
+            link = self.links.get(board_id)
+            if link is not None:
+                link.durable()
+        journal = self.journal
+        if (journal.failing_since is None) != (self._failing_since is None):
+            since, self._failing_since = self._failing_since, journal.failing_since
+            held = journal.recovered[1] if journal.recovered else 0
+            self._journal_changed(since, held)
 
     def _journal_changed(self, failing_since: int | None, held: int) -> None:
         """The journal began or ceased to refuse writes: every board says so (status, face);

@@ -195,6 +195,7 @@ async def test_broker_killed_mid_game_loses_nothing(broker_factory, tmp_path):
         for side in [Side.RED, Side.BLACK] * 3:  # played while the broker is down
             face.press(side)
             await asyncio.sleep(0.01)
+        await node.journal.idle()  # the writer thread has committed them
         assert node.journal.unsent_count("1") == 6
         broker.restart()
         async with Probe(broker) as probe:

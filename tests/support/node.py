@@ -13,6 +13,7 @@ from typing import Any
 import aiomqtt
 
 from board_nodes.config import NodeConfig
+from board_nodes.journal import Journal
 from board_nodes.node import Node
 from firmware_bridge.face import ClockFace
 from support.broker import mqtt_client
@@ -83,9 +84,9 @@ def write_node_toml(config: NodeConfig, path: Path) -> Path:
 
 @contextlib.asynccontextmanager
 async def running_node(
-    config: NodeConfig, faces: dict[str, ClockFace] | None = None
+    config: NodeConfig, faces: dict[str, ClockFace] | None = None, *, journal: Journal | None = None
 ) -> AsyncIterator[Node]:
-    node = Node(config, faces=faces)
+    node = Node(config, faces=faces, journal=journal)
     task = asyncio.create_task(node.run(), name="node-under-test")
     try:
         async with asyncio.timeout(10):

@@ -1,0 +1,294 @@
+"""The journal's writer: every write of the journal, in order, in one thread off the event loop.
+
+The loop hands it operations (an event with its checkpoint, the periodic checkpoints, sent
+marks, command replies, pruning, the session count) through a queue and never waits. The
+writer takes everything queued, writes it in one transaction (group commit: one fsync for
+all the events that queued behind the last one) and hands the loop back a :class:`Written`,
+in order. The loop publishes an event only once a ``Written`` says its transaction has
+committed (``synchronous=FULL``: the WAL is fsync'd before COMMIT returns).
+
+A transaction the disk refuses keeps its events (and sent marks) in the writer, in order, at
+the head of the next try: nothing later is ever written before them. Checkpoints and pruning
+that fail are dropped (the next supersedes them), replies too (a repeated txn is then applied
+again, as before). The writer tries again when more work comes, when kicked, and every
+``RETRY_S`` while something waits.
+
+Without a thread (``Journal`` before ``start_writer``: the node's start, tools, tests) the
+same code runs inline: ``write`` is called by the loop itself.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import sqlite3
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["Held", "JournalWriter", "Written"]
+
+log = logging.getLogger(__name__)
+
+RETRY_S = 0.5  # while the disk refuses, how often the writer tries again on its own
+
+# What a disk that cannot take a write looks like through sqlite3 (SQLITE_FULL, SQLITE_IOERR,
+# a read-only remount): an OperationalError or another DatabaseError from the write itself.
+WRITE_FAILED = (sqlite3.OperationalError, sqlite3.DatabaseError)
+
+
+@dataclass(frozen=True, slots=True)
+class Held:
+    """An event given its seq on the loop, not yet known to be on disk."""
+
+    board: str
+    seq: int
+    payload: str
+    checkpoint: dict[str, Any] | None
+    wall_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class Written:
+    """What one transaction of the writer did, for the loop (applied there, in order)."""
+
+    taken: int  # operations taken from the queue by this write
+    ok: bool = True
+    events: int = 0  # held events written (the oldest ones), 0 unless ok
+    boards: frozenset[str] = frozenset()  # boards whose events are now on disk
+    last_id: int = 0  # the outbox id of the last event written
+    marks: tuple[int, ...] = ()  # sent marks written
+    replies: tuple[tuple[str, str], ...] = ()  # replies written (or given up)
+    dropped: int = 0  # unsent events pruned past capacity
+    error: str | None = None
+    failed_wall_ms: int = 0  # the wall ms to date a refusal with
+
+
+@dataclass(slots=True)
+class _Work:
+    events: list[Held] = field(default_factory=list)
+    checkpoints: list[tuple[str, dict[str, Any], int]] = field(default_factory=list)
+    replies: list[tuple[str, str, str]] = field(default_factory=list)
+    prune: tuple[int, int] | None = None
+
+
+class JournalWriter:
+    """Owns the journal's write connection. ``submit`` from the loop; ``write`` inline or in
+    the thread ``start`` runs."""
+
+    def __init__(
+        self,
+        db: sqlite3.Connection,
+        *,
+        sync: str,
+        txn_keep: int,
+        before_commit: Callable[[], None] | None = None,
+    ) -> None:
+        self.db = db
+        self.sync = sync
+        self.txn_keep = txn_keep
+        self.before_commit = before_commit  # inside a durable transaction, before its COMMIT
+        self._queue: list[tuple[Any, ...]] = []
+        self._cond = threading.Condition()
+        self._kicked = False
+        self._stopping = False
+        self._thread: threading.Thread | None = None
+        # the writer's own (only touched by whoever runs ``write``)
+        self._events: list[Held] = []  # failed before: written first, in order
+        self._marks: list[int] = []
+        self._session: int | None = None
+
+    # -- the loop's side ---------------------------------------------------------------------
+    def submit(self, *op: Any) -> None:
+        with self._cond:
+            self._queue.append(op)
+            self._cond.notify()
+
+    def kick(self) -> None:
+        """Try again now what the disk refused."""
+        with self._cond:
+            self._kicked = True
+            self._cond.notify()
+
+    @property
+    def threaded(self) -> bool:
+        return self._thread is not None
+
+    def start(self, post: Callable[[Written], None]) -> None:
+        """Run ``write`` in a thread from now on; each result is given to ``post`` (which
+        must hand it to the loop thread-safely)."""
+        self._thread = threading.Thread(
+            target=self._run, args=(post,), name="journal-writer", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        """Write what is queued, then end the thread (blocks until it has)."""
+        thread = self._thread
+        if thread is None:
+            return
+        with self._cond:
+            self._stopping = True
+            self._cond.notify()
+        thread.join()
+        self._thread = None
+
+    # -- the writer's side ----------------------------------------------------------------------
+    def _run(self, post: Callable[[Written], None]) -> None:
+        while True:
+            with self._cond:
+                while not (self._queue or self._kicked or self._stopping):
+                    waiting = bool(self._events or self._marks or self._session is not None)
+                    if not self._cond.wait(RETRY_S if waiting else None) and waiting:
+                        break  # time to try the refused work again
+                self._kicked = False
+                stopping = self._stopping and not self._queue
+            try:
+                written = self.write()
+            except Exception:  # the writer must outlive anything; the loop hears of it
+                log.exception("journal writer: unexpected failure")
+                written = Written(taken=0, ok=False, error="unexpected failure", failed_wall_ms=1)
+            if written is not None:
+                post(written)
+            if stopping:
+                return
+
+    def write(self) -> Written | None:
+        """Take everything queued and write it (with what failed before) in one transaction;
+        None when there was nothing to do."""
+        with self._cond:
+            ops, self._queue = self._queue, []
+        work = _Work()
+        for op in ops:
+            kind = op[0]
+            if kind == "event":
+                self._events.append(op[1])
+            elif kind == "checkpoints":
+                work.checkpoints.extend((board, cp, op[2]) for board, cp in op[1])
+            elif kind == "mark":
+                self._marks.extend(op[1])
+            elif kind == "reply":
+                work.replies.append(op[1:])
+            elif kind == "prune":
+                work.prune = (op[1], op[2])
+            elif kind == "session":
+                self._session = op[1]
+        if not (self._events or self._marks or self._session is not None) and not (
+            work.checkpoints or work.replies or work.prune
+        ):
+            return Written(taken=len(ops)) if ops else None
+        replies = tuple((board, txn) for board, txn, _ in work.replies)
+        durable = bool(self._events or work.checkpoints or self._session is not None)
+        try:
+            last_id, dropped = self._transaction(work, durable=durable)
+        except Exception as exc:  # a refusing disk (WRITE_FAILED), or worse: held all the same
+            if not isinstance(exc, WRITE_FAILED):
+                log.exception("journal writer: a write failed unexpectedly")
+            wall = self._events[0].wall_ms if self._events else 0
+            return Written(
+                taken=len(ops), ok=False, replies=replies, error=str(exc)[:200],
+                failed_wall_ms=wall or 1,
+            )  # fmt: skip
+        written = Written(
+            taken=len(ops),
+            events=len(self._events),
+            boards=frozenset(h.board for h in self._events),
+            last_id=last_id,
+            marks=tuple(self._marks),
+            replies=replies,
+            dropped=dropped,
+        )
+        self._events, self._marks, self._session = [], [], None
+        return written
+
+    def _transaction(self, work: _Work, *, durable: bool) -> tuple[int, int]:
+        db = self.db
+        last_id = dropped = 0
+        if not durable:
+            db.execute("PRAGMA synchronous=NORMAL")
+        try:
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                if self._session is not None:
+                    db.execute(
+                        "INSERT OR REPLACE INTO meta VALUES ('session', ?)", (str(self._session),)
+                    )
+                for h in self._events:
+                    last_id = self._write_event(db, h)
+                for board, checkpoint, wall_ms in work.checkpoints:
+                    write_checkpoint(db, board, checkpoint, wall_ms)
+                for board, txn, reply in work.replies:
+                    self._write_reply(db, board, txn, reply)
+                if self._marks:
+                    marks = [(i,) for i in self._marks]
+                    db.executemany("UPDATE outbox SET sent=1 WHERE id=?", marks)
+                if work.prune is not None:
+                    dropped = prune(db, keep=work.prune[0], capacity=work.prune[1])
+                if durable and self.before_commit is not None:
+                    self.before_commit()
+            except BaseException:
+                db.execute("ROLLBACK")
+                raise
+            db.execute("COMMIT")
+        finally:
+            if not durable:
+                db.execute(f"PRAGMA synchronous={self.sync}")
+        if dropped and work.prune is not None:
+            log.critical(
+                "outbox over capacity %d: dropped %d unsent events", work.prune[1], dropped
+            )
+        return last_id, dropped
+
+    @staticmethod
+    def _write_event(db: sqlite3.Connection, h: Held) -> int:
+        cursor = db.execute(
+            "INSERT INTO outbox (board, seq, payload) VALUES (?, ?, ?)", (h.board, h.seq, h.payload)
+        )
+        db.execute(
+            "INSERT INTO board (board, last_seq) VALUES (?, ?) "
+            "ON CONFLICT (board) DO UPDATE SET last_seq=excluded.last_seq",
+            (h.board, h.seq),
+        )
+        if h.checkpoint is not None:
+            write_checkpoint(db, h.board, h.checkpoint, h.wall_ms)
+        return int(cursor.lastrowid or 0)
+
+    def _write_reply(self, db: sqlite3.Connection, board: str, txn: str, reply: str) -> None:
+        row = db.execute("SELECT coalesce(max(id), 0) FROM txn").fetchone()
+        db.execute(
+            "INSERT OR REPLACE INTO txn (board, txn, reply, id) VALUES (?, ?, ?, ?)",
+            (board, txn, reply, row[0] + 1),
+        )
+        db.execute("DELETE FROM txn WHERE id <= ?", (row[0] + 1 - self.txn_keep,))
+
+
+def write_checkpoint(
+    db: sqlite3.Connection, board: str, checkpoint: dict[str, Any], wall_ms: int
+) -> None:
+    db.execute(
+        "INSERT INTO board (board, checkpoint, checkpoint_wall_ms) VALUES (?, ?, ?) "
+        "ON CONFLICT (board) DO UPDATE SET checkpoint=excluded.checkpoint, "
+        "checkpoint_wall_ms=excluded.checkpoint_wall_ms",
+        (board, json.dumps(checkpoint, separators=(",", ":")), wall_ms),
+    )
+
+
+def prune(db: sqlite3.Connection, *, keep: int, capacity: int) -> int:
+    """Forget sent events beyond the newest ``keep``; drop unsent ones past ``capacity``."""
+    sent = db.execute("SELECT count(*) FROM outbox WHERE sent=1").fetchone()[0]
+    if sent > keep:
+        db.execute(
+            "DELETE FROM outbox WHERE id IN "
+            "(SELECT id FROM outbox WHERE sent=1 ORDER BY id LIMIT ?)",
+            (sent - keep,),
+        )
+    unsent = db.execute("SELECT count(*) FROM outbox WHERE sent=0").fetchone()[0]
+    dropped = max(0, unsent - capacity)
+    if dropped:
+        db.execute(
+            "DELETE FROM outbox WHERE id IN "
+            "(SELECT id FROM outbox WHERE sent=0 ORDER BY id LIMIT ?)",
+            (dropped,),
+        )
+    return int(dropped)
