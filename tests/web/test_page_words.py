@@ -48,13 +48,14 @@ VISIBLE_TEXT = """() => {
   for (let n = walker.nextNode(); n; n = walker.nextNode()) {
     const text = n.textContent.trim();
     const el = n.parentElement;
-    if (!text || !shown(el) || el.closest("select, script, style")) continue;
+    // translate="no" (HTML's own mark): xiangqi notation and piece glyphs, the same in both
+    if (!text || !shown(el) || el.closest("select, script, style, [translate=no]")) continue;
     out.push(text);
   }
   for (const s of document.querySelectorAll("select"))
     if (shown(s)) for (const o of s.options) out.push(o.textContent.trim());
   for (const i of document.querySelectorAll("input[placeholder]"))
-    if (shown(i) && i.placeholder) out.push(i.placeholder);
+    if (shown(i) && i.placeholder && !i.closest("[translate=no]")) out.push(i.placeholder);
   out.push(document.title);
   return out.filter((t) => t);
 }"""
@@ -149,6 +150,7 @@ async def test_every_page_speaks_one_language(page: Any, web_station: WebStation
     await walk(page, f"{url}/board/1", '#history li[data-type="adjusted"]', "board 1")
     await walk(page, f"{url}/board/999", ".card .badge", "no such board")
     await walk(page, f"{url}/standings", "body[data-loaded]", "standings")
+    await walk(page, f"{url}/record/1", '#xq button[data-sq="e0"]', "record page")
 
     # The pairing page, logged in, after a failed import (its error in the page's language).
     await page.goto(f"{url}/pairing?lang=zh")

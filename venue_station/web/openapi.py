@@ -400,6 +400,9 @@ PATHS: dict[str, dict[str, Op]] = {
     "/": {"get": Op("the live display", PAGE)},
     "/board/{board}": {"get": Op("one board's page", PAGE, (BOARD,))},
     "/arbiter": {"get": Op("the arbiter's station", PAGE)},
+    "/record/{board}": {
+        "get": Op("a board's record page (录谱): tap or type the moves", PAGE, (BOARD,))
+    },
     "/standings": {"get": Op("the standings page", PAGE)},
     "/pairing": {"get": Op("the pairing program's page: import a TRF or pairs list", PAGE)},
     "/static/{path}": {
@@ -490,10 +493,11 @@ def build_document() -> dict[str, Any]:
         "content": _content("application/json", refs[(m.Health, "serialization")]),
     }
     # /board/{id} with a malformed id is the page's plain 404, not the API's JSON error
-    paths["/board/{board}"]["get"]["responses"]["404"] = {
-        "description": "not a board id",
-        "content": _content("text/plain", TEXT),
-    }
+    for page in ("/board/{board}", "/record/{board}"):
+        paths[page]["get"]["responses"]["404"] = {
+            "description": "not a board id",
+            "content": _content("text/plain", TEXT),
+        }
     return {
         "openapi": "3.1.0",
         "info": {

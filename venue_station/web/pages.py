@@ -60,6 +60,13 @@ async def arbiter(request: Request) -> Response:
     return _page("arbiter.html")
 
 
+async def record(request: Request) -> Response:
+    """The record page (录谱, issue 29): a board to tap, a field to type, the moves."""
+    if not _ID.match(request.path_params["board"]):
+        return PlainTextResponse("not a board id", status_code=404, headers=SECURITY_HEADERS)
+    return _page("record.html")
+
+
 class _Static(StaticFiles):
     """StaticFiles with the pages' security headers and revalidation on every load."""
 
@@ -81,6 +88,7 @@ def pages_routes() -> list[BaseRoute]:
         Route("/", display, methods=["GET", "HEAD"]),
         Route("/board/{board}", board, methods=["GET", "HEAD"]),
         Route("/arbiter", arbiter, methods=["GET", "HEAD"]),
+        Route("/record/{board}", record, methods=["GET", "HEAD"]),
         Mount("/static", app=_Static(directory=STATIC_DIR), name="static"),
     ]
 

@@ -107,6 +107,7 @@
     for (const [k, v] of Object.entries(args || {})) {
       if (k === "phase" && QZ.has("phase." + v)) out[k] = QZ.t("phase." + v);
       else if (k === "status" && QZ.has("status." + v)) out[k] = QZ.t("status." + v);
+      else if (k === "side" && (v === "red" || v === "black")) out[k] = QZ.t(v);
       else if (Array.isArray(v)) out[k] = v.join(QZ.lang === "en" ? ", " : "、");
       else out[k] = v;
     }

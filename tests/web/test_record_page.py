@@ -1,0 +1,132 @@
+"""The record page (录谱, issue 29) as a recorder uses it, in Debian's chromium.
+
+A Wulong round (boards 1..10 must be recorded): the published game 柳大华–杨官璘 1982
+(tests/support/published_game.py, cited in docs/records.md) entered through the page four
+times — the Chinese score sheet typed on board 1, WXF typed on board 2, ICCS typed on board 3,
+and by taps on the diagram on board 4. The station's four record.pgn exports carry one and the
+same movetext, which Debian's fairy-stockfish (an independent program) replays move for move
+to the published final position. A typed illegal move is refused with a sentence in the page's
+language and stores nothing; undo takes one move back.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+from support.fairy_stockfish import FAIRY_STOCKFISH, Referee
+from support.parts import skip_missing
+from support.published_game import CHINESE, FINAL_FEN, ICCS, START_FEN, as_wxf
+from support.web import login, screenshot, served_station
+
+from clock_service.xiangqi import read_pgn
+
+pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
+
+PLAYERS = ["甲", "乙", "丙", "丁", "戊", "己", "庚", "辛"]
+PAIRS = "round,board,red,black\n" + "".join(
+    f"1,{b},{PLAYERS[2 * b - 2]},{PLAYERS[2 * b - 1]}\n" for b in range(1, 5)
+)
+COUNT = "n => document.querySelectorAll('#moves li').length === n"
+
+
+async def type_moves(page: Any, moves: list[str]) -> None:
+    for n, move in enumerate(moves, start=1):
+        await page.fill("#move-text", move)
+        await page.press("#move-text", "Enter")
+        await page.wait_for_function(COUNT, arg=n)
+
+
+async def tap_moves(page: Any, moves: list[str]) -> None:
+    for n, move in enumerate(moves, start=1):
+        await page.click(f'#xq button[data-sq="{move[:2]}"]')
+        await page.wait_for_selector(f'#xq button.dest[data-sq="{move[2:]}"]')
+        await page.click(f'#xq button[data-sq="{move[2:]}"]')
+        await page.wait_for_function(COUNT, arg=n)
+
+
+def movetext(pgn: str) -> str:
+    return pgn.split("\n\n", 1)[1]
+
+
+async def test_the_published_game_entered_four_ways_is_one_pgn(
+    broker_factory: Any, tmp_path: Path, page: Any
+) -> None:
+    if not FAIRY_STOCKFISH.exists():
+        skip_missing("fairy-stockfish", "apt-get install fairy-stockfish")
+    async with served_station(broker_factory(), tmp_path, regulation="wulong-2015") as web:
+        await web.station.import_players("name\n" + "\n".join(PLAYERS) + "\n")
+        await web.station.import_pairings(PAIRS, send=False)
+        await login(page, web)
+        await page.set_viewport_size({"width": 1024, "height": 768})
+        entries = {
+            "1": [*CHINESE],
+            "2": [as_wxf(m) for m in CHINESE],
+            "3": [*ICCS],
+        }
+        for board, moves in entries.items():
+            await page.goto(f"{web.url}/record/{board}?lang=zh")
+            await page.wait_for_selector('#xq button[data-sq="e0"]')
+            await type_moves(page, moves)
+        await page.goto(f"{web.url}/record/4?lang=zh")
+        await page.wait_for_selector('#xq button[data-sq="e0"]')
+        await tap_moves(page, ICCS)
+        assert (await page.text_content("#moves li:last-child .mv")) == CHINESE[-1]
+        await screenshot(page, "record-tablet-zh")
+
+        # a move for the wrong side, then an illegal one: refused in words, nothing stored
+        await page.fill("#move-text", "炮二平五")
+        await page.press("#move-text", "Enter")
+        await page.wait_for_selector("#msg.err")
+        said = await page.text_content("#msg")
+        assert "炮二平五" in said and "另一方" in said and "黑方" in said, said
+        await page.fill("#move-text", "将５进２")
+        await page.press("#move-text", "Enter")
+        await page.wait_for_function(
+            "() => document.querySelector('#msg').textContent.includes('将５进２')"
+        )
+        said = await page.text_content("#msg")
+        assert "不是黑方此时的合法着法" in said, said
+        assert await page.evaluate("document.querySelectorAll('#moves li').length") == len(ICCS)
+
+        # undo takes one back; typing it again gives the same record
+        await page.click("#undo")
+        await page.wait_for_function(COUNT, arg=len(ICCS) - 1)
+        await page.fill("#move-text", ICCS[-1])
+        await page.press("#move-text", "Enter")
+        await page.wait_for_function(COUNT, arg=len(ICCS))
+
+        # the English page says the same things in English
+        await page.goto(f"{web.url}/record/4?lang=en")
+        await page.wait_for_function(COUNT, arg=len(ICCS))
+        await page.fill("#move-text", "h2e2")
+        await page.press("#move-text", "Enter")
+        await page.wait_for_selector("#msg.err")
+        said = await page.text_content("#msg")
+        assert "is not a legal move for Black here" in said, said
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await screenshot(page, "record-phone-en")
+
+        async with httpx.AsyncClient(base_url=web.url) as client:
+            pgns = []
+            for board in "1234":
+                r = await client.get(f"/api/export/games/r1-b{board}/record.pgn")
+                assert r.status_code == 200, r.text
+                pgns.append(r.text)
+    texts = {movetext(p) for p in pgns}
+    assert len(texts) == 1, "the four entries differ"
+    games = read_pgn(pgns[3])
+    assert [m for m in games[0].record.iccs()] == ICCS
+    # the independent referee: every move legal where it stands, the published final position
+    moves = re.findall(r"\b[a-i][0-9][a-i][0-9]\b", re.sub(r"\{[^}]*\}", "", texts.pop()))
+    assert moves == ICCS
+    referee = Referee()
+    try:
+        for ply, move in enumerate(moves):
+            assert move in referee.legal_moves(START_FEN, moves[:ply]), f"ply {ply + 1}: {move}"
+        assert referee.fen(START_FEN, moves) == FINAL_FEN
+    finally:
+        referee.close()

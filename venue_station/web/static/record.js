@@ -1,0 +1,196 @@
+// The record page (录谱, /record/{board}): a board to tap, a field that takes Chinese, WXF or
+// ICCS, undo, the move list with the clock's times. The rules of xiangqi live in the station
+// only: a tap may do what the station's `legal` list says, and every move is checked there.
+"use strict";
+(function () {
+  const $ = (id) => document.getElementById(id);
+  const board = decodeURIComponent(location.pathname.split("/").filter(Boolean)[1] || "");
+  const params = new URLSearchParams(location.search);
+  const game = params.get("game");
+  const key = params.get("key");
+  const base = "/api/records/" + encodeURIComponent(board);
+  let csrf = null;
+  let view = null;
+  let selected = null; // the square of the piece tapped first
+  let busy = false;
+  let lastMsg = null; // () => text, so a language switch re-renders it
+
+  QZ.applyI18n();
+  QZ.langButton($("lang"));
+  QZ.onLang.push(render);
+
+  // -- the station ------------------------------------------------------------------------------
+  async function api(method, url, body) {
+    const headers = { "Content-Type": "application/json" };
+    if (csrf) headers["X-CSRF-Token"] = csrf;
+    const r = await fetch(url, { method, headers, credentials: "same-origin",
+      body: body === undefined ? undefined : JSON.stringify(body) });
+    let data = {};
+    try { data = await r.json(); } catch (e) { /* an empty body */ }
+    return { status: r.status, data };
+  }
+  const withGame = (body) => (game ? { ...body, game } : body);
+  async function load() {
+    const { status, data } = await api("GET", base + (game ? "?game=" + encodeURIComponent(game) : ""));
+    if (status === 200) { view = data; render(); }
+    else if (!view) say(() => QZ.apiError(status, data), true);
+  }
+  async function session() {
+    if (key) {
+      const { status, data } = await api("POST", "/api/auth/record-key", { board, key });
+      if (status === 200) { csrf = data.csrf; return; }
+      say(() => QZ.apiError(status, data), true);
+    }
+    const { status, data } = await api("GET", "/api/auth/session");
+    if (status === 200 && data.csrf) csrf = data.csrf;
+    $("login-box").hidden = !!csrf;
+  }
+  async function login() {
+    const { status, data } = await api("POST", "/api/auth/login",
+      { username: $("username").value, password: $("password").value });
+    if (status === 200) { csrf = data.csrf; $("login-box").hidden = true; say(null); }
+    else say(() => QZ.apiError(status, data), true);
+  }
+  async function send(url, body, okText) {
+    if (busy) return false;
+    if (!csrf) { $("login-box").hidden = false; say(() => QZ.t("record.login"), true); return false; }
+    busy = true;
+    try {
+      const { status, data } = await api("POST", url, withGame(body));
+      if (status === 200) { view = data; selected = null; say(okText); render(); return true; }
+      if (status === 401) { csrf = null; $("login-box").hidden = false; }
+      say(() => QZ.apiError(status, data), true);
+      if (data.code === "record_changed") await load();
+      return false;
+    } catch (e) {
+      say(() => QZ.t("api.network"), true);
+      return false;
+    } finally { busy = false; }
+  }
+  const play = (move) => send(base + "/moves", { move, ply: view ? view.ply : 0 },
+    () => QZ.t("record.played", { move: view.moves.length ? view.moves[view.moves.length - 1].chinese : move }));
+  const undo = () => send(base + "/undo", { ply: view ? view.ply : 0 }, () => QZ.t("record.undone"));
+
+  // -- the page ---------------------------------------------------------------------------------
+  function say(text, error) {
+    lastMsg = text ? { text, error: !!error } : null;
+    const el = $("msg");
+    el.textContent = lastMsg ? lastMsg.text() : "";
+    el.className = "record-msg" + (lastMsg && lastMsg.error ? " err" : "");
+  }
+  const GLYPH = { K: "帅", A: "仕", B: "相", E: "相", N: "马", H: "马", R: "车", C: "炮", P: "兵",
+    k: "将", a: "士", b: "象", e: "象", n: "马", h: "马", r: "车", c: "炮", p: "卒" };
+  const FILES = "abcdefghi";
+  // FEN ranks run from black's side (rank 9) down to red's (rank 0); files a..i from red's left.
+  function pieces(fen) {
+    const out = new Map();
+    const rows = (fen || "").split(" ")[0].split("/");
+    rows.forEach((row, i) => {
+      let f = 0;
+      for (const ch of row) {
+        if (/\d/.test(ch)) f += Number(ch);
+        else { out.set(FILES[f] + (9 - i), ch); f += 1; }
+      }
+    });
+    return out;
+  }
+  function grid() {
+    const NS = "http://www.w3.org/2000/svg";
+    const svg = document.createElementNS(NS, "svg");
+    svg.setAttribute("viewBox", "0 0 900 1000");
+    svg.setAttribute("aria-hidden", "true");
+    const line = (x1, y1, x2, y2) => {
+      const l = document.createElementNS(NS, "line");
+      for (const [k, v] of Object.entries({ x1, y1, x2, y2 })) l.setAttribute(k, v);
+      l.setAttribute("stroke", "#7c4a12");
+      l.setAttribute("stroke-width", "3");
+      svg.append(l);
+    };
+    for (let r = 0; r < 10; r++) line(50, 50 + r * 100, 850, 50 + r * 100);
+    for (let f = 0; f < 9; f++) {
+      if (f === 0 || f === 8) line(50 + f * 100, 50, 50 + f * 100, 950);
+      else { line(50 + f * 100, 50, 50 + f * 100, 450); line(50 + f * 100, 550, 50 + f * 100, 950); }
+    }
+    line(350, 50, 550, 250); line(550, 50, 350, 250); line(350, 750, 550, 950); line(550, 750, 350, 950);
+    return svg;
+  }
+  function legalFrom(square) { return (view && view.legal ? view.legal : []).filter((m) => m.from === square); }
+  function tap(square) {
+    if (!view || busy) return;
+    const own = (ch) => ch && (view.to_move === "red" ? ch === ch.toUpperCase() : ch === ch.toLowerCase());
+    const here = pieces(view.fen).get(square);
+    if (selected) {
+      const move = legalFrom(selected).find((m) => m.to === square);
+      if (move) { play(move.iccs); return; }
+    }
+    if (own(here) && legalFrom(square).length) { selected = square; say(null); }
+    else if (own(here)) { selected = null; say(() => QZ.t("record.no_move_here"), true); }
+    else selected = null;
+    drawBoard();
+  }
+  function drawBoard() {
+    const box = $("xq");
+    const pos = view ? pieces(view.fen) : new Map();
+    const dests = new Set(selected ? legalFrom(selected).map((m) => m.to) : []);
+    const last = view && view.moves.length ? view.moves[view.moves.length - 1].iccs : "";
+    const cells = [];
+    for (let r = 9; r >= 0; r--) {
+      for (let f = 0; f < 9; f++) {
+        const sq = FILES[f] + r;
+        const ch = pos.get(sq);
+        const cls = ["pt"];
+        if (ch) cls.push("pc", ch === ch.toUpperCase() ? "r" : "b");
+        if (sq === selected) cls.push("sel");
+        if (dests.has(sq)) cls.push("dest");
+        if (last && (last.slice(0, 2) === sq || last.slice(2, 4) === sq)) cls.push("last");
+        const b = QZ.el("button", { type: "button", class: cls.join(" "), "data-sq": sq,
+          "aria-label": sq, text: ch ? GLYPH[ch] : "", onclick: () => tap(sq) });
+        b.style.left = (100 * (0.5 + f) / 9) + "%";
+        b.style.top = (100 * (9.5 - r) / 10) + "%";
+        cells.push(b);
+      }
+    }
+    box.replaceChildren(grid(), ...cells);
+  }
+  function clockText(c) {
+    if (!c) return "";
+    return QZ.t("record.clock", { used: QZ.fmt(c.used_ms), left: QZ.fmt(c.remaining_ms) });
+  }
+  function render() {
+    QZ.applyI18n();
+    $("title").textContent = QZ.t("record.heading", { n: board });
+    if (lastMsg) say(lastMsg.text, lastMsg.error);
+    if (!view) { drawBoard(); return; }
+    $("players").textContent = QZ.t("record.players", { red: view.red || "—", black: view.black || "—" });
+    const duty = [];
+    duty.push(QZ.t(view.required ? "record.required" : "record.not_required"));
+    if (view.responsible) duty.push(QZ.t("record.responsible", { side: QZ.t(view.responsible.side), player: view.responsible.player || "" }));
+    $("duty").textContent = duty.join(" · ");
+    const p = view.pairing || {};
+    const mismatch = p.matched === false && p.presses > 0;
+    $("pairing").hidden = !mismatch;
+    $("pairing").textContent = mismatch
+      ? QZ.t(p.disagreement ? "record.mismatch_at" : "record.mismatch", { moves: p.moves, presses: p.presses, n: p.disagreement || 0 })
+      : "";
+    const over = view.over ? QZ.t("record.over") : "";
+    $("to-move").textContent = over || QZ.t("record.to_move", { side: QZ.t(view.to_move) }) + (view.in_check ? " · " + QZ.t("record.check") : "");
+    $("moves").replaceChildren(...view.moves.map((m) => QZ.el("li", { "data-ply": m.ply, "data-iccs": m.iccs },
+      QZ.el("span", { class: "mv", translate: "no", text: m.chinese }), QZ.el("span", { class: "clk", text: clockText(m.clock) }))));
+    $("undo").disabled = !view.moves.length;
+    drawBoard();
+  }
+
+  $("move-send").addEventListener("click", async () => {
+    const text = $("move-text").value.trim();
+    if (!text) return;
+    if (await play(text)) $("move-text").value = "";
+  });
+  $("move-text").addEventListener("keydown", (e) => { if (e.key === "Enter") $("move-send").click(); });
+  $("undo").addEventListener("click", undo);
+  $("login-submit").addEventListener("click", login);
+  $("back").href = "/board/" + encodeURIComponent(board);
+  render();
+  session().then(load);
+  // The clock's presses go on while a recorder types: the pairing and times follow.
+  setInterval(() => { if (!busy && document.visibilityState !== "hidden") load(); }, 3000);
+})();
