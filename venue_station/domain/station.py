@@ -28,6 +28,7 @@ from venue_station.domain.decisions_out import DecisionOutbox
 from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
+from venue_station.domain.record_duties import DutyDesk, record_fouls
 from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
@@ -67,6 +68,10 @@ class Station:
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
         self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
+        # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
+        self.duties = DutyDesk(
+            self.require_store, self.regulation, self.hub, self._raise_alert, self._flush
+        )
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
@@ -128,6 +133,7 @@ class Station:
             }
         )
         self.supervisor.start("writer", self.ingest.run_writer)
+        self.supervisor.start("record-duties", self.duties.run)
         if self.connect:
             self.collector = collector = Collector(
                 self.config.broker, self.topics, self.ingest, session=self.session
@@ -267,6 +273,14 @@ class Station:
                         detail={"missing": [list(r) for r in seqs.missing()]},
                     )
                     self.ingest.raise_alert(spec)
+
+    def _raise_alert(self, spec: AlertSpec) -> int | None:
+        assert self.ingest is not None
+        return self.ingest.raise_alert(spec)
+
+    async def _flush(self) -> None:
+        if self.ingest is not None:
+            await self.ingest.flush()
 
     # -- domain operations used by the API --------------------------------------------------
     def require_store(self) -> Store:
@@ -447,7 +461,15 @@ class Station:
         return await self.standings(after_round=after_round, tag=tag), False
 
     async def player_fouls(self) -> dict[str, dict[str, int]]:
-        return tournament_fouls(await self.outcomes())
+        """The boards' fouls per player, and the confirmed not_recording ones (record_duties)."""
+        games = await self.outcomes()
+        totals = tournament_fouls(games)
+        late = await record_fouls(self.require_store(), self.regulation)
+        for game, _ in games:
+            for side, n in late.get(game["game"], {}).items():
+                mine = totals.setdefault(game[side], {"pending": 0, "confirmed": 0, "dismissed": 0})
+                mine["confirmed"] += n
+        return totals
 
     def board_views(self) -> list[dict[str, Any]]:
         assert self.ingest is not None
