@@ -293,6 +293,7 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
 
         # The arbiter page: the records section names who records each board; the rulings.
         await login(page, hall_web(hall))
+        await page.wait_for_selector('#duty[data-round="2"]')
         await page.click("#duty-prev")
         await page.wait_for_selector('#duty[data-round="1"]')
         row = page.locator('#duty-rows tr[data-board="12"]')
@@ -333,6 +334,7 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
 
         # A restart decides nothing again: the same alerts, no new one.
         before = await hall.record_alerts()
+        await page.goto("about:blank")  # the page would poll the stopped station
         await hall.restart()
         await asyncio.sleep(2.5)  # the duty sweep runs every second
         assert await hall.record_alerts() == before
@@ -389,6 +391,7 @@ async def test_meishan_the_chiefs_consent_clears_the_duty(
         # Round 3 starts: round 2's board 1 (a win by red: 选手2) and board 2 (a draw: red 选手4)
         await hall.play_round(3, pairs, {})
         await until(lambda: _count(hall, 2, 2), "round 2's record_missing alerts")
+        await page.wait_for_selector('#duty[data-round="3"]')  # the section follows the round
         await page.click("#duty-prev")
         await page.wait_for_selector('#duty[data-round="2"]')
         row = page.locator('#duty-rows tr[data-board="1"][data-alert="open"]')

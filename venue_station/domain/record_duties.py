@@ -58,9 +58,9 @@ class DutyRefused(StationError):
     """A consent the station refuses, nothing stored: ``code`` for the pages (no_game,
     no_consent_rule, record_not_required, already_ruled, grace_over), ``status`` HTTP."""
 
-    def __init__(self, status: int, code: str, message: str, **args: Any) -> None:
+    def __init__(self, http: int, code: str, message: str, **args: Any) -> None:
         super().__init__(message)
-        self.status, self.code, self.message, self.args_ = status, code, message, args
+        self.status, self.code, self.message, self.args_ = http, code, message, args
 
 
 def board_number(board: str) -> int:

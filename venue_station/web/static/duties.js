@@ -11,7 +11,7 @@
   const e = QZ.el;
   let view = null; // the last GET /api/record-duties
   let shown = "";
-  let round = null; // the round chosen (null: the latest started)
+  let round = null; // the round the arbiter chose (null: follow the latest started)
   let timer = null;
 
   async function load() {
@@ -19,7 +19,6 @@
     const { status, data } = await QZ.station.api("GET", "/api/record-duties" + q);
     if (status !== 200) return;
     view = data;
-    if (round === null && data.round) round = data.round;
     if (JSON.stringify(data) !== shown) render();
   }
   function poll() {
@@ -30,8 +29,12 @@
   const before = QZ.onStation; // knockout.js's
   QZ.onStation = () => { if (before) before(); poll(); };
   QZ.onLang.push(render);
-  $("duty-prev").addEventListener("click", () => { if (round > 1) { round -= 1; load(); } });
-  $("duty-next").addEventListener("click", () => { if (round !== null) { round += 1; load(); } });
+  function step(by) {
+    const now = round !== null ? round : view && view.round;
+    if (now && now + by >= 1) { round = now + by; load(); }
+  }
+  $("duty-prev").addEventListener("click", () => step(-1));
+  $("duty-next").addEventListener("click", () => step(1));
 
   function because(d, rule) {
     if (d.because === "top") return QZ.t("duty.because.top", { n: rule.top_boards });
