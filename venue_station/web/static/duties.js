@@ -16,7 +16,9 @@
 
   async function load() {
     const q = round === null ? "" : "?round=" + round;
-    const { status, data } = await QZ.station.api("GET", "/api/record-duties" + q);
+    let reply;
+    try { reply = await QZ.station.api("GET", "/api/record-duties" + q); } catch (err) { return; } // away: next poll
+    const { status, data } = reply;
     if (status !== 200) return;
     view = data;
     if (JSON.stringify(data) !== shown) render();
