@@ -51,6 +51,7 @@ ACTIONS: dict[str, tuple[str, Any]] = {
     "/api/tournament/readmit": ("chief", {"player": "甲"}),
     "/api/tournament/bye": ("chief", {"round": 1, "player": "甲", "kind": "half"}),
     "/api/tournament/undo": ("chief", {}),
+    "/api/record-duties/r1-b1/consent": ("chief", {"allow": True}),
     "/api/auth/logout": ("viewer", {}),
 }
 # Reads that are arbiter-only data (any logged-in account) or the admin's.
@@ -60,6 +61,7 @@ PRIVATE_READS = {
     "/metrics": "viewer",
     "/api/accounts": "admin",
     "/api/tournament/audit": "viewer",
+    "/api/record-duties": "viewer",
 }
 
 
