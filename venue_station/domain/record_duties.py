@@ -37,6 +37,7 @@ from clock_service.recording import RecordingRule, RecordState, record_state
 from clock_service.regulation import Regulation
 from clock_service.side import Side
 from clock_service.xiangqi import START_FEN
+from venue_station.domain.records import board_number
 from venue_station.errors import StationError
 from venue_station.live.alerts import AlertSpec
 from venue_station.live.results import derive_game
@@ -61,11 +62,6 @@ class DutyRefused(StationError):
     def __init__(self, http: int, code: str, message: str, **args: Any) -> None:
         super().__init__(message)
         self.status, self.code, self.message, self.args_ = http, code, message, args
-
-
-def board_number(board: str) -> int:
-    """The board's number for the top-boards rule (a board id that is no number: 0)."""
-    return int(board) if board.isascii() and board.isdigit() else 0
 
 
 @dataclass(frozen=True)
