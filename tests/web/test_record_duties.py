@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -403,6 +404,15 @@ async def test_meishan_the_chiefs_consent_clears_the_duty(
         assert r2["r2-b2"]["status"] == "open" and r2["r2-b2"]["side"] == "red"
         cleared = page.locator(f'#alerts li[data-id="{r2["r2-b1"]["id"]}"]')
         assert await cleared.count() == 0  # settled: off the list of what waits
+
+        # The section in English: no Chinese but the players' names.
+        await page.click("#lang")
+        await page.wait_for_selector('#duty-rows tr[data-board="1"] >> text=Allowed by the chief')
+        words = str(await page.text_content("#duty"))
+        for name in players:
+            words = words.replace(name, "")
+        assert not re.search(r"[\u3400-\u9fff]", words), words
+        assert "Top 2 boards" in words and "Missing" in words
 
         fouls = {pairs[0][0]: 1}  # round 1 board 1: red won and recorded nothing
         games = games_of(1, pairs, results, fouls) + games_of(2, swapped(pairs), results, {})
