@@ -22,6 +22,7 @@ import httpx
 import pytest
 from support.fairy_stockfish import FAIRY_STOCKFISH, Referee
 from support.openapi_check import Checker
+from support.parts import skip_missing
 from support.station import ARBITER, ARBITER_PASSWORD, FakeNode, station_config
 
 from clock_service.xiangqi import START_FEN, read_pgn
@@ -161,7 +162,7 @@ async def test_the_published_game_in_three_notations_is_one_record(station: Any)
         refused_round = await chief.get("/api/export/rounds/2/records.pgn")
         assert refused_round.status_code == 404 and refused_round.json()["code"] == "no_records"
     if not FAIRY_STOCKFISH.exists():
-        pytest.skip("fairy-stockfish (the independent referee) is not installed")
+        skip_missing("fairy-stockfish", "apt-get install fairy-stockfish")
     referee = Referee()
     try:  # the exported moves, read back, each legal to the independent program
         for ply, move in enumerate(games[0].record.iccs()):
@@ -190,7 +191,7 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
         before = [await store.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")]
         assert len(before[0]) == 1
         cases = [
-            ("1", {"move": "马２进４", "ply": 1}, 422, "illegal_move"),  # the elephant blocks the leg
+            ("1", {"move": "马２进４", "ply": 1}, 422, "illegal_move"),  # its leg is blocked
             ("1", {"move": "马８进７", "ply": 0}, 409, "record_changed"),  # a stale client
             ("1", {"move": "h7h0", "ply": 1}, 422, "illegal_move"),
             ("1", {"move": "炮二平五", "ply": 1}, 422, "wrong_side"),  # red's move on black's turn
