@@ -132,6 +132,12 @@ async def test_the_published_game_in_three_notations_is_one_record(station: Any)
         await setup_round(chief)
         for board, moves in entries.items():
             for ply, move in enumerate(moves):
+                if ply == 77 and board == "3":  # two black horses on file ７ could retreat
+                    got = await refused(
+                        chief, checker, MOVES, "/api/records/3/moves", 422, "ambiguous_move",
+                        {"move": "马７退９", "ply": 77},
+                    )  # fmt: skip
+                    assert "前马退９" in got["error"] and got["args"]["side"] == "black"
                 view = await post_move(chief, checker, board, move, ply)
             assert view["ply"] == 125 and view["fen"] == FINAL_FEN, view["fen"]
             assert [m["iccs"] for m in view["moves"]] == ICCS

@@ -64,3 +64,25 @@ async def test_consent_and_a_rounds_records(store: Store) -> None:
     )
     assert row["consent_by"] is None
     assert [e["action"] for e in await store.record_edits("r1-b2")] == ["consent", "revoke"]
+
+
+def test_boards_belong_to_a_recorder_account_only(tmp_path: object) -> None:
+    from pathlib import Path
+
+    from support.station import station_config
+
+    from venue_station.auth import hash_password
+    from venue_station.errors import ConfigError
+
+    pw = hash_password("x")
+    ok = station_config(
+        Path(str(tmp_path)),
+        account=[{"username": "r", "password_hash": pw, "role": "recorder", "boards": ["1"]}],
+    )
+    assert ok.account[0].boards == ("1",)
+    for bad in (
+        {"username": "a", "password_hash": pw, "role": "arbiter", "boards": ["1"]},
+        {"username": "r", "password_hash": pw, "role": "recorder", "boards": ["1/2"]},
+    ):
+        with pytest.raises((ConfigError, ValueError)):
+            station_config(Path(str(tmp_path)), account=[bad])
