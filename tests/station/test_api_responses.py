@@ -185,6 +185,7 @@ READER_READS = [
     ("/api/set_aside", ""),
     ("/api/auth/session", ""),
     ("/metrics", ""),
+    ("/api/record-duties", "/api/record-duties?round=1"),  # 录谱: the top 2 boards (Meishan)
 ]
 
 
@@ -252,6 +253,10 @@ async def test_every_response_matches_the_generated_document(
         await _get(chief, checker, "/api/tournament/audit", "")
         undo = {"json": {}}
         await _post(chief, checker, "/api/tournament/undo", "/api/tournament/undo", **undo)
+        # 录谱: the chief allows board 1's record to be left (Meishan's consent)
+        consent = ("/api/record-duties/{game}/consent", "/api/record-duties/r1-b1/consent")
+        duty = await _post(chief, checker, *consent, json={"allow": True})
+        assert duty["state"] == "allowed" and duty["consent"]["by"] == ARBITER
         await _post(chief, checker, "/api/auth/logout", "/api/auth/logout")
     json_ops = {
         (method, path)

@@ -51,6 +51,7 @@ ACTIONS: dict[str, tuple[str, Any]] = {
     "/api/tournament/readmit": ("chief", {"player": "甲"}),
     "/api/tournament/bye": ("chief", {"round": 1, "player": "甲", "kind": "half"}),
     "/api/tournament/undo": ("chief", {}),
+    "/api/record-duties/r1-b1/consent": ("chief", {"allow": True}),
     "/api/records/1/moves": ("arbiter", {"move": "h2e2", "ply": 0}),  # or the board's recorder
     "/api/records/1/undo": ("arbiter", {"ply": 0}),
     "/api/auth/logout": ("viewer", {}),
@@ -62,6 +63,7 @@ PRIVATE_READS = {
     "/metrics": "viewer",
     "/api/accounts": "admin",
     "/api/tournament/audit": "viewer",
+    "/api/record-duties": "viewer",
     "/api/record-keys": "chief",
 }
 

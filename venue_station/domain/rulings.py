@@ -98,6 +98,11 @@ def plan_ruling(
             "already_ruled", f"alert {alert['id']} is already {alert['status']}",
             status=alert["status"],
         )  # fmt: skip
+    if alert["status"] == "cleared" and alert["kind"] == "record_missing":
+        # the chief's consent cleared the duty (record_duties.py): nothing is left to rule
+        raise RulingRefused(
+            "already_ruled", f"alert {alert['id']} is cleared", status=alert["status"]
+        )
     if action == "ack":
         return Ruling("acked")
     status = _STATUS[action]

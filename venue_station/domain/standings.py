@@ -7,8 +7,9 @@ four players read the same standings from here).
 Only what is settled counts, by the one outcome function (``clock_service.outcome``, through
 ``results.derive_game``): a proposal still pending (a flag's loss, a forfeit, a double forfeit)
 or a dismissed result is ignored, a forfeit counts once confirmed, a confirmed double forfeit
-is a loss for both, and only confirmed fouls reach the standings. Byes are the pairing
-program's (a TRF's or a pairs list's, kept by ``trf_io``).
+is a loss for both, and only confirmed fouls reach the standings: the board's, and the
+``not_recording`` fouls the arbiter confirmed after the game (``record_duties.record_fouls``).
+Byes are the pairing program's (a TRF's or a pairs list's, kept by ``trf_io``).
 
 ``final_standings_of`` is the final list of an event with a knockout (Meishan): the knockout's
 places 1–4 first, then the others ranked among themselves from 5 (``merge_standings``).
@@ -22,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 from clock_service.knockout import Placing, merge_standings
 from clock_service.regulation import Regulation
 from clock_service.standings import GameRecord, Standing, compute_standings
+from venue_station.domain.record_duties import record_fouls
 from venue_station.domain.trf_state import load_state, station_byes
 from venue_station.live.results import Outcome, derive_game
 
@@ -31,17 +33,20 @@ if TYPE_CHECKING:
 __all__ = ["final_standings_of", "game_records", "standings_of"]
 
 
-def _record(game: Mapping[str, Any], outcome: Outcome) -> GameRecord:
+def _record(
+    game: Mapping[str, Any], outcome: Outcome, late: Mapping[str, int] | None = None
+) -> GameRecord:
     result = outcome.outcome  # red | black | draw | double_forfeit, confirmed only
     fouls = outcome.fouls
+    late = late or {}  # the confirmed not_recording fouls after the game (record_duties.py)
     return GameRecord(
         int(game["round"]),
         game["red"],
         game["black"],
         result,
         forfeit=result is not None and outcome.forfeit,
-        red_fouls=fouls.get("red", {}).get("confirmed", 0),
-        black_fouls=fouls.get("black", {}).get("confirmed", 0),
+        red_fouls=fouls.get("red", {}).get("confirmed", 0) + late.get("red", 0),
+        black_fouls=fouls.get("black", {}).get("confirmed", 0) + late.get("black", 0),
     )
 
 
@@ -49,7 +54,10 @@ async def game_records(store: Store, regulation: Regulation | None = None) -> li
     """Every paired Swiss game of the store as a ``GameRecord`` (undecided ones: result None)."""
     games = await store.games()
     events = await store.decisive_events(g["game"] for g in games)
-    return [_record(g, derive_game(events[g["game"]], regulation)) for g in games]
+    late = await record_fouls(store, regulation) if regulation is not None else {}
+    return [
+        _record(g, derive_game(events[g["game"]], regulation), late.get(g["game"])) for g in games
+    ]
 
 
 async def standings_of(

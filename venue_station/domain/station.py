@@ -18,26 +18,26 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from clock_service.regulation import Regulation, handicap_for
+from clock_service.regulation import Regulation
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
-from venue_station.domain import store_wait, tournament_desk
+from venue_station.domain import pairing_import, store_wait
 from venue_station.domain.alarms import AlarmWatch, StoreWaiting, alarms
 from venue_station.domain.commands import CommandBus, CommandResult
 from venue_station.domain.decisions_out import DecisionOutbox
 from venue_station.domain.gaps import watch_gaps
-from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
-from venue_station.domain.pairings import parse_pairings, parse_players
+from venue_station.domain.pairings import parse_players
+from venue_station.domain.record_duties import DutyDesk, record_fouls
 from venue_station.domain.records import RecordDesk
 from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
-from venue_station.domain.trf_state import load_state
 from venue_station.errors import ConfigError, StationError, StoreError, StoreUnavailable
 from venue_station.intake.collector import Collector
 from venue_station.intake.ingest import BoardView, Ingest
 from venue_station.intake.signed_txn import signer_for
+from venue_station.live.alerts import AlertSpec
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
 from venue_station.live.results import (
@@ -47,7 +47,7 @@ from venue_station.live.results import (
     tournament_fouls,
 )
 from venue_station.store.backup import BackupLoop, running_lock, sqlite_path
-from venue_station.store.database import Store, board_key, game_id
+from venue_station.store.database import Store, board_key
 from wire_contract.messages import Topics
 from wire_contract.wallclock import wall_ms
 
@@ -69,6 +69,10 @@ class Station:
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
         self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
+        # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
+        self.duties = DutyDesk(
+            self.require_store, self.regulation, self.hub, self._raise_alert, self._flush
+        )
         # 录谱: the records of the games; every change on the SSE stream (without legal moves)
         self.records = RecordDesk(self.require_store, self.regulation, self._board_game)
         self.records.listen(lambda view: self.hub.publish("record", view.as_dict(legal=False)))
@@ -156,6 +160,7 @@ class Station:
         )
         self.supervisor.start("writer", self.ingest.run_writer)
         self.supervisor.start("alarms", self.watch.run)
+        self.supervisor.start("record-duties", self.duties.run)
         if self.connect:
             self.collector = collector = Collector(
                 self.config.broker, self.topics, self.ingest, session=self.session
@@ -260,6 +265,14 @@ class Station:
     async def _watch_gaps(self) -> None:
         await watch_gaps(self)
 
+    def _raise_alert(self, spec: AlertSpec) -> int | None:
+        assert self.ingest is not None
+        return self.ingest.raise_alert(spec)
+
+    async def _flush(self) -> None:
+        if self.ingest is not None:
+            await self.ingest.flush()
+
     # -- domain operations used by the API --------------------------------------------------
     def require_store(self) -> Store:
         """The store, once started (``StationError`` before)."""
@@ -343,75 +356,14 @@ class Station:
         replace: int | None = None,
         dry_run: bool = False,
     ) -> dict[str, Any]:
-        """Store the file's rounds all or nothing. A round with results or clocks running is
-        refused (``ImportRefused``) unless ``replace`` names it (its results are voided);
-        ``dry_run``: check and say what it would change, store nothing."""
-        store = self.require_store()
-        known = await store.player_names()
-        pairings = await asyncio.to_thread(
-            parse_pairings, data, source=source, players=known or None
+        """Store the file's rounds all or nothing (``pairing_import.import_pairings``)."""
+        return await pairing_import.import_pairings(
+            self, data, source=source, send=send, user=user, replace=replace, dry_run=dry_run
         )
-        by_round: dict[int, list[dict[str, Any]]] = {}
-        for p in pairings:
-            by_round.setdefault(p.round, []).append(
-                {"board": p.board, "red": p.red, "black": p.black}
-            )
-        assert self.ingest is not None
-        withdrawn = (await load_state(store)).withdrawn
-        for rows in by_round.values():
-            check_not_withdrawn(rows, withdrawn)
-        guard = await guard_rounds(self, by_round, replace=replace)
-        if dry_run:
-            return {"dry_run": True, "imported": len(pairings), **guard.as_dict()}
-        before = await tournament_desk.rounds_before(store, by_round)
-        # all or nothing (round_import.py), the voided results in the same transaction
-        await store.replace_rounds(self.tc, by_round, void=guard.void, by=user)
-        entry = await tournament_desk.record(
-            store, user=user, what="import_pairings", args={"rounds": sorted(by_round)},
-            before=before, after={"rounds": sorted(by_round), "voided": list(guard.void)},
-        )  # fmt: skip
-        for round_no, rows in by_round.items():
-            for row in rows:
-                self.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
-        self.ingest.add_paired_boards({p.board for p in pairings})
-        out: dict[str, Any] = {
-            "imported": len(pairings),
-            "rounds": sorted(by_round),
-            "audit": entry["id"],
-        }
-        if guard.void:
-            out["voided_results"] = list(guard.void)
-        if send:
-            out["set_game"] = {}
-            for round_no in sorted(by_round):
-                out["set_game"].update(await self.send_round(round_no, user=user))
-        return out
 
     async def send_round(self, round_no: int, *, user: str | None = None) -> dict[str, Any]:
         """``set_game`` to every board of the round, concurrently; board -> the reply."""
-        games = await self.require_store().games(round_no)
-        tags = await self.require_store().player_tags()
-
-        async def one(game: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-            args: dict[str, Any] = {
-                "game": game["game"],
-                "tc": game["tc"],
-                "red": game["red"],
-                "black": game["black"],
-            }
-            # 让二先 (Wulong): decided by the profile from the players' tags
-            red_tags, black_tags = tags.get(game["red"], ()), tags.get(game["black"], ())
-            handicap = handicap_for(self.regulation, red_tags, black_tags)
-            if handicap is not None:
-                args["handicap"] = handicap.as_dict()
-            try:
-                return game["board"], (
-                    await self.send_command(game["board"], "set_game", args, user=user)
-                ).as_dict()
-            except ConnectionError as exc:
-                return game["board"], {"outcome": "not_sent", "ok": False, "error": str(exc)}
-
-        return dict(await asyncio.gather(*(one(g) for g in games)))
+        return await pairing_import.send_round(self, round_no, user=user)
 
     async def outcomes(self, round_no: int | None = None) -> list[tuple[dict[str, Any], Outcome]]:
         """Every game of the round (all: None) with its outcome by the one outcome function."""
@@ -449,7 +401,15 @@ class Station:
         return await self.standings(after_round=after_round, tag=tag), False
 
     async def player_fouls(self) -> dict[str, dict[str, int]]:
-        return tournament_fouls(await self.outcomes())
+        """The boards' fouls per player, and the confirmed not_recording ones (record_duties)."""
+        games = await self.outcomes()
+        totals = tournament_fouls(games)
+        late = await record_fouls(self.require_store(), self.regulation)
+        for game, _ in games:
+            for side, n in late.get(game["game"], {}).items():
+                mine = totals.setdefault(game[side], {"pending": 0, "confirmed": 0, "dismissed": 0})
+                mine["confirmed"] += n
+        return totals
 
     def board_views(self) -> list[dict[str, Any]]:
         assert self.ingest is not None

@@ -50,6 +50,9 @@ ALERT_KINDS = (
     "gap",
     "flood",
     "set_aside",
+    # 录谱: a required record missing (or late) when its grace ended; carries the profile's
+    # pending not_recording foul against the responsible player (domain/record_duties.py)
+    "record_missing",
 )
 # "cleared": closed by the station because its cause is gone (a board back online, a clock
 # back in time; intake/outages.py), not ruled by anyone.

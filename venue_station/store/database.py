@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
 from venue_station.store import tables as t
+from venue_station.store.duty_reads import DutyReads
 from venue_station.store.reads import TournamentReads
 from venue_station.store.records import RecordRows
 from venue_station.store.round_import import game_id, replace_rounds
@@ -74,7 +75,7 @@ def _migrate(connection: Connection) -> str:
     return head or ""
 
 
-class Store(TournamentReads, RecordRows):
+class Store(TournamentReads, DutyReads, RecordRows):
     """Async access to the station database. Create with ``await Store.open(url)``.
 
     The tournament reads (standings, TRF, knockout, round) are in ``store_reads.py``."""

@@ -28,6 +28,7 @@ from venue_station.live.metrics import CONTENT_TYPE as METRICS_CONTENT_TYPE
 from venue_station.live.privacy import is_private_event, public_board, public_message
 from venue_station.live.results import derive_game, points
 from venue_station.web import (
+    duties_view,
     knockout_flow,
     pages,
     reasons_view,
@@ -358,6 +359,7 @@ def read_routes() -> list[BaseRoute]:
         *round_pgn.routes(),
         *tournament_view.routes(),
         *standby.routes(),
+        *duties_view.routes(),
         *records_view.routes(),
     ]
 

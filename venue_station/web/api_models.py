@@ -301,7 +301,8 @@ class Alert(Out):
     side: str | None
     seq: int | None
     ts: Ms
-    status: Literal["open", "acked", "confirmed", "dismissed"]
+    # cleared: closed by the station (its cause gone; a record's consent, docs/records.md)
+    status: Literal["open", "acked", "confirmed", "dismissed", "cleared"]
     detail: dict[str, Any]
     updated_ms: Ms
     by: str | None

@@ -24,29 +24,7 @@
     fillReasons();
   });
 
-  // -- sound: a short WebAudio beep per new alert (the AudioContext starts on a tap) ----------
-  let audio = null;
-  QZ.beeps = 0;
-  function unlockAudio() {
-    try {
-      if (!audio) audio = new (window.AudioContext || window.webkitAudioContext)();
-      if (audio.state === "suspended") audio.resume();
-    } catch (e) { audio = null; }
-  }
-  document.addEventListener("pointerdown", unlockAudio);
-  function beep() {
-    QZ.beeps += 1;
-    if (!audio) return;
-    try {
-      const osc = audio.createOscillator(), gain = audio.createGain();
-      osc.frequency.value = 880;
-      gain.gain.setValueAtTime(0.25, audio.currentTime);
-      gain.gain.exponentialRampToValueAtTime(0.001, audio.currentTime + 0.4);
-      osc.connect(gain).connect(audio.destination);
-      osc.start();
-      osc.stop(audio.currentTime + 0.4);
-    } catch (e) { /* no sound device: the list still shows it */ }
-  }
+  const unlockAudio = QZ.sound.unlock, beep = QZ.sound.beep; // sound.js
 
   // -- API ------------------------------------------------------------------------------------
   async function api(method, url, body) {
@@ -212,6 +190,7 @@
     const many = a.detail && Array.isArray(a.detail.boards) && a.detail.boards.length > 1 ? a.detail.boards : null;
     const what = [many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
     if (a.side) what.push(QZ.t(a.side));
+    if (a.detail && a.detail.player) what.push(a.detail.player); // the responsible player (录谱)
     if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
     const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,

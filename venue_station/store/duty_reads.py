@@ -1,0 +1,57 @@
+"""The store's reads for the recording duties (录谱, issue 29): when each round started, how many
+presses each game's clock counted, and the ``record_missing`` alerts the station raised.
+
+A mixin of ``Store`` (like ``reads.py``); the duties themselves are the domain's
+(``venue_station/domain/record_duties.py``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.ext.asyncio import AsyncEngine
+
+from venue_station.store import tables as t
+
+__all__ = ["RECORD_ALERT", "DutyReads"]
+
+RECORD_ALERT = "record_missing"  # the alert kind that carries the pending not_recording foul
+
+
+class DutyReads:
+    engine: AsyncEngine
+
+    async def round_starts(self, *, after: int = 0) -> dict[int, int]:
+        """round -> its start (the ``ts`` of its first ``started`` event), for every round
+        above ``after`` that has started (the index on the round keeps a late round cheap)."""
+        ev = t.events
+        query = (
+            sa.select(ev.c.round, sa.func.min(ev.c.ts))
+            .where(ev.c.round > after, ev.c.type == "started")
+            .group_by(ev.c.round)
+        )
+        async with self.engine.connect() as conn:
+            return {int(r[0]): int(r[1]) for r in await conn.execute(query)}
+
+    async def press_counts(self, round_no: int) -> dict[str, int]:
+        """game -> the clock's presses (stored ``move`` events) of every game of the round."""
+        ev = t.events
+        query = (
+            sa.select(ev.c.game, sa.func.count())
+            .where(ev.c.round == round_no, ev.c.type == "move", ev.c.game.is_not(None))
+            .group_by(ev.c.game)
+        )
+        async with self.engine.connect() as conn:
+            return {str(r[0]): int(r[1]) for r in await conn.execute(query)}
+
+    async def record_alerts(self, games: Iterable[str] | None = None) -> dict[str, dict[str, Any]]:
+        """game -> its ``record_missing`` alert (one per game: its key), of the games named or
+        all of them."""
+        a = t.alerts
+        query = sa.select(a).where(a.c.kind == RECORD_ALERT, a.c.game.is_not(None))
+        if games is not None:
+            query = query.where(a.c.game.in_(list(games)))
+        async with self.engine.connect() as conn:
+            return {str(r.game): dict(r._mapping) for r in await conn.execute(query)}
