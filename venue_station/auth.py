@@ -10,6 +10,11 @@ Roles, each allowed what the one before it is (``ROLES`` in rank order): ``viewe
 arbiter-only data (alerts, pending fouls and forfeits, metrics) and changes nothing; ``arbiter``
 rules on alerts and commands a board; ``chief`` also imports pairings and players, sends rounds,
 commands the whole venue and runs the knockout; ``admin`` also sees the accounts.
+
+``recorder`` (``RECORDER``, 录谱) stands outside that rank: it reads and writes the game records
+of its boards (``Session.boards``; None: every board) and may do nothing else, not even what an
+anonymous reader may (``web/recorder_fence.py``: 403 ``recorder_only``). A recorder session comes
+from a ``role = "recorder"`` account or from a board's record key (``domain/record_keys.py``).
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ import hashlib
 import hmac
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 
 from venue_station.errors import StationError
@@ -27,6 +32,7 @@ from venue_station.errors import StationError
 __all__ = [
     "COOKIE",
     "CSRF_HEADER",
+    "RECORDER",
     "ROLES",
     "AuthError",
     "Session",
@@ -41,6 +47,7 @@ COOKIE = "qz_session"
 CSRF_HEADER = "X-CSRF-Token"
 _SCRYPT = {"n": 2**14, "r": 8, "p": 1}
 ROLES = ("viewer", "arbiter", "chief", "admin")
+RECORDER = "recorder"  # outside the rank: its boards' records and nothing else
 
 
 def role_allows(role: str, needed: str) -> bool:
@@ -109,15 +116,27 @@ class Session:
     role: str
     csrf: str
     expires: float = field(compare=False)
+    boards: tuple[str, ...] | None = None  # a recorder's boards (None: every board)
+
+    def records(self, board: str) -> bool:
+        """Whether this session may write ``board``'s record (a recorder of it, an arbiter+)."""
+        if self.role == RECORDER:
+            return self.boards is None or board in self.boards
+        return role_allows(self.role, "arbiter")
 
 
 class Sessions:
     """Accounts and the sessions logged in with them."""
 
     def __init__(
-        self, accounts: Iterable[tuple[str, str, str]], *, ttl_s: float = 12 * 3600
+        self,
+        accounts: Iterable[tuple[str, str, str]],
+        *,
+        ttl_s: float = 12 * 3600,
+        boards: Mapping[str, tuple[str, ...]] | None = None,
     ) -> None:
         self._accounts = {user: (pw_hash, role) for user, pw_hash, role in accounts}
+        self._boards = dict(boards or {})  # a recorder account's boards
         self._sessions: dict[str, Session] = {}
         self._ttl = ttl_s
         # Verifying an unknown user costs the same as a known one: no user enumeration by timing.
@@ -138,14 +157,16 @@ class Sessions:
     def accounts(self) -> list[dict[str, str]]:
         return [{"username": u, "role": r} for u, (_, r) in sorted(self._accounts.items())]
 
-    def open(self, user: str, role: str) -> Session:
-        """A new session for an account whose password was verified."""
+    def open(self, user: str, role: str, *, boards: tuple[str, ...] | None = None) -> Session:
+        """A new session for an account whose password was verified (a recorder account gets
+        its configured boards), or for a board's record key (``boards`` given)."""
         session = Session(
             secrets.token_urlsafe(32),
             user,
             role,
             secrets.token_urlsafe(32),
             time.monotonic() + self._ttl,
+            boards if boards is not None else self._boards.get(user),
         )
         self._sessions[session.sid] = session
         return session

@@ -103,7 +103,10 @@ class HttpConfig(_Model):
 class AccountConfig(_Model):
     username: Annotated[str, Field(min_length=1, max_length=64)]
     password_hash: str
-    role: Literal["viewer", "arbiter", "chief", "admin"] = "arbiter"
+    role: Literal["recorder", "viewer", "arbiter", "chief", "admin"] = "arbiter"
+    # A recorder's boards (录谱): it may read and write these boards' records and nothing else;
+    # none given: every board's record.
+    boards: tuple[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")], ...] | None = None
 
     @field_validator("username")
     @classmethod
@@ -112,6 +115,12 @@ class AccountConfig(_Model):
         if problem is not None:
             raise ValueError(f"{problem}; a user name is plain text")
         return value
+
+    @model_validator(mode="after")
+    def _boards_for_recorders(self) -> AccountConfig:
+        if self.boards is not None and self.role != "recorder":
+            raise ValueError(f"boards is only for a recorder account, not a {self.role}")
+        return self
 
     @field_validator("password_hash")
     @classmethod

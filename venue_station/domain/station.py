@@ -28,6 +28,7 @@ from venue_station.domain.decisions_out import DecisionOutbox
 from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_pairings, parse_players
+from venue_station.domain.records import RecordDesk
 from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
@@ -67,6 +68,9 @@ class Station:
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
         self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
+        # 录谱: the records of the games; every change on the SSE stream (without legal moves)
+        self.records = RecordDesk(self.require_store, self.regulation, self._board_game)
+        self.records.listen(lambda view: self.hub.publish("record", view.as_dict(legal=False)))
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
@@ -314,6 +318,11 @@ class Station:
         if ruling.cmd is None:
             return ruling, None
         return ruling, await self.send_command(alert["board"], ruling.cmd, ruling.args, user=user)
+
+    def _board_game(self, board: str) -> str | None:
+        view = self.ingest.boards.get(board) if self.ingest is not None else None
+        game = view.state.get("game") if view is not None and view.state else None
+        return str(game) if game else None
 
     async def game_on_board_decided(self, board: str) -> str | None:
         """The game now on ``board`` when it already has a confirmed result, else None."""

@@ -46,7 +46,13 @@ MAX_BEHIND = 40  # unsent chunks (10 s at the shortest tick) before a phone is d
 GROUP = 50  # phones served per turn of the event loop
 KEEPALIVE_S = 15.0
 
-_COALESCED = {"state": "board", "status": "board", "game": "game", "knockout": ""}
+_COALESCED = {
+    "state": "board",
+    "status": "board",
+    "game": "game",
+    "knockout": "",
+    "record": "game",
+}
 
 PublicQueue = asyncio.Queue[bytes | None]
 

@@ -22,6 +22,7 @@ from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
 from venue_station.store import tables as t
 from venue_station.store.reads import TournamentReads
+from venue_station.store.records import RecordRows
 from venue_station.store.round_import import game_id, replace_rounds
 from wire_contract.wallclock import wall_ms
 
@@ -73,7 +74,7 @@ def _migrate(connection: Connection) -> str:
     return head or ""
 
 
-class Store(TournamentReads):
+class Store(TournamentReads, RecordRows):
     """Async access to the station database. Create with ``await Store.open(url)``.
 
     The tournament reads (standings, TRF, knockout, round) are in ``store_reads.py``."""

@@ -18,12 +18,14 @@ __all__ = [
     "metadata",
     "pairings",
     "players",
+    "record_edits",
+    "records",
     "rounds",
     "set_aside",
 ]
 
 # The Alembic head this code knows; the store refuses a database that is further on.
-SCHEMA_VERSION = "0003"
+SCHEMA_VERSION = "0004"
 
 metadata = sa.MetaData()
 
@@ -159,3 +161,36 @@ set_aside = sa.Table(
     sa.Column("item", sa.Text, nullable=False),
     sa.Column("set_aside_ms", sa.BigInteger, nullable=False),
 )
+
+# 录谱 (0004): one record per game, its moves in ICCS (each replayed legal by the station before it
+# is stored, clock_service.xiangqi), ``ply`` = len(moves) for a compare-and-set write; the chief's
+# consent to a later or no record (Meishan); every add / undo in ``record_edits``.
+records = sa.Table(
+    "records",
+    metadata,
+    sa.Column("game", sa.String(64), primary_key=True),
+    sa.Column("board", sa.String(32), nullable=False),
+    sa.Column("round", sa.Integer, nullable=False),
+    sa.Column("start_fen", sa.String(128), nullable=False),
+    sa.Column("moves", sa.JSON, nullable=False),
+    sa.Column("ply", sa.Integer, nullable=False),
+    sa.Column("created_ms", sa.BigInteger, nullable=False),
+    sa.Column("updated_ms", sa.BigInteger, nullable=False),
+    sa.Column("updated_by", sa.String(64), nullable=True),
+    sa.Column("consent_by", sa.String(64), nullable=True),
+    sa.Column("consent_ms", sa.BigInteger, nullable=True),
+)
+sa.Index("ix_records_round", records.c.round)
+
+record_edits = sa.Table(
+    "record_edits",
+    metadata,
+    sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
+    sa.Column("game", sa.String(64), nullable=False),
+    sa.Column("ply", sa.Integer, nullable=False),  # the record's plies after the edit
+    sa.Column("action", sa.String(8), nullable=False),  # add | undo | consent | revoke
+    sa.Column("move", sa.String(8), nullable=True),  # ICCS: the move added or taken back
+    sa.Column("by", sa.String(64), nullable=True),
+    sa.Column("ts", sa.BigInteger, nullable=False),
+)
+sa.Index("ix_record_edits_game", record_edits.c.game)

@@ -5,6 +5,8 @@
   is below ``role`` (see ``auth.ROLES``).
 - ``require_reader(request)``: arbiter-only data (alerts, pending fouls and forfeits, metrics);
   any logged-in account (a ``viewer`` at least), no CSRF token needed for a read.
+- ``require_recorder(request, board)``: an action on a board's game record (录谱): a recorder
+  of that board or an arbiter and above, with the CSRF token.
 - ``reader_of(request)``: the same without refusing: None for an anonymous request (the public
   stream and event list leave the arbiter-only items out for it).
 """
@@ -13,10 +15,16 @@ from __future__ import annotations
 
 from starlette.requests import Request
 
-from venue_station.auth import COOKIE, CSRF_HEADER, Session, role_allows
+from venue_station.auth import COOKIE, CSRF_HEADER, RECORDER, Session, role_allows
 from venue_station.web.http_base import ApiError, sessions_of
 
-__all__ = ["client_address", "reader_of", "require_reader", "require_session"]
+__all__ = [
+    "client_address",
+    "reader_of",
+    "require_reader",
+    "require_recorder",
+    "require_session",
+]
 
 
 def client_address(request: Request) -> str:
@@ -41,7 +49,8 @@ def require_reader(request: Request, role: str = "viewer") -> Session:
     return session
 
 
-def require_session(request: Request, role: str = "arbiter") -> Session:
+def require_session(request: Request, role: str | None = "arbiter") -> Session:
+    """``role`` None: any logged-in session, a recorder's too (logging out)."""
     sessions = sessions_of(request)
     sid = request.cookies.get(COOKIE)
     session = sessions.get(sid)
@@ -49,10 +58,30 @@ def require_session(request: Request, role: str = "arbiter") -> Session:
         raise ApiError(401, "log in first (no valid session cookie)", kind="unauthenticated")
     if sessions.check(sid, request.headers.get(CSRF_HEADER)) is None:
         raise ApiError(403, f"missing or wrong {CSRF_HEADER} header", kind="csrf")
-    if not role_allows(session.role, role):
+    if role is not None and not role_allows(session.role, role):
         raise ApiError(
             403,
             f"the {session.role} account {session.user!r} may not do this (needs {role})",
+            kind="forbidden",
+        )
+    return session
+
+
+def require_recorder(request: Request, board: str) -> Session:
+    """An action on ``board``'s record: a recorder of that board, or an arbiter or above
+    (cookie and CSRF token as every action)."""
+    session = require_session(request, None)
+    if session.role == RECORDER and not session.records(board):
+        raise ApiError(
+            403,
+            f"{session.user!r} records board(s) {', '.join(session.boards or ())} only",
+            kind="recorder_only",
+            where="path.board",
+        )
+    if not session.records(board):
+        raise ApiError(
+            403,
+            f"the {session.role} account {session.user!r} may not record (needs arbiter)",
             kind="forbidden",
         )
     return session

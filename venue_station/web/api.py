@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
@@ -29,6 +30,7 @@ from venue_station.web import (
     knockout_flow,
     pages,
     reasons_view,
+    records_view,
     round_clock,
     round_pgn,
     standby,
@@ -41,6 +43,7 @@ from venue_station.web.api_actions import action_routes
 from venue_station.web.http_base import ApiError, int_param, json_response, path_int, station_of
 from venue_station.web.login_guard import LoginGuard
 from venue_station.web.openapi import SCHEMA
+from venue_station.web.recorder_fence import RecorderFence
 from wire_contract.messages import EVENT_DATA
 
 if TYPE_CHECKING:
@@ -354,6 +357,7 @@ def read_routes() -> list[BaseRoute]:
         *round_pgn.routes(),
         *tournament_view.routes(),
         *standby.routes(),
+        *records_view.routes(),
     ]
 
 
@@ -388,12 +392,17 @@ def build_app(station: Station) -> Starlette:
     logged-in sessions and the login guard (its hashing threads: ``login_guard.close()``)."""
     routes = read_routes() + action_routes() + list(pages.routes(station))
     app = Starlette(
-        routes=routes, exception_handlers={ApiError: _api_error, HTTPException: _http_error}
+        routes=routes,
+        middleware=[Middleware(RecorderFence)],  # a recorder records and does nothing else
+        exception_handlers={ApiError: _api_error, HTTPException: _http_error},
     )
     config = station.config
     http = config.http
     app.state.station = station
-    app.state.sessions = Sessions((a.username, a.password_hash, a.role) for a in config.account)
+    app.state.sessions = Sessions(
+        ((a.username, a.password_hash, a.role) for a in config.account),
+        boards={a.username: a.boards for a in config.account if a.boards is not None},
+    )
     app.state.login_guard = LoginGuard(
         per_address=http.login_per_address,
         per_account=http.login_per_account,

@@ -81,7 +81,9 @@ async def login(request: Request) -> Response:
         guard.failed(user)
         raise ApiError(401, "wrong username or password", kind="bad_login")
     session = sessions.open(user, role)
-    response = model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
+    boards = list(session.boards) if session.boards is not None else None
+    info = SessionInfo(user=session.user, role=session.role, csrf=session.csrf, boards=boards)
+    response = model_response(info)
     response.set_cookie(
         COOKIE,
         session.sid,
@@ -94,7 +96,7 @@ async def login(request: Request) -> Response:
 
 
 async def logout(request: Request) -> Response:
-    session = require_session(request, "viewer")
+    session = require_session(request, None)  # a recorder logs out too
     sessions_of(request).logout(session.sid)
     response = model_response(LoggedOut(ok=True))
     response.delete_cookie(COOKIE, path="/", secure=station_of(request).config.http.cookies_secure)
@@ -105,7 +107,14 @@ async def whoami(request: Request) -> Response:
     session = sessions_of(request).get(request.cookies.get(COOKIE))
     if session is None:
         raise ApiError(401, "not logged in", kind="unauthenticated")
-    return model_response(SessionInfo(user=session.user, role=session.role, csrf=session.csrf))
+    return model_response(
+        SessionInfo(
+            user=session.user,
+            role=session.role,
+            csrf=session.csrf,
+            boards=list(session.boards) if session.boards is not None else None,
+        )
+    )
 
 
 # -- commands ----------------------------------------------------------------------------------

@@ -324,6 +324,7 @@ class SessionInfo(Out):
     user: str
     role: str
     csrf: str
+    boards: list[str] | None = None  # a recorder's boards (录谱); None: not a recorder, or all
 
 
 # -- standings, reasons, the pairing program ------------------------------------------------------

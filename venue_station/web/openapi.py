@@ -17,6 +17,7 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 
 from venue_station.web import api_action_models as act
 from venue_station.web import api_models as m
+from venue_station.web.records_models import OPERATIONS as RECORD_OPERATIONS
 
 __all__ = ["SCHEMA", "Op", "build_document"]
 
@@ -409,6 +410,9 @@ PATHS: dict[str, dict[str, Op]] = {
         )
     },
 }
+
+# 录谱: the records' routes (records_view.py), their models beside them (records_models.py)
+PATHS.update({p: {k: Op(**kw) for k, kw in ops.items()} for p, ops in RECORD_OPERATIONS.items()})
 
 _SECURITY: dict[str, list[dict[str, list[str]]]] = {
     "reader": [{"session": []}],

@@ -1,0 +1,421 @@
+"""Game records (录谱, issue 29): ``RecordDesk``, the station's desk for the moves of a game.
+
+``Station.records`` is one. ``view(board)`` reads the record of the board's game, ``add`` and
+``undo`` change it; each takes ``ply``, the number of moves the client had, so a stale client is
+refused (``record_changed``) instead of writing over a move it never saw. Every move is read and
+checked by clock_service.xiangqi (the one source of the rules) before it is stored, and every
+stored record is replayed through it again when read. Which boards must be recorded, and who is
+responsible, is clock_service.recording's (the profile's ``[recording]``): a board that needs
+no record is refused (``record_not_required``).
+
+Moves meet the clock: move N pairs with the game's press N (its stored ``move`` events,
+clock_service.xiangqi.pair_with_presses), giving each move its ``used_ms`` / ``remaining_ms``;
+a record with more or fewer moves than presses, or a mover who is not the press's side, is
+reported in ``pairing`` and never merged silently.
+
+``listen(callback)``: the callback gets the new ``RecordView`` after every stored change (the
+SSE stream, the live relay).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from clock_service.regulation import Regulation
+from clock_service.side import Side
+from clock_service.xiangqi import (
+    START_FEN,
+    Move,
+    NotationError,
+    Pairing,
+    Press,
+    Record,
+    chinese,
+    pair_with_presses,
+    parse_move,
+    write_pgn,
+    wxf,
+)
+from clock_service.xiangqi.board import square_name
+from venue_station.domain.exports import clock_log
+from venue_station.errors import StationError
+from venue_station.live.results import derive_game
+from venue_station.store.records import RecordConflict
+
+if TYPE_CHECKING:
+    from venue_station.store.database import Store
+
+__all__ = ["RecordDesk", "RecordRefused", "RecordView", "board_number"]
+
+log = logging.getLogger(__name__)
+MAX_MOVE_TEXT = 32
+_ICCS = re.compile(r"^[a-iA-I]\d-?[a-iA-I]\d$")
+_CHINESE_SIGNS = set("进進退平上下")
+_WXF = re.compile(r"^[A-Za-z+\-1-9]{1,3}[+\-=.]?[1-9]$")  # C2.5 C25 R+.3 -H+6 9+.8 17+1
+
+
+class RecordRefused(StationError):
+    """A record change the station refuses, nothing stored: ``code`` for the pages to translate
+    (illegal_move, wrong_side, ambiguous_move, unreadable_move, record_changed,
+    record_not_required, nothing_to_undo, no_game), ``status`` the HTTP status, ``args``."""
+
+    def __init__(self, status: int, code: str, message: str, **args: Any) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message, self.args_ = status, code, message, args
+
+
+def board_number(board: str) -> int:
+    """The board's number for the top-boards rule (a board id that is no number: 0)."""
+    return int(board) if board.isascii() and board.isdigit() else 0
+
+
+@dataclass(frozen=True)
+class RecordView:
+    """One game's record as it is stored, with what the pages and the relay need."""
+
+    board: str
+    game: str
+    round: int
+    red: str
+    black: str
+    required: bool
+    responsible: dict[str, str] | None  # {"side", "player"} once the result is confirmed
+    result: str | None
+    record: Record
+    pairing: Pairing
+    updated_ms: int | None
+    updated_by: str | None
+    consent: dict[str, Any] | None  # {"by", "ms"}: the chief allowed a later or no record
+
+    @property
+    def ply(self) -> int:
+        return len(self.record.moves)
+
+    def moves(self) -> list[dict[str, Any]]:
+        positions = self.record.positions()
+        out = []
+        for i, move in enumerate(self.record.moves):
+            clock = self.pairing.clocks[i]
+            out.append(
+                {
+                    "ply": i + 1,
+                    "side": positions[i].to_move.value,
+                    "iccs": move.iccs,
+                    "chinese": chinese(positions[i], move),
+                    "wxf": wxf(positions[i], move),
+                    "clock": None
+                    if clock is None
+                    else {"used_ms": clock.used_ms, "remaining_ms": clock.left_ms},
+                }
+            )
+        return out
+
+    def legal(self) -> list[dict[str, str]]:
+        position = self.record.position
+        return [
+            {
+                "iccs": m.iccs,
+                "chinese": chinese(position, m),
+                "wxf": wxf(position, m),
+                "from": square_name(m.source),
+                "to": square_name(m.target),
+            }
+            for m in position.legal_moves()
+        ]
+
+    def as_dict(self, *, legal: bool = True) -> dict[str, Any]:
+        """The JSON of ``GET /api/records/{board}`` (``legal=False``: without the legal
+        moves, as the SSE stream and the relay send it)."""
+        position = self.record.position
+        out: dict[str, Any] = {
+            "board": self.board,
+            "game": self.game,
+            "round": self.round,
+            "red": self.red,
+            "black": self.black,
+            "required": self.required,
+            "responsible": self.responsible,
+            "result": self.result,
+            "start_fen": self.record.start_fen,
+            "fen": position.fen,
+            "to_move": position.to_move.value,
+            "ply": self.ply,
+            "in_check": position.in_check(),
+            "over": position.is_over(),
+            "moves": self.moves(),
+            "pairing": {
+                "matched": self.pairing.matched,
+                "disagreement": self.pairing.disagreement,
+                "moves": self.pairing.moves,
+                "presses": self.pairing.presses,
+            },
+            "updated_ms": self.updated_ms,
+            "updated_by": self.updated_by,
+            "consent": self.consent,
+        }
+        if legal:
+            out["legal"] = self.legal()
+        return out
+
+
+def refusal(position: Any, text: str, error: NotationError) -> RecordRefused:
+    """What a move the rules refuse is: a code the pages translate, the rules' own reason."""
+    side = position.to_move.value
+    stripped = re.sub(r"\s+", "", text)
+    message = str(error)
+    args = {"move": text, "side": side}
+    if "ambiguous" in message:
+        return RecordRefused(422, "ambiguous_move", message, **args)
+    if "other side" in message:
+        return RecordRefused(422, "wrong_side", message, **args)
+    if _ICCS.match(stripped):
+        piece = position.squares[Move.from_iccs(stripped).source]
+        if piece is not None and piece.isupper() != (position.to_move is Side.RED):
+            return RecordRefused(422, "wrong_side", message, **args)
+        return RecordRefused(422, "illegal_move", message, **args)
+    chinese_shape = len(stripped) >= 4 and any(c in _CHINESE_SIGNS for c in stripped[1:4])
+    if not chinese_shape and not _WXF.match(stripped):
+        return RecordRefused(
+            422, "unreadable_move", f"{text!r} is no move in Chinese, WXF or ICCS", **args
+        )
+    return RecordRefused(422, "illegal_move", message, **args)
+
+
+class RecordDesk:
+    """The records of a station's games (``Station.records``)."""
+
+    def __init__(
+        self,
+        store: Callable[[], Store],
+        regulation: Regulation,
+        board_game: Callable[[str], str | None] = lambda board: None,
+    ) -> None:
+        self._store = store
+        self.regulation = regulation
+        self._board_game = board_game  # the game the board's clock says it is playing
+        self._listeners: list[Callable[[RecordView], Any]] = []
+        self._lock = asyncio.Lock()  # one change at a time: each is a read, a check, a write
+        self._cache: dict[str, Record] = {}  # game -> the last record replayed
+
+    def listen(self, callback: Callable[[RecordView], Any]) -> None:
+        """``callback(view)`` after every stored change; an awaitable it returns is awaited."""
+        self._listeners.append(callback)
+
+    # -- reads --------------------------------------------------------------------------------
+    async def game_of(self, board: str, game: str | None = None) -> dict[str, Any]:
+        """The games row a request means: ``game`` (which must be on ``board``), else the game
+        the board's clock is playing, else the board's game of the latest round."""
+        store = self._store()
+        if game is not None:
+            row = await store.game(game)
+            if row is None or row["board"] != board:
+                raise RecordRefused(
+                    404, "no_game", f"no game {game!r} on board {board}", board=board, game=game
+                )
+            return row
+        mine = [g for g in await store.games() if g["board"] == board]
+        if not mine:
+            raise RecordRefused(404, "no_game", f"no game on board {board}", board=board)
+        playing = self._board_game(board)
+        for g in mine:
+            if g["game"] == playing:
+                return g
+        return max(mine, key=lambda g: int(g["round"]))
+
+    async def required(self, row: Mapping[str, Any]) -> bool:
+        """Must this game be recorded (the profile's ``[recording]``; none: no board)?"""
+        rule = self.regulation.recording
+        if rule is None:
+            return False
+        tags = await self._store().player_tags()
+        both = (*tags.get(row["red"], ()), *tags.get(row["black"], ()))
+        return rule.required(board=board_number(str(row["board"])), tags=both)
+
+    async def view(self, board: str, *, game: str | None = None) -> RecordView:
+        return await self._view(await self.game_of(board, game))
+
+    async def view_game(self, game: str) -> RecordView | None:
+        row = await self._store().game(game)
+        return None if row is None else await self._view(row)
+
+    async def _view(
+        self, row: Mapping[str, Any], stored: dict[str, Any] | None = None
+    ) -> RecordView:
+        store = self._store()
+        game = str(row["game"])
+        if stored is None:
+            stored = await store.record(game)
+        record = self._record(game, stored)
+        events = await store.game_events(game)
+        presses = [Press(Side(r.side), r.used_ms, r.remaining_ms) for r in clock_log(events)]
+        outcome = derive_game(events, self.regulation)
+        responsible = None
+        rule = self.regulation.recording
+        if rule is not None and outcome.result in ("1-0", "0-1", "1/2-1/2"):
+            side = rule.responsible(winner=Side(outcome.winner) if outcome.winner else None)
+            responsible = {"side": side.value, "player": str(row[side.value])}
+        consent = None
+        if stored is not None and stored.get("consent_by") is not None:
+            consent = {"by": stored["consent_by"], "ms": stored["consent_ms"]}
+        return RecordView(
+            board=str(row["board"]),
+            game=game,
+            round=int(row["round"]),
+            red=str(row["red"]),
+            black=str(row["black"]),
+            required=await self.required(row),
+            responsible=responsible,
+            result=outcome.result,
+            record=record,
+            pairing=pair_with_presses(record, presses),
+            updated_ms=stored["updated_ms"] if stored else None,
+            updated_by=stored["updated_by"] if stored else None,
+            consent=consent,
+        )
+
+    def _record(self, game: str, stored: Mapping[str, Any] | None) -> Record:
+        """The stored moves replayed by the rules (a move stored elsewhere is checked too)."""
+        start = str(stored["start_fen"]) if stored else START_FEN
+        moves = tuple(Move.from_iccs(m) for m in (stored["moves"] if stored else ()))
+        cached = self._cache.get(game)
+        if cached is not None and cached.start_fen == start and cached.moves == moves:
+            return cached
+        record = Record(start_fen=start, moves=moves)
+        self._cache[game] = record
+        return record
+
+    # -- changes ------------------------------------------------------------------------------
+    async def add(
+        self, board: str, text: str, *, ply: int, by: str | None, game: str | None = None
+    ) -> RecordView:
+        """One more move, in Chinese, WXF or ICCS, after the ``ply`` moves the client had."""
+        async with self._lock:
+            row, record = await self._current(board, game, ply)
+            if len(text) > MAX_MOVE_TEXT:
+                raise RecordRefused(
+                    422,
+                    "unreadable_move",
+                    f"a move is at most {MAX_MOVE_TEXT} characters",
+                    move=text[:MAX_MOVE_TEXT],
+                    side=record.position.to_move.value,
+                )
+            try:
+                move = parse_move(record.position, text)
+            except NotationError as error:
+                raise refusal(record.position, text, error) from None
+            after = record.play_move(move)
+            return await self._write(row, after, ply, "add", move.iccs, by)
+
+    async def undo(
+        self, board: str, *, ply: int, by: str | None, game: str | None = None
+    ) -> RecordView:
+        """Take back the last of the ``ply`` moves the client had."""
+        async with self._lock:
+            row, record = await self._current(board, game, ply)
+            if not record.moves:
+                raise RecordRefused(409, "nothing_to_undo", "the record has no moves to undo")
+            last = record.moves[-1].iccs
+            return await self._write(row, record.undo(), ply, "undo", last, by)
+
+    async def _current(
+        self, board: str, game: str | None, ply: int
+    ) -> tuple[dict[str, Any], Record]:
+        row = await self.game_of(board, game)
+        if not await self.required(row):
+            raise RecordRefused(
+                409,
+                "record_not_required",
+                f"board {board} needs no record ({self.regulation.name}: [recording])",
+                board=board,
+            )
+        stored = await self._store().record(str(row["game"]))
+        record = self._record(str(row["game"]), stored)
+        if ply != len(record.moves):
+            raise _changed(str(row["game"]), ply, len(record.moves))
+        return row, record
+
+    async def _write(
+        self,
+        row: Mapping[str, Any],
+        record: Record,
+        ply: int,
+        action: str,
+        move: str,
+        by: str | None,
+    ) -> RecordView:
+        game = str(row["game"])
+        try:
+            stored = await self._store().write_record(
+                game=game,
+                board=str(row["board"]),
+                round=int(row["round"]),
+                start_fen=record.start_fen,
+                moves=record.iccs(),
+                expect_ply=ply,
+                action=action,
+                move=move,
+                by=by,
+            )
+        except RecordConflict as conflict:
+            raise _changed(game, ply, conflict.found) from None
+        self._cache[game] = record
+        view = await self._view(row, stored)
+        log.info("record %s: %s %s by %s (%d plies)", game, action, move, by, view.ply)
+        await self._tell(view)
+        return view
+
+    async def _tell(self, view: RecordView) -> None:
+        for callback in list(self._listeners):
+            try:
+                result = callback(view)
+                if asyncio.iscoroutine(result):
+                    await result
+            except Exception:  # a listener's failure must not undo a stored change
+                log.exception("a record listener failed")
+
+    # -- exports ------------------------------------------------------------------------------
+    def pgn(self, view: RecordView, *, event: str) -> str:
+        """One game as xiangqi PGN: ICCS moves, each with its Chinese and ``[%clk]``."""
+        tags = {
+            "Event": event,
+            "Round": str(view.round),
+            "Red": view.red,
+            "Black": view.black,
+            "GameId": view.game,
+            "Board": view.board,
+        }
+        if not view.pairing.matched:
+            tags["ClockPairing"] = pairing_note(view.pairing)
+        result = view.result if view.result in ("1-0", "0-1", "1/2-1/2") else "*"
+        return write_pgn(view.record, tags=tags, clocks=view.pairing.clocks, result=result)
+
+    async def round_views(self, round_no: int) -> list[RecordView]:
+        """The round's games that have a record with moves, in board order."""
+        store = self._store()
+        stored = await store.records(round=round_no)
+        games = [g for g in await store.games(round_no) if stored.get(g["game"], {}).get("moves")]
+        games.sort(key=lambda g: board_number(str(g["board"])) or 10**6)
+        return [await self._view(g, stored[g["game"]]) for g in games]
+
+
+def pairing_note(pairing: Pairing) -> str:
+    """The mismatch of moves and presses in words (a PGN tag; the view has the numbers)."""
+    note = f"{pairing.moves} moves, {pairing.presses} presses"
+    if pairing.disagreement is not None:
+        note += f", the mover differs from the press's side from ply {pairing.disagreement}"
+    return note
+
+
+def _changed(game: str, ply: int, found: int) -> RecordRefused:
+    return RecordRefused(
+        409,
+        "record_changed",
+        f"the record of {game} changed: the client had {ply} moves, it has {found}",
+        ply=ply,
+        found=found,
+    )

@@ -1,0 +1,64 @@
+"""A recorder (录谱) may do nothing but record its boards: the fence around every route.
+
+An ASGI middleware in front of the routes: a request carrying a recorder session (a
+``role = "recorder"`` account, or a board's record key) reaches only its boards' records
+(``/api/records/{board}`` and its moves and undo, the record page ``/record/{board}``), the
+pages' static files and its own session (``/api/auth/*``). Everything else, even what an
+anonymous reader may see, is refused before any route runs: 403 with code ``recorder_only``,
+nothing stored, counted in ``/metrics`` like every refused request. Dropping the cookie makes
+the phone an anonymous reader again; the fence is about what the recorder's session does.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from venue_station.auth import COOKIE, RECORDER, Session
+
+__all__ = ["RecorderFence", "recorder_may"]
+
+log = logging.getLogger(__name__)
+_BOARD_ROUTES = (
+    re.compile(r"^/api/records/(?P<board>[^/]+)(?:/moves|/undo)?$"),
+    re.compile(r"^/record/(?P<board>[^/]+)$"),
+)
+_OPEN = ("/api/auth/session", "/api/auth/logout", "/api/auth/login", "/api/auth/record-key")
+
+
+def recorder_may(session: Session, path: str) -> bool:
+    """Whether a recorder's request for ``path`` passes the fence."""
+    if path in _OPEN or path.startswith("/static/"):
+        return True
+    for pattern in _BOARD_ROUTES:
+        match = pattern.match(path)
+        if match is not None:
+            return session.boards is None or match.group("board") in session.boards
+    return False
+
+
+class RecorderFence:
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        request = Request(scope)
+        app: Any = scope["app"]
+        session = app.state.sessions.get(request.cookies.get(COOKIE))
+        if session is None or session.role != RECORDER or recorder_may(session, scope["path"]):
+            await self.app(scope, receive, send)
+            return
+        boards = ", ".join(session.boards) if session.boards is not None else "every board"
+        message = f"the recorder {session.user!r} may only record ({boards})"
+        app.state.station.metrics.bad_requests["recorder_only"] += 1
+        log.warning("HTTP 403 %s %s: %s", request.method, scope["path"], message)
+        body = {"error": message, "code": "recorder_only", "args": {"boards": session.boards}}
+        await JSONResponse(body, status_code=403)(scope, receive, send)

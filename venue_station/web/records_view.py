@@ -1,0 +1,186 @@
+"""The game records' routes (录谱, issue 29): read a board's record, add and undo a move, the
+per-game and per-round xiangqi PGN, the boards' record keys and the session a key opens.
+
+- ``GET /api/records/{board}[?game=]``: anyone (the records exist for online reporting).
+- ``POST /api/records/{board}/moves`` ``{"move", "ply"[, "game"]}`` and ``…/undo``
+  ``{"ply"[, "game"]}``: a recorder of the board or an arbiter and above, with the CSRF token.
+  Refusals are ``domain.records.RecordRefused``: its status, its ``code`` and ``args``.
+- ``GET /api/record-keys[?round=]``: the chief's QR sheet; ``POST /api/auth/record-key``
+  ``{"board", "key"}``: a recorder session of that one board (the cookie, as a login).
+- ``GET /api/export/games/{game}/record.pgn``, ``GET /api/export/rounds/{round}/records.pgn``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import BaseRoute, Route
+
+from venue_station.auth import COOKIE, RECORDER
+from venue_station.domain.record_keys import check_record_key, record_key
+from venue_station.domain.records import RecordRefused, RecordView
+from venue_station.web.access import require_reader, require_recorder
+from venue_station.web.api_models import SessionInfo
+from venue_station.web.bodies import parse_body
+from venue_station.web.http_base import (
+    ApiError,
+    int_param,
+    json_response,
+    model_response,
+    path_int,
+    sessions_of,
+    station_of,
+)
+from venue_station.web.records_models import RecordKeyBody, RecordMoveBody, RecordUndoBody
+from wire_contract.topics import ID_PATTERN
+
+__all__ = ["routes"]
+
+PGN_MEDIA = "application/x-chess-pgn; charset=utf-8"
+
+
+def _board(request: Request) -> str:
+    board = str(request.path_params["board"])
+    if not re.match(ID_PATTERN, board):
+        raise ApiError(400, f"board {board!r} is not a valid id", where="path.board")
+    return board
+
+
+def _refused(exc: RecordRefused) -> ApiError:
+    return ApiError(exc.status, exc.message, kind=exc.code, extra={"args": exc.args_})
+
+
+def _game_query(request: Request) -> str | None:
+    game = request.query_params.get("game") or None
+    if game is not None and not re.match(ID_PATTERN, game):
+        raise ApiError(400, f"game {game!r} is not a valid id", where="query.game")
+    return game
+
+
+async def record(request: Request) -> Response:
+    board = _board(request)
+    try:
+        view = await station_of(request).records.view(board, game=_game_query(request))
+    except RecordRefused as exc:
+        raise _refused(exc) from None
+    return json_response(view.as_dict())
+
+
+async def add_move(request: Request) -> Response:
+    board = _board(request)
+    session = require_recorder(request, board)
+    body = await parse_body(request, RecordMoveBody)
+    desk = station_of(request).records
+    try:
+        view = await desk.add(board, body.move, ply=body.ply, by=session.user, game=body.game)
+    except RecordRefused as exc:
+        raise _refused(exc) from None
+    return json_response(view.as_dict())
+
+
+async def undo_move(request: Request) -> Response:
+    board = _board(request)
+    session = require_recorder(request, board)
+    body = await parse_body(request, RecordUndoBody)
+    desk = station_of(request).records
+    try:
+        view = await desk.undo(board, ply=body.ply, by=session.user, game=body.game)
+    except RecordRefused as exc:
+        raise _refused(exc) from None
+    return json_response(view.as_dict())
+
+
+def _pgn(text: str, filename: str) -> Response:
+    return Response(
+        text,
+        media_type=PGN_MEDIA,
+        headers={"Content-Disposition": f'attachment; filename="{filename}"'},
+    )
+
+
+async def game_pgn(request: Request) -> Response:
+    station = station_of(request)
+    game = str(request.path_params["game"])
+    view: RecordView | None = None
+    if re.match(ID_PATTERN, game):
+        view = await station.records.view_game(game)
+    if view is None:
+        raise ApiError(404, f"no game {game!r}", kind="not_found", where="path.game")
+    return _pgn(station.records.pgn(view, event=station.config.venue), f"{game}-record.pgn")
+
+
+async def round_pgn(request: Request) -> Response:
+    station = station_of(request)
+    round_no = path_int(request, "round")
+    views = await station.records.round_views(round_no)
+    if not views:
+        raise ApiError(
+            404, f"no records in round {round_no}", kind="no_records", where="path.round"
+        )
+    parts = [station.records.pgn(v, event=station.config.venue) for v in views]
+    name = f"{station.config.venue}-round{round_no}-records.pgn"
+    return _pgn("\n".join(p if p.endswith("\n") else p + "\n" for p in parts), name)
+
+
+async def record_keys(request: Request) -> Response:
+    """Every board's key (of the round asked, default the latest with games): the chief's."""
+    require_reader(request, "chief")
+    station = station_of(request)
+    store = station.require_store()
+    games = await store.games()
+    round_no = int_param(request, "round", low=1, high=999)
+    if round_no is None and games:
+        round_no = max(int(g["round"]) for g in games)
+    keys = []
+    for g in sorted((g for g in games if g["round"] == round_no), key=_board_order):
+        board = str(g["board"])
+        key = await record_key(store, board)
+        keys.append(
+            {
+                "board": board,
+                "game": g["game"],
+                "required": await station.records.required(g),
+                "key": key,
+                "path": f"/record/{board}?key={key}",
+            }
+        )
+    return json_response({"round": round_no, "keys": keys})
+
+
+def _board_order(game: dict[str, object]) -> tuple[int, str]:
+    board = str(game["board"])
+    return (int(board), "") if board.isdigit() else (10**6, board)
+
+
+async def key_session(request: Request) -> Response:
+    """A board's record key opens a recorder session of that board (as a login: the cookie)."""
+    body = await parse_body(request, RecordKeyBody)
+    station = station_of(request)
+    if not await check_record_key(station.require_store(), body.board, body.key):
+        raise ApiError(401, f"not the record key of board {body.board}", kind="bad_key")
+    session = sessions_of(request).open(f"board-{body.board}-key", RECORDER, boards=(body.board,))
+    info = SessionInfo(user=session.user, role=session.role, csrf=session.csrf, boards=[body.board])
+    response = model_response(info)
+    response.set_cookie(
+        COOKIE,
+        session.sid,
+        httponly=True,
+        samesite="strict",
+        path="/",
+        secure=station.config.http.cookies_secure,
+    )
+    return response
+
+
+def routes() -> list[BaseRoute]:
+    return [
+        Route("/api/records/{board}", record),
+        Route("/api/records/{board}/moves", add_move, methods=["POST"]),
+        Route("/api/records/{board}/undo", undo_move, methods=["POST"]),
+        Route("/api/record-keys", record_keys),
+        Route("/api/auth/record-key", key_session, methods=["POST"]),
+        Route("/api/export/games/{game}/record.pgn", game_pgn),
+        Route("/api/export/rounds/{round}/records.pgn", round_pgn),
+    ]
