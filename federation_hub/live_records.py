@@ -6,7 +6,8 @@ subject ``{prefix}.qz.v1.{venue}.station.record.{board}``. Nothing from a venue 
 payload is decoded against the contract's bounds and the moves are replayed by
 ``clock_service.xiangqi`` from the start position. A payload that fails is counted (by reason)
 and dropped. A good one becomes the public view (the position after the last move as ten rows
-of FEN letters, every move in Chinese notation with its clock), kept per board (at most
+of FEN letters, every move in Chinese notation with its clock, at most ``MAX_PAYLOAD_BYTES``
+as JSON: the public page's own bound), kept per board (at most
 ``max_boards``; past it new boards are counted and dropped) and published on
 ``{prefix}.live.{venue}.record.{board}``, which the public account may read and no venue account
 may write. ``GET /api/live/records`` hands a newly opened page the views kept.
@@ -29,6 +30,7 @@ from nats.aio.msg import Msg
 
 from clock_service.xiangqi import FenError, IllegalMove, Move, Position, chinese
 from federation_hub.centre_conf import record_subjects
+from wire_contract.bounds import MAX_PAYLOAD_BYTES
 from wire_contract.messages import WireError, check_id, decode
 from wire_contract.records import GameRecord
 
@@ -66,13 +68,9 @@ def public_view(venue: str, record: GameRecord) -> dict[str, Any]:
                 raise IllegalMove(position.explain_illegal(move))
         except (IllegalMove, ValueError) as exc:
             raise RecordRefused("illegal_move", f"ply {ply} ({text}): {exc}") from None
+        # [Chinese, used_ms, left_ms]: compact, so 360 plies stay under the page's 16 KiB bound
         moves.append(
-            {
-                "ply": ply,
-                "iccs": text,
-                "chinese": chinese(position, move),
-                "clock": None if clock is None else {"used_ms": clock.used, "left_ms": clock.left},
-            }
+            [chinese(position, move), *((clock.used, clock.left) if clock else (None, None))]
         )
         position = position.play(move)
     return {
@@ -87,6 +85,10 @@ def public_view(venue: str, record: GameRecord) -> dict[str, Any]:
         "moves": moves,
         "ts": record.ts,
     }
+
+
+def encode_view(view: dict[str, Any]) -> bytes:
+    return json.dumps(view, ensure_ascii=False, separators=(",", ":")).encode()
 
 
 class LiveRecords:
@@ -127,6 +129,8 @@ class LiveRecords:
         if record.board != board:
             raise RecordRefused("bad_payload", f"board {record.board!r} on {board!r}'s subject")
         view = public_view(venue, record)
+        if len(encode_view(view)) > MAX_PAYLOAD_BYTES:  # cannot happen within MAX_RECORD_PLIES
+            raise RecordRefused("bad_payload", "the public view is over the payload bound")
         key = (venue, board)
         if key not in self.views and len(self.views) >= self.max_boards:
             raise RecordRefused("too_many_boards", f"past {self.max_boards} boards")
@@ -151,7 +155,7 @@ class LiveRecords:
         self.counts["records_forwarded"] += 1
         if self._nc is not None:
             subject = f"{self.prefix}.live.{view['venue']}.record.{view['board']}"
-            await self._nc.publish(subject, json.dumps(view, ensure_ascii=False).encode())
+            await self._nc.publish(subject, encode_view(view))
 
     async def run(self) -> None:
         self._nc = await nats.connect(
