@@ -32,8 +32,8 @@ import pytest
 import uvicorn
 from support.broker import STANDARD_NODES, mqtt_client
 from support.nats import HUB_USER, NatsCentre
-from support.web import open_page
 from support.station import ARBITER, ARBITER_PASSWORD, envelope, station_config
+from support.web import open_page
 
 from broker_config import Roster, free_port
 from broker_config.acl import rules_for
@@ -90,7 +90,7 @@ def state(seq: int, red_ms: int, black_ms: int, running: str) -> bytes:
             "result": None,
             "red": "张三",
             "black": "李四",
-        }  # fmt: skip
+        }
     ).encode()
 
 
