@@ -129,6 +129,7 @@ async def test_a_live_entered_game_appears_on_live_move_by_move(
         roster = Roster.build(
             venue="va",
             nodes=STANDARD_NODES,
+            arbiters=["arb"],
             federation={"urls": centre.mqtt_urls(), "username": user, "password": password},
         )
         # Only the station's account may write a record; a board's own account may not.
@@ -149,12 +150,21 @@ async def test_a_live_entered_game_appears_on_live_move_by_move(
 
         async with (
             mqtt_client(venue, "node-a") as node,
+            mqtt_client(venue, "arb") as watcher,  # an arbiter reads the venue's topics
             httpx.AsyncClient(base_url=station.http_url, timeout=10) as chief,
         ):
             r = await chief.post(
                 "/api/auth/login", json={"username": ARBITER, "password": ARBITER_PASSWORD}
             )
             chief.headers["X-CSRF-Token"] = r.json()["csrf"]
+            await watcher.subscribe(f"{R}/station/record/#", qos=1)
+            seen: list[dict[str, Any]] = []
+
+            async def watch() -> None:
+                async for message in watcher.messages:
+                    seen.append(json.loads(message.payload))  # type: ignore[arg-type]
+
+            watching = asyncio.create_task(watch())
             seq = 1
             ready = {"game": "r1-b1", "tc": "30m+5s", "red": "张三", "black": "李四"}
             ev = envelope("1", seq, type="ready", data=ready, game="r1-b1")
@@ -234,7 +244,13 @@ async def test_a_live_entered_game_appears_on_live_move_by_move(
             )
             assert "Move" in await late.inner_text(f"{CARD} .record")
 
-            # the forged record never got through: the hub holds the station's game
+            # the forged record never got through: the venue broker carried only the station's
+            async with asyncio.timeout(5):
+                while len(seen) < PLIES:
+                    await asyncio.sleep(0.05)
+            watching.cancel()
+            assert [r["moves"] for r in seen] == [ICCS[: n + 1] for n in range(PLIES)]
+            assert all(r["clocks"][-1] is not None for r in seen)  # each move met its press
             assert [m[0] for m in relay.views[("va", "1")]["moves"]] == CHINESE[:PLIES]
 
         # What the venue's account can publish at the centre is checked, counted, dropped.
