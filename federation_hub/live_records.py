@@ -30,6 +30,7 @@ from nats.aio.msg import Msg
 
 from clock_service.xiangqi import FenError, IllegalMove, Move, Position, chinese
 from federation_hub.centre_conf import record_subjects
+from federation_hub.errors import RecordError
 from wire_contract.bounds import MAX_PAYLOAD_BYTES
 from wire_contract.messages import WireError, check_id, decode
 from wire_contract.records import GameRecord
@@ -40,7 +41,9 @@ log = logging.getLogger(__name__)
 REASONS = ("bad_subject", "bad_payload", "illegal_move", "too_many_boards")
 
 
-class RecordRefused(ValueError):
+class RecordRefused(RecordError):
+    """A venue's game record the hub will not show; ``reason`` is the counter's name."""
+
     def __init__(self, reason: str, message: str) -> None:
         super().__init__(message)
         self.reason = reason
