@@ -106,7 +106,7 @@ class AccountConfig(_Model):
     role: Literal["recorder", "viewer", "arbiter", "chief", "admin"] = "arbiter"
     # A recorder's boards (录谱): it may read and write these boards' records and nothing else;
     # none given: every board's record.
-    boards: tuple[Annotated[str, Field(pattern=r"^[A-Za-z0-9_-]{1,32}$")], ...] | None = None
+    boards: tuple[Id, ...] | None = None
 
     @field_validator("username")
     @classmethod

@@ -172,6 +172,8 @@ async def test_login_and_csrf_guard_every_action(offline: Station) -> None:
         "/api/players",
         "/api/rounds/1/set_games",
         "/api/alerts/1",
+        "/api/records/1/moves",
+        "/api/records/1/undo",
         "/api/auth/logout",
     ]
     async with httpx.AsyncClient(base_url=offline.http_url) as client:
@@ -189,6 +191,7 @@ async def test_login_and_csrf_guard_every_action(offline: Station) -> None:
             "user": ARBITER,
             "role": "chief",
             "csrf": csrf,
+            "boards": None,  # a recorder's boards (录谱)
         }
         for url in actions:
             r = await client.post(url, json={"cmd": "pause"})

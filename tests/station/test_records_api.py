@@ -22,6 +22,7 @@ import httpx
 import pytest
 from support.fairy_stockfish import FAIRY_STOCKFISH, Referee
 from support.openapi_check import Checker
+from support.parts import skip_missing
 from support.station import ARBITER, ARBITER_PASSWORD, FakeNode, station_config
 
 from clock_service.xiangqi import START_FEN, read_pgn
@@ -131,6 +132,12 @@ async def test_the_published_game_in_three_notations_is_one_record(station: Any)
         await setup_round(chief)
         for board, moves in entries.items():
             for ply, move in enumerate(moves):
+                if ply == 77 and board == "3":  # two black horses on file ７ could retreat
+                    got = await refused(
+                        chief, checker, MOVES, "/api/records/3/moves", 422, "ambiguous_move",
+                        {"move": "马７退９", "ply": 77},
+                    )  # fmt: skip
+                    assert "前马退９" in got["error"] and got["args"]["side"] == "black"
                 view = await post_move(chief, checker, board, move, ply)
             assert view["ply"] == 125 and view["fen"] == FINAL_FEN, view["fen"]
             assert [m["iccs"] for m in view["moves"]] == ICCS
@@ -161,7 +168,7 @@ async def test_the_published_game_in_three_notations_is_one_record(station: Any)
         refused_round = await chief.get("/api/export/rounds/2/records.pgn")
         assert refused_round.status_code == 404 and refused_round.json()["code"] == "no_records"
     if not FAIRY_STOCKFISH.exists():
-        pytest.skip("fairy-stockfish (the independent referee) is not installed")
+        skip_missing("fairy-stockfish", "apt-get install fairy-stockfish")
     referee = Referee()
     try:  # the exported moves, read back, each legal to the independent program
         for ply, move in enumerate(games[0].record.iccs()):
@@ -190,7 +197,7 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
         before = [await store.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")]
         assert len(before[0]) == 1
         cases = [
-            ("1", {"move": "马２进４", "ply": 1}, 422, "illegal_move"),  # the elephant blocks the leg
+            ("1", {"move": "马２进４", "ply": 1}, 422, "illegal_move"),  # its leg is blocked
             ("1", {"move": "马８进７", "ply": 0}, 409, "record_changed"),  # a stale client
             ("1", {"move": "h7h0", "ply": 1}, 422, "illegal_move"),
             ("1", {"move": "炮二平五", "ply": 1}, 422, "wrong_side"),  # red's move on black's turn

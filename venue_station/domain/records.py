@@ -43,6 +43,7 @@ from clock_service.xiangqi import (
 )
 from clock_service.xiangqi.board import square_name
 from venue_station.domain.exports import clock_log
+from venue_station.domain.record_keys import check_record_key, record_key
 from venue_station.errors import StationError
 from venue_station.live.results import derive_game
 from venue_station.store.records import RecordConflict
@@ -201,6 +202,16 @@ class RecordDesk:
         self._listeners: list[Callable[[RecordView], Any]] = []
         self._lock = asyncio.Lock()  # one change at a time: each is a read, a check, a write
         self._cache: dict[str, Record] = {}  # game -> the last record replayed
+        self._key_lock = asyncio.Lock()
+
+    async def key(self, board: str) -> str:
+        """``board``'s record key (the secret made once, under a lock: one secret for all)."""
+        async with self._key_lock:
+            return await record_key(self._store(), board)
+
+    async def check_key(self, board: str, key: str) -> bool:
+        async with self._key_lock:
+            return await check_record_key(self._store(), board, key)
 
     def listen(self, callback: Callable[[RecordView], Any]) -> None:
         """``callback(view)`` after every stored change; an awaitable it returns is awaited."""

@@ -19,7 +19,6 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE, RECORDER
-from venue_station.domain.record_keys import check_record_key, record_key
 from venue_station.domain.records import RecordRefused, RecordView
 from venue_station.web.access import require_reader, require_recorder
 from venue_station.web.api_models import SessionInfo
@@ -136,7 +135,7 @@ async def record_keys(request: Request) -> Response:
     keys = []
     for g in sorted((g for g in games if g["round"] == round_no), key=_board_order):
         board = str(g["board"])
-        key = await record_key(store, board)
+        key = await station.records.key(board)
         keys.append(
             {
                 "board": board,
@@ -158,7 +157,7 @@ async def key_session(request: Request) -> Response:
     """A board's record key opens a recorder session of that board (as a login: the cookie)."""
     body = await parse_body(request, RecordKeyBody)
     station = station_of(request)
-    if not await check_record_key(station.require_store(), body.board, body.key):
+    if not await station.records.check_key(body.board, body.key):
         raise ApiError(401, f"not the record key of board {body.board}", kind="bad_key")
     session = sessions_of(request).open(f"board-{body.board}-key", RECORDER, boards=(body.board,))
     info = SessionInfo(user=session.user, role=session.role, csrf=session.csrf, boards=[body.board])
