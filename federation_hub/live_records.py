@@ -28,7 +28,7 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
-from clock_service.xiangqi import FenError, IllegalMove, Move, Position, chinese
+from clock_service.xiangqi import FenError, IllegalMove, Move, Position, chinese, wxf
 from federation_hub.centre_conf import record_subjects
 from federation_hub.errors import RecordError
 from wire_contract.bounds import MAX_PAYLOAD_BYTES
@@ -71,10 +71,9 @@ def public_view(venue: str, record: GameRecord) -> dict[str, Any]:
                 raise IllegalMove(position.explain_illegal(move))
         except (IllegalMove, ValueError) as exc:
             raise RecordRefused("illegal_move", f"ply {ply} ({text}): {exc}") from None
-        # [Chinese, used_ms, left_ms]: compact, so 360 plies stay under the page's 16 KiB bound
-        moves.append(
-            [chinese(position, move), *((clock.used, clock.left) if clock else (None, None))]
-        )
+        # [Chinese, WXF, used_ms, left_ms]: compact, so 360 plies stay under the page's 16 KiB bound
+        times = (clock.used, clock.left) if clock else (None, None)
+        moves.append([chinese(position, move), wxf(position, move), *times])
         position = position.play(move)
     return {
         "venue": venue,

@@ -33,6 +33,7 @@
                   k: "将", a: "士", b: "象", n: "马", r: "车", c: "炮", p: "卒"};
   const MAX_PLIES = 360; // the wire's bound on a record (docs/wire.md)
   const ROW = /^[KABNRCPkabnrcp.]{9}$/;
+  const LETTERS = {K: "K", A: "A", B: "E", N: "H", R: "R", C: "C", P: "P"}; // WXF, in English
   const only = document.body.dataset.venue ? document.body.dataset.venue + "/" + document.body.dataset.board : null;
   const base = document.body.dataset.base || "";
   const params = new URLSearchParams(location.search);
@@ -222,8 +223,9 @@
       typeof r.game === "string" && r.game.length <= 64 && int(r.ts, 0, 2 ** 53) &&
       Array.isArray(r.rows) && r.rows.length === 10 && r.rows.every((x) => typeof x === "string" && ROW.test(x)) &&
       Array.isArray(r.moves) && r.moves.length <= MAX_PLIES && int(r.ply, 0, MAX_PLIES) && r.ply === r.moves.length &&
-      r.moves.every((m) => Array.isArray(m) && m.length === 3 && typeof m[0] === "string" &&
-                           m[0].length <= 8 && clockOk(m[1]) && clockOk(m[2]));
+      r.moves.every((m) => Array.isArray(m) && m.length === 4 && typeof m[0] === "string" &&
+                           m[0].length <= 8 && typeof m[1] === "string" && m[1].length <= 8 &&
+                           clockOk(m[2]) && clockOk(m[3]));
   }
   function onRecord(venue, board, r) {
     if (only !== null && only !== venue + "/" + board) return;
@@ -261,14 +263,14 @@
       for (let col = 0; col < 9; col++) {
         const letter = r.rows[row][col];
         const cell = cells[row * 9 + col];
-        cell.textContent = letter === "." ? "" : GLYPHS[letter];
+        cell.textContent = letter === "." ? "" : lang === "en" ? LETTERS[letter.toUpperCase()] : GLYPHS[letter];
         cell.className = "cell" + (letter === "." ? "" : letter === letter.toUpperCase() ? " red" : " black");
       }
     }
     const list = box.querySelector(".moves");
     list.replaceChildren(...r.moves.map((m, i) => {
-      const li = el("li", i % 2 ? "black" : "red", m[0]);
-      if (m[1] !== null) li.append(el("span", "clk", ` ${fmt(m[1])} / ${fmt(m[2])}`));
+      const li = el("li", i % 2 ? "black" : "red", lang === "en" ? m[1] : m[0]);
+      if (m[2] !== null) li.append(el("span", "clk", ` ${fmt(m[2])} / ${fmt(m[3])}`));
       return li;
     }));
     list.scrollTop = list.scrollHeight;

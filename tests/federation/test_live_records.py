@@ -37,7 +37,7 @@ from support.web import open_page
 
 from broker_config import Roster, free_port
 from broker_config.acl import rules_for
-from clock_service.xiangqi import START_FEN
+from clock_service.xiangqi import START_FEN, Move, Position, wxf
 from federation_hub.live_records import LiveRecords
 from federation_hub.store import HubStore
 from federation_hub.web import LiveConfig, build_app
@@ -242,7 +242,10 @@ async def test_a_live_entered_game_appears_on_live_move_by_move(
             await late.wait_for_function(
                 f"document.querySelector('{CARD} .record')?.dataset.ply === '{PLIES}'"
             )
-            assert "Move" in await late.inner_text(f"{CARD} .record")
+            text = await late.inner_text(f"{CARD} .record")
+            first = wxf(Position.from_fen(START_FEN), Move.from_iccs(ICCS[0]))  # C8.5
+            assert "Moves" in text and first in text, text  # English: WXF letters and moves
+            assert not re.search(r"[\u4e00-\u9fff]", text), text
 
             # the forged record never got through: the venue broker carried only the station's
             async with asyncio.timeout(5):

@@ -1,5 +1,6 @@
 """The station's board page shows the game record (issue 29): the position after each recorded
-move (pieces in Chinese glyphs) and the moves in Chinese notation, live over the SSE stream, in
+move (pieces in Chinese glyphs, WXF letters in English) and the moves in Chinese notation (WXF in
+English), live over the SSE stream, in
 chromium against a real station and Mosquitto."""
 
 from __future__ import annotations
@@ -42,5 +43,8 @@ async def test_the_board_page_draws_each_recorded_move(page: Any, web_station: W
         assert await page.inner_text(cell("e9")) == "将"
         assert await page.get_attribute(cell("e0"), "class") == "cell red"
         assert await page.inner_text("#record-box h2") == "棋谱"
-        await page.click("#lang")
+        await page.click("#lang")  # English: the WXF letters and the moves in WXF
         assert await page.inner_text("#record-box h2") == "Game record"
+        assert await page.inner_text(cell("e9")) == "K"
+        assert await page.inner_text(cell("g2")) == "H"
+        assert await page.inner_text("#record-moves li:last-child") == "H2+3"

@@ -14,7 +14,7 @@
 
   QZ.applyI18n();
   QZ.langButton(document.getElementById("lang"));
-  QZ.onLang.push(() => { card.render(); QZ.drawChart(chartBox, moves); redrawHistory(); });
+  QZ.onLang.push(() => { card.render(); QZ.drawChart(chartBox, moves); redrawHistory(); drawRecord(lastRecord); });
   const events = [];
 
   function redrawHistory() {
@@ -65,8 +65,11 @@
   }
 
   // -- the game record: the position after the last recorded move, the moves in Chinese ---------
+  // Chinese glyphs; in English the WXF letters (K A E H R C P) and the moves in WXF.
   const GLYPHS = { K: "帅", A: "仕", B: "相", N: "马", R: "车", C: "炮", P: "兵",
                    k: "将", a: "士", b: "象", n: "马", r: "车", c: "炮", p: "卒" };
+  const LETTERS = { K: "K", A: "A", B: "E", N: "H", R: "R", C: "C", P: "P" };
+  let lastRecord = null;
   const xq = document.getElementById("xq");
   const recordBox = document.getElementById("record-box");
   const recordMoves = document.getElementById("record-moves");
@@ -77,6 +80,8 @@
     if (!view || typeof view.fen !== "string" || !Array.isArray(view.moves)) return;
     const rows = view.fen.split(" ")[0].split("/");
     if (rows.length !== 10) return;
+    lastRecord = view;
+    const en = QZ.lang === "en";
     const cells = xq.children;
     rows.forEach((row, r) => {
       let c = 0;
@@ -85,13 +90,13 @@
           for (let k = 0; k < Number(ch) && c < 9; k++, c++) { cells[r * 9 + c].textContent = ""; cells[r * 9 + c].className = "cell"; }
         } else if (c < 9) {
           const cell = cells[r * 9 + c++];
-          cell.textContent = GLYPHS[ch] || "";
+          cell.textContent = (en ? LETTERS[ch.toUpperCase()] : GLYPHS[ch]) || "";
           cell.className = "cell " + (ch === ch.toUpperCase() ? "red" : "black");
         }
       }
     });
     recordMoves.replaceChildren(...view.moves.map((m) =>
-      QZ.el("li", { class: m.side === "black" ? "black" : "red", text: String(m.chinese || "") })));
+      QZ.el("li", { class: m.side === "black" ? "black" : "red", text: String((en ? m.wxf : m.chinese) || "") })));
     recordBox.dataset.ply = String(view.moves.length);
     recordBox.hidden = false;
   }
