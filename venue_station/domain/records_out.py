@@ -21,7 +21,7 @@ from wire_contract.messages import Topics, encode
 from wire_contract.records import GameRecord
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["RecordRelay", "wire_record"]
+__all__ = ["RecordRelay", "relay_records", "wire_record"]
 
 log = logging.getLogger(__name__)
 Publish = Callable[..., Awaitable[None]]
@@ -85,3 +85,14 @@ class RecordRelay:
                 if self._waiting.get(board) is payload:
                     del self._waiting[board]
                 self.sent += 1
+
+
+def relay_records(station: Any, collector: Any) -> RecordRelay:
+    """Start relaying ``station.records``' changes through ``collector`` (the station's MQTT
+    session) under the station's supervisor; the relay's counts are on ``station.record_relay``."""
+    relay = station.record_relay = RecordRelay(station.topics)
+    station.records.listen(relay.put)
+    station.supervisor.start(
+        "records-out", lambda: relay.run(collector.publish, collector.connected)
+    )
+    return relay
