@@ -35,6 +35,7 @@ def rules_for(roster: Roster, username: str) -> list[str]:
             f"topic write {root}/venue/cmd",
             f"topic write {root}/station/status",
             f"topic write {root}/station/decision",  # the station's decisions, to the hub
+            f"topic write {root}/station/record/+",  # the boards' game records (issue 29)
         ]
     for node in roster.node:
         if node.account == username:

@@ -112,7 +112,8 @@ def render_federation_bridge(venue: str, fed: FederationSettings) -> list[str]:
     remote = remote_root(fed.prefix, venue)
     out = [
         "# Federation bridge (broker_config/bridge.py): this venue's board status, state and",
-        "# events, and the station's decisions, OUT to the centre's NATS over MQTT 3.1.1, QoS 1.",
+        "# events, the station's decisions and game records, OUT to the centre's NATS over",
+        "# MQTT 3.1.1, QoS 1.",
         "# Nothing comes in.",
         f"connection {venue}-federation",
         f"address {' '.join(fed.addresses())}",
@@ -138,4 +139,6 @@ def render_federation_bridge(venue: str, fed: FederationSettings) -> list[str]:
     out += [f"topic board/+/{kind} out 1 {local} {remote}" for kind in BRIDGED_KINDS]
     # The station's decisions (issue 27): the hub counts a board's decision only beside one.
     out.append(f"topic station/decision out 1 {local} {remote}")
+    # The boards' game records (issue 29), retained at the venue; the hub checks each.
+    out.append(f"topic station/record/+ out 1 {local} {remote}")
     return out

@@ -23,6 +23,7 @@ from sqlalchemy.exc import SQLAlchemyError
 from federation_hub.config import HubConfig
 from federation_hub.consumer import MAX_BATCH, HubConsumer
 from federation_hub.errors import HubConfigError
+from federation_hub.live_records import LiveRecords
 from federation_hub.standings import VenueProfiles
 from federation_hub.store import HubStore
 from federation_hub.streams import StreamPlan
@@ -127,7 +128,21 @@ async def _main(config: HubConfig) -> int:
         workers=config.workers,
         name=config.name,
     )
-    app = build_app(store, hub.counters.as_dict, profiles=profiles, live=live)
+    relay = LiveRecords(
+        config.nats,
+        user=config.user,
+        password=password,
+        prefix=config.prefix,
+        max_boards=config.live_max_boards,
+        name=config.name,
+    )
+    app = build_app(
+        store,
+        lambda: {**hub.counters.as_dict(), **relay.counters()},
+        profiles=profiles,
+        live=live,
+        records=lambda: list(relay.views.values()),
+    )
     server = uvicorn.Server(server_config(app, host=host, port=int(port)))
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
@@ -135,6 +150,7 @@ async def _main(config: HubConfig) -> int:
         loop.add_signal_handler(sig, stop.set)
     tasks: list[asyncio.Task[Any]] = [
         asyncio.create_task(hub.run()),
+        asyncio.create_task(relay.run()),
         asyncio.create_task(server.serve()),
     ]
     waiter = asyncio.create_task(stop.wait())

@@ -114,6 +114,7 @@ def build_app(
     *,
     profiles: VenueProfiles | None = None,
     live: LiveConfig = LiveConfig(),
+    records: Callable[[], list[dict[str, Any]]] = list,
     standings_ttl_s: float = 2.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> Starlette:
@@ -129,6 +130,25 @@ def build_app(
 
     async def live_page(request: Request) -> Response:
         return HTMLResponse(pages["live.html"], headers=live_headers)
+
+    async def game_page(request: Request) -> Response:
+        # One board's game for spectators (issue 29): the live page, told which board to show.
+        try:
+            venue = check_id("venue", request.path_params["venue"])
+            board = check_id("board", request.path_params["board"])
+        except WireError as exc:
+            return Response(str(exc), status_code=400, headers=plain)
+        html = (
+            pages["live.html"]
+            .replace('href="static/', 'href="../../static/')
+            .replace('src="static/', 'src="../../static/')
+            .replace('<body class="live">', f'<body class="live one" data-venue="{venue}" '
+                     f'data-board="{board}" data-base="../../">')
+        )  # fmt: skip
+        return HTMLResponse(html, headers=live_headers)
+
+    async def live_records(request: Request) -> Response:
+        return JSONResponse(records())
 
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
@@ -191,7 +211,9 @@ def build_app(
             Route("/", index),
             Route("/live", live_page),
             Route("/static/{name}", static),
+            Route("/live/{venue}/{board}", game_page),
             Route("/api/live", live_config),
+            Route("/api/live/records", live_records),
             Route("/api/venues", venues),
             Route("/api/venues/{venue}/boards", boards),
             Route("/api/venues/{venue}/results", results),

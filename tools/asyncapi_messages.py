@@ -156,6 +156,35 @@ def message_components() -> dict[str, Any]:
                 ]
             ),
         ),
+        "GameRecord": _message(
+            "GameRecord",
+            "Game record",
+            "Station to hub, on `qz/v1/{venue}/station/record/{board}` (QoS 1, retained; only "
+            "the station account publishes it, the venue bridge carries it to the centre): the "
+            "whole record of the board's current game after every stored change, moves in ICCS "
+            "from `start_fen`, `clocks[i]` the clock of `moves[i]` (null: no press paired), at "
+            "most 360 plies. The hub replays the moves before the public sees them. No node "
+            "sends or receives it.",
+            "GameRecord",
+            _examples(
+                [
+                    (
+                        "two plies",
+                        {
+                            "v": 1,
+                            "board": "1",
+                            "game": "r3-b1",
+                            "round": 3,
+                            "start_fen": "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/"
+                            "RNBAKABNR w - - 0 1",
+                            "moves": ["h2e2", "h9g7"],
+                            "clocks": [{"used": 12000, "left": 1788000}, None],
+                            "ts": 1481333470000,
+                        },
+                    )
+                ]
+            ),
+        ),
         "StationStatus": _message(
             "StationStatus",
             "Station status",

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from wire_contract import messages as wire
+from wire_contract import records
 
 # -- schema normalisation -------------------------------------------------------------------------
 # The order keys are written in, so that a property reads "type, then its limits, then prose".
@@ -193,6 +194,9 @@ def schema_components() -> dict[str, Any]:
     schemas["Reply"] = _with_field_docs(model_schema(wire.Reply))
     # Station -> hub (issue 27); no node sends or receives it (docs/wire.md).
     schemas["Decision"] = model_schema(wire.Decision)
+    # Station -> hub (issue 29): a board's game record, retained.
+    schemas["GameRecord"] = model_schema(records.GameRecord)
+    schemas["PlyClock"] = model_schema(records.PlyClock)
     return schemas
 
 

@@ -23,6 +23,7 @@ __all__ = [
     "MAX_NAME_LEN",
     "MAX_PAYLOAD_BYTES",
     "MAX_REASON_LEN",
+    "MAX_RECORD_PLIES",
     "MAX_SAFE_INT",
     "MAX_TC_LEN",
     "MAX_TXN_LEN",
@@ -48,6 +49,10 @@ MAX_REASON_LEN = 64  # reasons are codes (flag, pause, switch_off, ...) or a sho
 MAX_DETAIL_LEN = 256  # free text beside a reason
 MAX_TXN_LEN = 64  # commands.txn is VARCHAR(64)
 MAX_LIST_ITEMS = 64  # a state's open proposals
+# Plies of one game record on station/record/{board} (issue 29): 360 plies with their clocks
+# stay under MAX_PAYLOAD_BYTES (41 bytes a ply at worst); longer games are not relayed live.
+MAX_RECORD_PLIES = 360
+MAX_FEN_LEN = 100  # a xiangqi FEN is at most ~90 characters
 # Text fields refuse control characters (they would reach every page and export).
 PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 _PRINTABLE = re.compile(PRINTABLE_PATTERN)

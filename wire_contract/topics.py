@@ -73,6 +73,10 @@ class Topics:
         """The station's decisions (issue 27): only the station account publishes here."""
         return f"{self.root}/station/decision"
 
+    def station_record(self, board: str) -> str:
+        """A board's game record (issue 29, retained): only the station account publishes."""
+        return f"{self.root}/station/record/{check_id('board', board)}"
+
 
 _BOARD_LEAVES = {"status", "state", "event", "cmd", "reply"}
 
@@ -102,4 +106,6 @@ def parse_topic(topic: str) -> TopicName:
         return TopicName(venue, "station", "status")
     if rest == ["station", "decision"]:
         return TopicName(venue, "station", "decision")
+    if len(rest) == 3 and rest[:2] == ["station", "record"] and _ID_RE.match(rest[2]):
+        return TopicName(venue, "station", "record", rest[2])
     raise WireError(f"topic {topic!r} is not a topic of the contract")

@@ -3,6 +3,11 @@
 // grouped by venue, and counts the running side down from each snapshot's `ts` as the venue
 // display does. NATS's WebSocket protocol is its plain text protocol in WebSocket frames
 // (INFO, CONNECT, SUB, MSG, PING/PONG, -ERR): the tiny client below needs no library.
+// Game records (issue 29): the hub checks each venue's record (the moves replayed by the
+// station's rules, in Python) and publishes what to draw on {prefix}.live.{venue}.record.{board}:
+// ten rows of FEN letters (the position after the last move) and each move in Chinese notation
+// with its clock. The page only draws it (no rules of xiangqi here). /live/{venue}/{board} is
+// the same page for one game (the body's data-venue/data-board).
 // Input is bounded: a message over MAX_PAYLOAD bytes, a payload that is not JSON or not a
 // snapshot, and a board past max_boards are ignored and counted (shown in #ignored).
 "use strict";
@@ -17,13 +22,20 @@
               connecting: "连接中…", live: "实时", closed: "连接中断，重连中…",
               ignored: "已忽略消息", idle: "空闲", ready: "就绪", running: "进行中",
               paused: "暂停", finished: "结束", red: "红方", black: "黑方",
-              off: "未配置实时棋钟"},
+              off: "未配置实时棋钟", moves: "着法", record: "棋谱"},
     "en": {title: "Live clocks", lang: "中文", none: "No games yet", venue: "Venue", board: "Board",
            connecting: "connecting…", live: "live", closed: "disconnected, reconnecting…",
            ignored: "ignored messages", idle: "idle", ready: "ready", running: "running",
            paused: "paused", finished: "finished", red: "Red", black: "Black",
-           off: "live clocks are not configured"},
+           off: "live clocks are not configured", moves: "Moves", record: "Record"},
   };
+  const GLYPHS = {K: "帅", A: "仕", B: "相", N: "马", R: "车", C: "炮", P: "兵",
+                  k: "将", a: "士", b: "象", n: "马", r: "车", c: "炮", p: "卒"};
+  const MAX_PLIES = 360; // the wire's bound on a record (docs/wire.md)
+  const ROW = /^[KABNRCPkabnrcp.]{9}$/;
+  const LETTERS = {K: "K", A: "A", B: "E", N: "H", R: "R", C: "C", P: "P"}; // WXF, in English
+  const only = document.body.dataset.venue ? document.body.dataset.venue + "/" + document.body.dataset.board : null;
+  const base = document.body.dataset.base || "";
   const params = new URLSearchParams(location.search);
   let lang = (params.get("lang") || "").toLowerCase().startsWith("en") ? "en" : "zh-CN";
   const t = (k) => TEXT[lang][k] || k;
@@ -46,7 +58,7 @@
     document.getElementById("lang").textContent = t("lang");
     showConn(connState);
     showIgnored();
-    for (const b of boards.values()) render(b);
+    for (const b of boards.values()) { render(b); drawRecord(b); }
     for (const [v, entry] of venues) entry.title.textContent = `${t("venue")} ${v}`;
   }
   document.getElementById("lang").addEventListener("click", () => {
@@ -127,10 +139,24 @@
       return la > lb || (la === lb && sa > sb);
     });
     grid.insertBefore(card, later || null);
-    return {venue, board, state: null, el: card};
+    return {venue, board, state: null, record: null, el: card};
+  }
+  function entry(venue, board) {
+    const k = venue + "/" + board;
+    let b = boards.get(k);
+    if (!b) {
+      if (boards.size >= config.max_boards) { count("too_many_boards"); return null; }
+      b = boardEntry(venue, board);
+      boards.set(k, b);
+    }
+    return b;
   }
   function render(b) {
     const s = b.state;
+    if (!s) {
+      b.el.querySelector(".title").textContent = `${t("board")} ${b.board}`;
+      return;
+    }
     const game = s.game ? ` · ${s.game}` : "";
     b.el.querySelector(".title").textContent = `${t("board")} ${b.board}${game}`;
     b.el.querySelector(".phase").textContent = t(s.phase);
@@ -153,7 +179,7 @@
   }
   setInterval(() => {
     const at = now();
-    for (const b of boards.values()) if (b.state.phase === "running") tick(b, at);
+    for (const b of boards.values()) if (b.state && b.state.phase === "running") tick(b, at);
   }, 100);
 
   // -- one snapshot in ------------------------------------------------------------------------
@@ -175,20 +201,92 @@
       return;
     }
     const [venue, , board] = parts;
+    if (only !== null && only !== venue + "/" + board) return; // the spectator page's one game
     let s;
     try { s = JSON.parse(new TextDecoder("utf-8", {fatal: true}).decode(bytes)); } catch (e) { count("not_json"); return; }
     if (!valid(s, board)) { count("invalid"); return; }
-    const k = venue + "/" + board;
-    let b = boards.get(k);
-    if (!b) {
-      if (boards.size >= config.max_boards) { count("too_many_boards"); return; }
-      b = boardEntry(venue, board);
-      boards.set(k, b);
-    } else if (s.session < b.state.session || (s.session === b.state.session && s.seq < b.state.seq)) {
+    const known = boards.get(venue + "/" + board);
+    if (known && known.state && (s.session < known.state.session ||
+        (s.session === known.state.session && s.seq < known.state.seq))) {
       return; // an older snapshot overtaken by a newer one: not news
     }
+    const b = entry(venue, board);
+    if (!b) return;
     b.state = s;
     render(b);
+  }
+
+  // -- one game record in (checked by the hub; bounded here all the same) ----------------------
+  const clockOk = (x) => x === null || int(x, 0, DAY_MS);
+  function validRecord(r, venue, board) {
+    return r !== null && typeof r === "object" && r.venue === venue && r.board === board &&
+      typeof r.game === "string" && r.game.length <= 64 && int(r.ts, 0, 2 ** 53) &&
+      Array.isArray(r.rows) && r.rows.length === 10 && r.rows.every((x) => typeof x === "string" && ROW.test(x)) &&
+      Array.isArray(r.moves) && r.moves.length <= MAX_PLIES && int(r.ply, 0, MAX_PLIES) && r.ply === r.moves.length &&
+      r.moves.every((m) => Array.isArray(m) && m.length === 4 && typeof m[0] === "string" &&
+                           m[0].length <= 8 && typeof m[1] === "string" && m[1].length <= 8 &&
+                           clockOk(m[2]) && clockOk(m[3]));
+  }
+  function onRecord(venue, board, r) {
+    if (only !== null && only !== venue + "/" + board) return;
+    if (!validRecord(r, venue, board)) { count("invalid"); return; }
+    const known = boards.get(venue + "/" + board);
+    if (known && known.record && known.record.game === r.game && r.ts < known.record.ts) return;
+    const b = entry(venue, board);
+    if (!b) return;
+    b.record = r;
+    drawRecord(b);
+  }
+  function drawRecord(b) {
+    const r = b.record;
+    if (!r) return;
+    let box = b.el.querySelector(".record");
+    if (!box) {
+      box = el("div", "record");
+      const xq = el("div", "xq");
+      for (let row = 0; row < 10; row++) {
+        for (let col = 0; col < 9; col++) {
+          const cell = el("span", "cell");
+          cell.dataset.r = String(row);
+          cell.dataset.c = String(col);
+          xq.append(cell);
+        }
+      }
+      box.append(xq, el("h3", "movesTitle"), el("ol", "moves"));
+      b.el.append(box);
+    }
+    box.dataset.ply = String(r.ply);
+    box.dataset.game = r.game;
+    box.querySelector(".movesTitle").textContent = `${t("moves")} · ${r.game}`;
+    const cells = box.querySelectorAll(".xq .cell");
+    for (let row = 0; row < 10; row++) {
+      for (let col = 0; col < 9; col++) {
+        const letter = r.rows[row][col];
+        const cell = cells[row * 9 + col];
+        cell.textContent = letter === "." ? "" : lang === "en" ? LETTERS[letter.toUpperCase()] : GLYPHS[letter];
+        cell.className = "cell" + (letter === "." ? "" : letter === letter.toUpperCase() ? " red" : " black");
+      }
+    }
+    const list = box.querySelector(".moves");
+    list.replaceChildren(...r.moves.map((m, i) => {
+      const li = el("li", i % 2 ? "black" : "red", lang === "en" ? m[1] : m[0]);
+      if (m[2] !== null) li.append(el("span", "clk", ` ${fmt(m[2])} / ${fmt(m[3])}`));
+      return li;
+    }));
+    list.scrollTop = list.scrollHeight;
+  }
+  function onMessage(subject, bytes) {
+    // {prefix}.live.{venue}.record.{board}: the hub's checked record; anything else a state
+    const head = config.prefix + ".live.";
+    if (!subject.startsWith(head)) { onState(subject, bytes); return; }
+    const parts = subject.slice(head.length).split(".");
+    if (parts.length !== 3 || parts[1] !== "record" || !ID.test(parts[0]) || !ID.test(parts[2])) {
+      count("invalid");
+      return;
+    }
+    let r;
+    try { r = JSON.parse(new TextDecoder("utf-8", {fatal: true}).decode(bytes)); } catch (e) { count("not_json"); return; }
+    onRecord(parts[0], parts[2], r);
   }
 
   // -- the NATS client: text protocol over WebSocket frames ------------------------------------
@@ -217,7 +315,7 @@
       for (;;) {
         if (pending) {
           if (buf.length - at < pending.size + 2) break;
-          if (!pending.skip) onState(pending.subject, buf.subarray(at, at + pending.size));
+          if (!pending.skip) onMessage(pending.subject, buf.subarray(at, at + pending.size));
           at += pending.size + 2;
           pending = null;
           continue;
@@ -237,6 +335,7 @@
           send(JSON.stringify({verbose: false, pedantic: false, lang: "qz-live", version: "1",
                                protocol: 1, headers: false, no_responders: false}).replace(/^/, "CONNECT "));
           send(`SUB ${config.prefix}.qz.v1.*.board.*.state 1`);
+          send(`SUB ${config.prefix}.live.*.record.* 2`);
           send("PING");
         } else if (line === "PING") {
           send("PONG");
@@ -259,11 +358,19 @@
   // -- start: the hub tells where the centre's WebSocket listener is --------------------------
   applyText();
   const asked = Date.now();
-  fetch("api/live").then((r) => r.json()).then((c) => {
+  fetch(base + "api/live").then((r) => r.json()).then((c) => {
     const got = Date.now();
     config = {ws: c.ws, prefix: String(c.prefix || "fed"), max_boards: Number(c.max_boards) || 1000};
     if (Number.isInteger(c.now)) offset = c.now + (got - asked) / 2 - got;
     if (!config.ws) { showConn("closed"); return; }
     connect();
+    // the records the hub holds, for a page opened mid-game (newer ones come over the socket)
+    return fetch(base + "api/live/records").then((r) => r.json()).then((list) => {
+      if (!Array.isArray(list)) return;
+      for (const r of list.slice(0, config.max_boards)) {
+        if (r && typeof r === "object" && typeof r.venue === "string" && typeof r.board === "string" &&
+            ID.test(r.venue) && ID.test(r.board)) onRecord(r.venue, r.board, r);
+      }
+    });
   }).catch(() => showConn("closed"));
 })();

@@ -53,7 +53,10 @@ def test_bridge_lines_are_out_only_mqtt311_no_private() -> None:
     assert topics == [
         f"topic board/+/{k} out 1 qz/v1/va/ league/2026/qz/v1/va/"
         for k in ("status", "state", "event")
-    ] + ["topic station/decision out 1 qz/v1/va/ league/2026/qz/v1/va/"]
+    ] + [
+        "topic station/decision out 1 qz/v1/va/ league/2026/qz/v1/va/",
+        "topic station/record/+ out 1 qz/v1/va/ league/2026/qz/v1/va/",
+    ]
     assert not any(" in " in t or " both " in t or "cmd" in t for t in topics)
 
 

@@ -10,6 +10,7 @@ import json
 import nats
 import nats.errors
 import pytest
+from nats.aio.msg import Msg
 from support.nats import HUB_USER, NatsCentre
 
 STATE = "fed.qz.v1.va.board.1.state"
@@ -70,6 +71,7 @@ async def test_a_browser_viewer_without_credentials_gets_state_live(
         "fed.qz.v1.va.board.1.event",
         "fed.qz.v1.va.board.1.status",
         "fed.qz.v1.va.board.1.cmd",
+        "fed.qz.v1.va.station.record.1",  # a venue's record before the hub checked it
         "fed.>",
         ">",
         "$JS.API.>",
@@ -136,3 +138,35 @@ async def test_a_venue_cannot_read_the_federation(nats_centre: NatsCentre) -> No
         assert any("permissions violation" in str(e).lower() for e in errs), errs
     finally:
         await venue.close()
+
+
+async def test_only_the_hub_publishes_the_checked_records(nats_centre: NatsCentre) -> None:
+    """Issue 29: the public reads ``fed.live.*.record.*``; a venue may not write there (it would
+    skip the hub's check), the hub may, and a viewer gets it."""
+    viewer, _ = await errors_of({"servers": [ws_url(nats_centre)]})
+    venue, errs = await errors_of(
+        {"servers": nats_centre.urls, "user": "venue-va", "password": "pw-va"}
+    )
+    hub = await nats.connect(nats_centre.urls, user=HUB_USER[0], password=HUB_USER[1])
+    try:
+        got: asyncio.Queue[bytes] = asyncio.Queue()
+
+        async def on_msg(msg: Msg) -> None:
+            await got.put(msg.data)
+
+        await viewer.subscribe("fed.live.*.record.*", cb=on_msg)
+        await viewer.flush()
+        await venue.publish("fed.live.va.record.1", b'{"forged": true}')
+        await venue.flush()
+        await asyncio.sleep(0.3)
+        assert any("permissions violation" in str(e).lower() for e in errs), errs
+        assert got.empty()
+        async with asyncio.timeout(5):
+            while got.empty():
+                await hub.publish("fed.live.va.record.1", b'{"checked": true}')
+                await hub.flush()
+                await asyncio.sleep(0.1)
+        assert await got.get() == b'{"checked": true}'
+    finally:
+        for nc in (viewer, venue, hub):
+            await nc.close()

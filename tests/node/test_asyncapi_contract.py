@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel
 
 from wire_contract import messages as wire
+from wire_contract import records
 
 ROOT = Path(__file__).resolve().parents[2]
 DOC_PATH = ROOT / "docs" / "asyncapi.yaml"
@@ -99,6 +100,8 @@ MODELS: dict[str, type[BaseModel]] = {
     "BoardStatus": wire.BoardStatus,
     "StationStatus": wire.StationStatus,
     "Decision": wire.Decision,
+    "GameRecord": records.GameRecord,
+    "PlyClock": records.PlyClock,
     "StateSnapshot": wire.StateSnapshot,
     "SidePair": wire.SidePair,
     "ClockPart": wire.ClockPart,

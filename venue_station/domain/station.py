@@ -30,6 +30,7 @@ from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_players
 from venue_station.domain.record_duties import DutyDesk, record_fouls
 from venue_station.domain.records import RecordDesk
+from venue_station.domain.records_out import relay_records
 from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
@@ -174,6 +175,7 @@ class Station:
             self.supervisor.start(
                 "decisions", lambda: outbox.run(collector.publish, collector.connected)
             )
+            relay_records(self, collector)  # the records to the hub, retained (issue 29)
             self.supervisor.start("gaps", self._watch_gaps)
             ingest.clock_truth.probing = True  # a node looking behind is judged by round trips
             self.supervisor.start(

@@ -1,4 +1,6 @@
-// A board's detail: the live card, the per-move time chart and the event history.
+// A board's detail: the live card, the position and moves of its game record (issue 29: drawn
+// from the station's FEN and Chinese notation; no rules here), the per-move time chart and the
+// event history.
 "use strict";
 (function () {
   const board = decodeURIComponent(location.pathname.split("/").pop());
@@ -12,7 +14,7 @@
 
   QZ.applyI18n();
   QZ.langButton(document.getElementById("lang"));
-  QZ.onLang.push(() => { card.render(); QZ.drawChart(chartBox, moves); redrawHistory(); });
+  QZ.onLang.push(() => { card.render(); QZ.drawChart(chartBox, moves); redrawHistory(); drawRecord(lastRecord); });
   const events = [];
 
   function redrawHistory() {
@@ -62,7 +64,49 @@
     await loadGame(view.state ? view.state.game : null);
   }
 
+  // -- the game record: the position after the last recorded move, the moves in Chinese ---------
+  // Chinese glyphs; in English the WXF letters (K A E H R C P) and the moves in WXF.
+  const GLYPHS = { K: "帅", A: "仕", B: "相", N: "马", R: "车", C: "炮", P: "兵",
+                   k: "将", a: "士", b: "象", n: "马", r: "车", c: "炮", p: "卒" };
+  const LETTERS = { K: "K", A: "A", B: "E", N: "H", R: "R", C: "C", P: "P" };
+  let lastRecord = null;
+  const xq = document.getElementById("xq");
+  const recordBox = document.getElementById("record-box");
+  const recordMoves = document.getElementById("record-moves");
+  for (let i = 0; i < 90; i++) {
+    xq.append(QZ.el("span", { class: "cell", "data-r": String(Math.floor(i / 9)), "data-c": String(i % 9) }));
+  }
+  function drawRecord(view) {
+    if (!view || typeof view.fen !== "string" || !Array.isArray(view.moves)) return;
+    const rows = view.fen.split(" ")[0].split("/");
+    if (rows.length !== 10) return;
+    lastRecord = view;
+    const en = QZ.lang === "en";
+    const cells = xq.children;
+    rows.forEach((row, r) => {
+      let c = 0;
+      for (const ch of row) {
+        if (ch >= "1" && ch <= "9") {
+          for (let k = 0; k < Number(ch) && c < 9; k++, c++) { cells[r * 9 + c].textContent = ""; cells[r * 9 + c].className = "cell"; }
+        } else if (c < 9) {
+          const cell = cells[r * 9 + c++];
+          cell.textContent = (en ? LETTERS[ch.toUpperCase()] : GLYPHS[ch]) || "";
+          cell.className = "cell " + (ch === ch.toUpperCase() ? "red" : "black");
+        }
+      }
+    });
+    recordMoves.replaceChildren(...view.moves.map((m) =>
+      QZ.el("li", { class: m.side === "black" ? "black" : "red", text: String((en ? m.wxf : m.chinese) || "") })));
+    recordBox.dataset.ply = String(view.moves.length);
+    recordBox.hidden = false;
+  }
+  async function loadRecord() {
+    const r = await fetch("/api/records/" + encodeURIComponent(board));
+    if (r.ok) drawRecord(await r.json());
+  }
+
   QZ.stream({
+    record(d) { if (d.board === board && (!game || d.game === game)) drawRecord(d); },
     hello(d) {
       document.getElementById("venue").textContent = d.station ? d.station.venue : "";
       const view = (d.boards || []).find((b) => b.board === board);
@@ -71,7 +115,7 @@
     state(d) {
       if (d.board !== board) return;
       card.update({ state: d.state });
-      if (d.state.game !== game) loadGame(d.state.game);
+      if (d.state.game !== game) { loadGame(d.state.game); loadRecord(); }
     },
     status(d) { if (d.board === board) card.update({ status: d.status }); },
     event(d) {
@@ -83,5 +127,5 @@
   });
   QZ.animate(new Map([[board, card]]));
   QZ.loadReasons().then(redrawHistory);
-  load();
+  load().then(loadRecord);
 })();

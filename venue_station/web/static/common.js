@@ -239,7 +239,7 @@
   QZ.stream = function (handlers) {
     const banner = document.getElementById("conn");
     const es = new EventSource("/api/stream");
-    const kinds = ["hello", "state", "status", "event", "alert", "game", "ping"];
+    const kinds = ["hello", "state", "status", "event", "alert", "game", "record", "ping"];
     for (const kind of kinds) {
       es.addEventListener(kind, (msg) => {
         let data;
