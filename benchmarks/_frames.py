@@ -28,7 +28,12 @@ INIT = """
   const kind = qz.types.includes("long-animation-frame") ? "long-animation-frame" : "longtask";
   qz.kind = kind;
   new PerformanceObserver((list) => {
-    for (const e of list.getEntries()) qz.long.push([e.startTime, e.duration]);
+    for (const e of list.getEntries()) {
+      // Where a long frame went: its scripts (by what invoked them) and style + layout.
+      const scripts = (e.scripts || []).map((x) => [x.invoker || x.name, Math.round(x.duration)]);
+      const layout = e.styleAndLayoutStart ? e.startTime + e.duration - e.styleAndLayoutStart : 0;
+      qz.long.push([e.startTime, e.duration, Math.round(layout), scripts]);
+    }
   }).observe({ type: kind, buffered: true });
   const count = new MutationObserver((records) => {
     const seen = new Set();
@@ -47,9 +52,13 @@ INIT = """
 """
 
 
-async def _task_s(cdp: Any) -> float:
+TIMES = ("TaskDuration", "ScriptDuration", "RecalcStyleDuration", "LayoutDuration")
+
+
+async def _times(cdp: Any) -> dict[str, float]:
+    """The renderer main thread's task, script, style and layout time so far (s)."""
     metrics = (await cdp.send("Performance.getMetrics"))["metrics"]
-    return next(m["value"] for m in metrics if m["name"] == "TaskDuration")
+    return {m["name"]: m["value"] for m in metrics if m["name"] in TIMES}
 
 
 async def prepare(context: Any, page: Any, rate: float) -> Any:
@@ -66,14 +75,20 @@ async def measure(page: Any, cdp: Any, window_s: float) -> dict[str, Any]:
     """Frames, the throttled core's share and the cost per changed card over the window."""
     get = "() => { const q = window.__qzFrames; return [q.long.length, q.changes]; }"
     n0, changes0 = await page.evaluate(get)
-    task0, t0 = await _task_s(cdp), time.monotonic()
+    times0, t0 = await _times(cdp), time.monotonic()
     now0 = await page.evaluate("() => performance.now()")
     await asyncio.sleep(window_s)
-    task1, t1 = await _task_s(cdp), time.monotonic()
+    times1, t1 = await _times(cdp), time.monotonic()
     q = await page.evaluate("() => window.__qzFrames")
-    frames = [d for start, d in q["long"] if start >= now0]
+    long = [f for f in q["long"] if f[0] >= now0]
+    frames = [f[1] for f in long]
     changes = q["changes"] - changes0
-    busy_ms = (task1 - task0) * 1000
+    used = {k: (times1[k] - times0[k]) * 1000 for k in TIMES}
+    busy_ms = used["TaskDuration"]
+    per_card = {
+        k.removesuffix("Duration").lower(): round(v / max(changes, 1), 3) for k, v in used.items()
+    }
+    worst = sorted(long, key=lambda f: -f[1])[:3]
     return {
         "frame_kind": q["kind"],
         "frames_over_50ms": len(frames),
@@ -81,5 +96,9 @@ async def measure(page: Any, cdp: Any, window_s: float) -> dict[str, Any]:
         "throttled_core_pct": round(100 * busy_ms / 1000 / (t1 - t0), 1),
         "card_changes_per_s": round(changes / (t1 - t0), 1),
         "ms_per_changed_card": round(busy_ms / max(changes, 1), 3),
+        "ms_per_changed_card_by_kind": per_card,  # task = all; script, style, layout of it
+        "longest_frames": [
+            {"ms": round(f[1]), "style_layout_ms": f[2], "scripts": f[3][:3]} for f in worst
+        ],
         "_n0": n0,
     }

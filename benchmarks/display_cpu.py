@@ -252,13 +252,17 @@ async def main() -> None:
                         path = VARIANTS[variant]
                         url = station.http_url + path
                         rate = args.throttle if variant == "paged_slow" else 0
-                        m = await measure(browser, url, old if variant == "old" else None, window, rate)
+                        m = await measure(
+                            browser, url, old if variant == "old" else None, window, rate
+                        )
                         pct = m.pop("pct")
                         results[variant][phase + "_pct"] = round(pct, 1)
                         m.pop("_n0", None)
                         if m:
                             results[variant][phase] = m
-                        print(f"{variant:10} {phase:8} {pct:6.1f} % of a core {m or ''}", flush=True)
+                        print(
+                            f"{variant:10} {phase:8} {pct:6.1f} % of a core {m or ''}", flush=True
+                        )
                     if mover is not None:
                         mover.cancel()
             finally:
