@@ -165,9 +165,8 @@ def old_files(commit: str) -> dict[str, str]:
     out = {}
     for name in OLD_FILES:
         for folder in ("venue_station/web/static", "venue_station/static"):
-            proc = subprocess.run(
-                ["git", "show", f"{commit}:{folder}/{name}"], cwd=REPO, capture_output=True, text=True
-            )  # fmt: skip
+            spec = f"{commit}:{folder}/{name}"
+            proc = subprocess.run(["git", "show", spec], cwd=REPO, capture_output=True, text=True)
             if proc.returncode == 0:
                 out[name] = proc.stdout
                 break
