@@ -10,7 +10,10 @@ window of ``--window`` seconds gives its share of one core.
 
 Variants: ``old`` is the display of commit ``--old`` (its display.js/common.js/style.css
 served through Playwright's routing in place of today's files), ``all`` is today's ``/``,
-``paged`` today's hall screen ``/?page_s=20`` (40 boards a page), ``range`` ``/?boards=1-40``.
+``paged`` today's hall screen ``/?page_s=20`` (40 boards a page), ``range`` ``/?boards=1-40``,
+``paged_slow`` the hall screen with the renderer's CPU throttled ``--throttle`` times (×4, a
+stand-in for a Pi 4 core): its frames over 50 ms, longest frame, share of the throttled core
+and cost per changed card (``_frames.py``).
 
     .venv/bin/python benchmarks/display_cpu.py            # 30 s windows, ~5 min
     .venv/bin/python benchmarks/display_cpu.py --quick    # 6 s windows
@@ -33,6 +36,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+import _frames
 from _common import emit, parse_args
 from _station_bench import VENUE, client, start_broker, station_config, stop_broker
 
@@ -43,7 +47,10 @@ CHROMIUM = "/usr/bin/chromium"
 BOARDS = 120
 TICKS = os.sysconf("SC_CLK_TCK")
 OLD_FILES = ("display.js", "display.html", "common.js", "style.css")
-VARIANTS = {"old": "/", "all": "/", "paged": "/?page_s=20", "range": "/?boards=1-40"}
+VARIANTS = {
+    "old": "/", "all": "/", "paged": "/?page_s=20", "range": "/?boards=1-40",
+    "paged_slow": "/?page_s=20",  # the hall screen under CPU throttling (--throttle)
+}  # fmt: skip
 
 
 def wall_ms() -> int:
@@ -154,13 +161,17 @@ class Hall:
 
 
 def old_files(commit: str) -> dict[str, str]:
+    """The old page's files (the static folder was venue_station/static before the house)."""
     out = {}
     for name in OLD_FILES:
-        proc = subprocess.run(
-            ["git", "show", f"{commit}:venue_station/web/static/{name}"],
-            cwd=REPO, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        out[name] = proc.stdout
+        for folder in ("venue_station/web/static", "venue_station/static"):
+            spec = f"{commit}:{folder}/{name}"
+            proc = subprocess.run(["git", "show", spec], cwd=REPO, capture_output=True, text=True)
+            if proc.returncode == 0:
+                out[name] = proc.stdout
+                break
+        else:
+            raise SystemExit(f"display_cpu: {name} not found in commit {commit}")
     return out
 
 
@@ -171,10 +182,13 @@ def _server(text: str, kind: str) -> Any:
     return serve
 
 
-async def measure(browser: Any, url: str, old: dict[str, str] | None, window: float) -> float:
+async def measure(
+    browser: Any, url: str, old: dict[str, str] | None, window: float, throttle: float = 0
+) -> dict[str, Any]:
     context = await browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
         page = await context.new_page()
+        cdp = await _frames.prepare(context, page, throttle) if throttle else None
         if old is not None:
             for name, text in old.items():
                 kind = "text/css" if name.endswith(".css") else (
@@ -187,7 +201,10 @@ async def measure(browser: Any, url: str, old: dict[str, str] | None, window: fl
         await page.goto(url)
         await page.wait_for_selector(".card[data-board]")
         await asyncio.sleep(3)  # loaded, fonts in, first frames drawn
-        return await cpu_pct(window)
+        if cdp is None:
+            return {"pct": await cpu_pct(window)}
+        pct, frames = await asyncio.gather(cpu_pct(window), _frames.measure(page, cdp, window))
+        return {"pct": pct, **frames}
     finally:
         await context.close()
 
@@ -200,6 +217,7 @@ async def main() -> None:
             p.add_argument("--moves", type=float, default=4.0, help="moves per second, hall"),
             p.add_argument("--old", default="ce2ad44", help="the commit of the 'old' page"),
             p.add_argument("--variants", default=",".join(VARIANTS), help="which pages, a,b"),
+            p.add_argument("--throttle", type=float, default=4.0, help="paged_slow's CPU rate"),
         ),
     )
     window = args.window or (6.0 if args.quick else 30.0)
@@ -211,8 +229,8 @@ async def main() -> None:
     data = Path(tempfile.mkdtemp(prefix="qz-bench-display-"))
     station = StationWithWeb(station_config(broker, data))
     await station.start()
-    old = old_files(args.old)
-    results: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}
+    old = old_files(args.old) if "old" in args.variants.split(",") else {}
+    results: dict[str, dict[str, Any]] = {v: {} for v in VARIANTS}
     try:
         async with Hall(broker, nodes) as hall, async_playwright() as pw:
             browser = await pw.chromium.launch(
@@ -232,9 +250,18 @@ async def main() -> None:
                     for variant in args.variants.split(","):
                         path = VARIANTS[variant]
                         url = station.http_url + path
-                        pct = await measure(browser, url, old if variant == "old" else None, window)
+                        rate = args.throttle if variant == "paged_slow" else 0
+                        m = await measure(
+                            browser, url, old if variant == "old" else None, window, rate
+                        )
+                        pct = m.pop("pct")
                         results[variant][phase + "_pct"] = round(pct, 1)
-                        print(f"{variant:6} {phase:8} {pct:6.1f} % of a core", flush=True)
+                        m.pop("_n0", None)
+                        if m:
+                            results[variant][phase] = m
+                        print(
+                            f"{variant:10} {phase:8} {pct:6.1f} % of a core {m or ''}", flush=True
+                        )
                     if mover is not None:
                         mover.cancel()
             finally:
@@ -248,8 +275,8 @@ async def main() -> None:
         r["ratio"] = round(r["running_pct"] / max(r["idle_pct"], 0.1), 2)
     print(f"load average: {os.getloadavg()[0]:.1f}  ({os.cpu_count()} cores)", file=sys.stderr)
     top = results.get("paged") or next(iter(results.values()))
-    emit({"ratio": top["ratio"], "window_s": window, "boards": BOARDS,
-          "moves_per_s": args.moves, "old_commit": args.old, **results})  # fmt: skip
+    emit({"ratio": top["ratio"], "window_s": window, "boards": BOARDS, "moves_per_s": args.moves,
+          "old_commit": args.old, "throttle": args.throttle, **results})  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -135,3 +135,42 @@ async def test_rounds_games_alerts_and_commands(store: Store) -> None:
     )
     await store.finish_command("t1", outcome="ok", replies={"2": {"ok": True, "error": None}})
     assert (await store.commands())[0]["outcome"] == "ok"
+
+
+async def test_board_rows_go_in_the_events_transaction(store: Store) -> None:
+    """Issue 30: a batch's board rows (last_seq) commit with its events: one transaction."""
+    seen: list[set] = []
+
+    def boards(inserted: set) -> list[dict]:
+        seen.append(set(inserted))
+        return [{"board": b, "last_seq": max(s for bb, _, s in inserted if bb == b)}
+                for b in {k[0] for k in inserted}]  # fmt: skip
+
+    assert await store.insert_events([_row("1", 1), _row("1", 2)], boards=boards)
+    assert seen == [{("1", 1, 1), ("1", 1, 2)}]  # given the keys inserted
+    assert {r["board"]: r["last_seq"] for r in await store.boards()} == {"1": 2}
+    # Every event a duplicate: the board rows are still written.
+    assert (
+        await store.insert_events([_row("1", 2)], boards=lambda _: [{"board": "1", "node": "n9"}])
+        == set()
+    )
+    assert [(r["last_seq"], r["node"]) for r in await store.boards()] == [(2, "n9")]
+
+    def bad(inserted: set) -> list[dict]:
+        return [{"board": "1", "last_seq": None}]  # NOT NULL: the database refuses
+
+    with pytest.raises(sa.exc.IntegrityError):
+        await store.insert_events([_row("1", 3)], boards=bad)
+    assert await store.count_events() == 2  # the events' insert rolled back with the boards'
+
+
+def test_watermark_with_adds_nothing() -> None:
+    from venue_station.intake.seqs import SeqTracker
+
+    seqs = SeqTracker()
+    assert seqs.watermark_with("1", [2, 1, 4]) == 2
+    seqs.add("1", 1, 0.0)
+    seqs.add("1", 3, 0.0)
+    assert seqs.watermark_with("1", [2]) == 3
+    assert seqs.watermark_with("1", [5]) == 1
+    assert seqs.get("1").watermark == 1 and seqs.get("1").above == {3}  # unchanged

@@ -98,8 +98,9 @@ class IngestWriter:
         for kind, item in batch:
             if kind == "board":
                 board_rows.setdefault(item["board"], {}).update(item)
-        if events:
+        if events:  # the board rows go in the events' transaction
             await self._write_events(events, board_rows, alerts)
+            board_rows = {}
         elif alerts:
             await self.store.insert_events([], alerts=alerts)
         self.alert_ledger.stored([a["id"] for a in alerts])
@@ -150,8 +151,20 @@ class IngestWriter:
                     "received_ms": received,
                 }
             )
-        # The batch's alerts in its events' transaction, before any ruling below settles one.
-        inserted = await self.store.insert_events(rows, alerts=alerts)
+
+        def with_boards(inserted: set[tuple[str, int, int]]) -> list[dict[str, Any]]:
+            # Each board's last_seq as it will be once its inserted events are tracked below.
+            new: dict[str, list[int]] = {}
+            for board, _session, seq in inserted:
+                new.setdefault(board, []).append(seq)
+            for board, seqs in new.items():
+                mark = self.seqs.watermark_with(board, seqs)
+                board_rows.setdefault(board, {"board": board})["last_seq"] = mark
+            return list(board_rows.values())
+
+        # The batch's alerts and board rows in its events' transaction (one commit), before
+        # any ruling below settles an alert.
+        inserted = await self.store.insert_events(rows, alerts=alerts, boards=with_boards)
         self.metrics.duplicates_dropped += len(rows) - len(inserted)
         stored_ms = wall_ms()
         mono = time.monotonic()
@@ -179,9 +192,6 @@ class IngestWriter:
                 log.info(
                     "board %s: gap closed at seq %d", ev.board, self.seqs.get(ev.board).watermark
                 )
-            board_rows.setdefault(ev.board, {"board": ev.board})["last_seq"] = self.seqs.get(
-                ev.board
-            ).watermark
             ruling = alert_rules.ruling_of(ev)
             if ruling is not None:
                 await self._settle(ev.board, *ruling)

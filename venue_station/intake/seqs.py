@@ -93,6 +93,14 @@ class SeqTracker:
             b.gap_since, b.last_rebirth, b.rebirths = now, None, 0
         return Step(False, b.has_gap and not had_gap, False)
 
+    def watermark_with(self, board: str, seqs: list[int]) -> int:
+        """The board's watermark once ``seqs`` are added (``add``), without adding them."""
+        b = self.boards.get(board) or BoardSeqs()
+        w, above = b.watermark, b.above.union(seqs)
+        while w + 1 in above:
+            w += 1
+        return w
+
     def open_gaps(self) -> dict[str, BoardSeqs]:
         return {board: b for board, b in self.boards.items() if b.has_gap}
 

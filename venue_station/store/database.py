@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -139,15 +139,21 @@ class Store(TournamentReads, DutyReads, RecordRows):
 
     # -- events ---------------------------------------------------------------------------
     async def insert_events(
-        self, rows: Sequence[Mapping[str, Any]], *, alerts: Sequence[Mapping[str, Any]] = ()
+        self,
+        rows: Sequence[Mapping[str, Any]],
+        *,
+        alerts: Sequence[Mapping[str, Any]] = (),
+        boards: Callable[[set[tuple[str, int, int]]], Sequence[Mapping[str, Any]]] | None = None,
     ) -> set[tuple[str, int, int]]:
         """Insert, ignoring any already stored; returns the keys actually inserted.
 
         ``alerts`` (rows with their ids, decided by the station) go in the same transaction:
-        a failure stores neither, so a retry of the batch loses no alert.
+        a failure stores neither, so a retry of the batch loses no alert. ``boards``, given
+        the keys inserted, returns board rows to upsert in that transaction too (as
+        ``upsert_boards``): one commit a batch, not two (issue 30).
         """
         inserted: set[tuple[str, int, int]] = set()
-        if not rows and not alerts:
+        if not rows and not alerts and boards is None:
             return inserted
         async with self.engine.begin() as conn:
             if rows:
@@ -160,6 +166,9 @@ class Store(TournamentReads, DutyReads, RecordRows):
                 inserted = {(r.board, r.session, r.seq) for r in result}
             if alerts:
                 await self._insert_alerts(conn, alerts)
+            board_rows = boards(inserted) if boards is not None else ()
+            if board_rows:
+                await self._upsert_boards(conn, board_rows)
         return inserted
 
     async def _insert_alerts(self, conn: Any, rows: Sequence[Mapping[str, Any]]) -> None:
@@ -254,19 +263,22 @@ class Store(TournamentReads, DutyReads, RecordRows):
     # -- boards ---------------------------------------------------------------------------
     async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write each board's row; only the columns given are changed."""
+        async with self.engine.begin() as conn:
+            await self._upsert_boards(conn, rows)
+
+    async def _upsert_boards(self, conn: Any, rows: Sequence[Mapping[str, Any]]) -> None:
         stamp = wall_ms()
         groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
         for row in rows:
             values = {"updated_ms": stamp, **row}
             groups.setdefault(tuple(sorted(values)), []).append(values)
-        async with self.engine.begin() as conn:
-            # One executemany per shape of row: a batch touches hundreds of boards at once.
-            for cols, group in groups.items():
-                stmt = self.insert(t.boards)
-                update = {c: stmt.excluded[c] for c in cols if c != "board"}
-                await conn.execute(
-                    stmt.on_conflict_do_update(index_elements=["board"], set_=update), group
-                )
+        # One executemany per shape of row: a batch touches hundreds of boards at once.
+        for cols, group in groups.items():
+            stmt = self.insert(t.boards)
+            update = {c: stmt.excluded[c] for c in cols if c != "board"}
+            await conn.execute(
+                stmt.on_conflict_do_update(index_elements=["board"], set_=update), group
+            )
 
     async def boards(self) -> list[dict[str, Any]]:
         async with self.engine.connect() as conn:
