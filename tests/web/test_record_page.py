@@ -31,6 +31,13 @@ PAIRS = "round,board,red,black\n" + "".join(
     f"1,{b},{PLAYERS[2 * b - 2]},{PLAYERS[2 * b - 1]}\n" for b in range(1, 5)
 )
 COUNT = "n => document.querySelectorAll('#moves li').length === n"
+# the page fits its width, the move list does not run sideways, its last move is in view
+FITS = """() => {
+  const list = document.querySelector('#moves');
+  const last = list.lastElementChild.getBoundingClientRect(), box = list.getBoundingClientRect();
+  return document.documentElement.scrollWidth <= innerWidth && list.scrollWidth <= list.clientWidth
+    && last.bottom <= box.bottom + 1 && last.top >= box.top - 1 && last.right <= innerWidth;
+}"""
 
 
 async def type_moves(page: Any, moves: list[str]) -> None:
@@ -57,6 +64,11 @@ async def test_the_published_game_entered_four_ways_is_one_pgn(
 ) -> None:
     if not FAIRY_STOCKFISH.exists():
         skip_missing("fairy-stockfish", "apt-get install fairy-stockfish")
+
+    async def shot(name: str) -> None:
+        assert await page.evaluate(FITS), f"{name}: the page or its move list runs over"
+        await screenshot(page, name)
+
     async with served_station(broker_factory(), tmp_path, regulation="wulong-2015") as web:
         await web.station.import_players("name\n" + "\n".join(PLAYERS) + "\n")
         await web.station.import_pairings(PAIRS, send=False)
@@ -75,7 +87,7 @@ async def test_the_published_game_entered_four_ways_is_one_pgn(
         await page.wait_for_selector('#xq button[data-sq="e0"]')
         await tap_moves(page, ICCS)
         assert (await page.text_content("#moves li:last-child .mv")) == CHINESE[-1]
-        await screenshot(page, "record-tablet-zh")
+        await shot("record-1024x768-zh")
 
         # a move for the wrong side, then an illegal one: refused in words, nothing stored
         await page.fill("#move-text", "炮二平五")
@@ -107,8 +119,17 @@ async def test_the_published_game_entered_four_ways_is_one_pgn(
         await page.wait_for_selector("#msg.err")
         said = await page.text_content("#msg")
         assert "is not a legal move for Black here" in said, said
+        await shot("record-1024x768-en")
         await page.set_viewport_size({"width": 390, "height": 844})
-        await screenshot(page, "record-phone-en")
+        await page.goto(f"{web.url}/record/4?lang=en")  # a phone opens the page at its size
+        await page.wait_for_function(COUNT, arg=len(ICCS))
+        await page.fill("#move-text", "h2e2")
+        await page.press("#move-text", "Enter")
+        await page.wait_for_selector("#msg.err")
+        await shot("record-390x844-en")
+        await page.goto(f"{web.url}/record/4?lang=zh")
+        await page.wait_for_function(COUNT, arg=len(ICCS))
+        await shot("record-390x844-zh")
 
         async with httpx.AsyncClient(base_url=web.url) as client:
             pgns = []

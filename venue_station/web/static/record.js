@@ -176,6 +176,7 @@
     $("to-move").textContent = over || QZ.t("record.to_move", { side: QZ.t(view.to_move) }) + (view.in_check ? " · " + QZ.t("record.check") : "");
     $("moves").replaceChildren(...view.moves.map((m) => QZ.el("li", { "data-ply": m.ply, "data-iccs": m.iccs },
       QZ.el("span", { class: "mv", translate: "no", text: m.chinese }), QZ.el("span", { class: "clk", text: clockText(m.clock) }))));
+    $("moves").scrollTop = $("moves").scrollHeight; // the last move in view
     $("undo").disabled = !view.moves.length;
     drawBoard();
   }
