@@ -70,8 +70,10 @@ async def test_a_fresh_station_rebuilds_a_long_journal_without_flood_or_drop(
         await _wait(lambda: seqs.watermark == last and not seqs.has_gap, 120)
         await fresh.ingest.flush()
         took = time.monotonic() - began
-        print(f"rebuilt {len(journaled)} journaled events in {took:.1f} s; a command during "
-              f"the replay answered in {answered_s * 1000:.0f} ms")
+        print(
+            f"rebuilt {len(journaled)} journaled events in {took:.1f} s; a command during "
+            f"the replay answered in {answered_s * 1000:.0f} ms"
+        )
 
         stored = await fresh.store.game_events("r1-b1", ("move",))
         moves = [r for r in journaled if '"type":"move"' in r.payload.replace(" ", "")]

@@ -30,7 +30,7 @@ from venue_station.store.round_import import game_id
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
 
-__all__ = ["caught_up", "recover_rounds", "rebuild_rounds"]
+__all__ = ["caught_up", "rebuild_rounds", "recover_rounds"]
 
 log = logging.getLogger(__name__)
 
@@ -49,6 +49,7 @@ async def recover_rounds(station: Station) -> dict[str, Any]:
         found = _GAME.match(game or "")
         if found is None or found.group(2) != ev["board"] or int(found.group(1)) in held:
             continue
+        assert isinstance(game, str)
         if isinstance(data.get("red"), str) and isinstance(data.get("black"), str):
             latest[game] = {"round": int(found.group(1)), "board": ev["board"], **data}
     by_round: dict[int, list[dict[str, Any]]] = {}
@@ -110,6 +111,8 @@ async def rebuild_rounds(
             steady_since = None
         await asyncio.sleep(0.1)
     else:
-        log.warning("rebuild: boards not all caught up after %.0f s: rounds from what came", timeout_s)
+        log.warning(
+            "rebuild: boards not all caught up after %.0f s: rounds from what came", timeout_s
+        )
     await station.ingest.flush()
     return await recover_rounds(station)

@@ -90,7 +90,7 @@ async def _rounds_back(station: StationWithWeb) -> None:
     journals (venue_station/domain/rebuild.py)."""
     from venue_station.domain.rebuild import rebuild_rounds
 
-    while station.ingest is None or station.store is None:
+    while station.ingest is None or station.store is None:  # noqa: ASYNC110 (no start event)
         await asyncio.sleep(0.2)
     made = await rebuild_rounds(station)
     print(f"rebuilt from the boards: rounds {made['rounds']}, {made['players']} players added, "
