@@ -34,6 +34,18 @@ PLAYERS = "name\n甲\n乙\n丙\n丁\n"
 PAIRS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n"
 
 
+PLAYERS8 = "name\n" + "".join(f"{n}\n" for n in "甲乙丙丁戊己庚辛")
+PAIRED4 = {"5": ("甲", "乙"), "6": ("丙", "丁"), "7": ("戊", "己"), "8": ("庚", "辛")}
+PAIRS4 = "round,board,red,black\n" + "".join(f"1,{b},{r},{k}\n" for b, (r, k) in PAIRED4.items())
+
+
+async def _open(station: Any, board: str, kind: str) -> dict[str, Any] | None:
+    for alert in await station.store.alerts(status="open"):
+        if alert["board"] == board and alert["kind"] == kind:
+            return dict(alert)
+    return None
+
+
 async def _wait(predicate: Any, timeout: float = 20.0) -> None:
     async with asyncio.timeout(timeout):
         while not predicate():
@@ -51,7 +63,7 @@ def config_file(path: Path, data_dir: Path, backups: Path, key: Path) -> Path:
 
 async def decisions(station: Any) -> list[tuple[str, str, Any, Any, bool]]:
     out = []
-    for game in ("r1-b1", "r1-b2"):
+    for game in ("r1-b1", "r1-b2", "r1-b5", "r1-b6", "r1-b7", "r1-b8"):
         for e in await station.store.game_events(game, ("result", "foul")):
             d = e["data"]
             out.append(
@@ -166,31 +178,47 @@ async def test_disk_lost_without_a_backup_rebuild_gives_the_round_in_progress_ba
 ) -> None:
     """No backup at all: a fresh station with the same config and key, and ``rebuild`` —
     the round in progress comes back from the boards' journals: its players, pairings and
-    games, each decision confirmed as it was (by its signed txn), the standings as before."""
+    games, each decision confirmed as it was (by its signed txn), the standings as before.
+    The round's decisions: an arbiter's foul and a resignation, a draw entered, a flag
+    confirmed, a flag dismissed and then a draw entered."""
     from venue_station.domain.rebuild import rebuild_rounds
 
     broker = broker_factory()
-    faces = {"1": SimulatedFace(mode="idle"), "2": SimulatedFace(mode="idle")}
-    node_cfg = node_config(broker, "node-a", ["1", "2"], tmp_path / "node")
+    faces = {b: SimulatedFace(mode="idle") for b in PAIRED4}
+    node_cfg = node_config(broker, "node-c", list(faces), tmp_path / "node")
     key = tmp_path / "etc" / "decision.key"
     extra = {"decision_key_file": str(key)}
     first = await start_station(station_config(tmp_path, broker, **extra))
     async with running_node(node_cfg, faces) as node:
-        await _wait(lambda: {"1", "2"} <= set(first.ingest.boards))
-        await first.import_players(PLAYERS)
-        await first.import_pairings(PAIRS)
-        for board in ("1", "2"):
-            await _wait(
-                lambda b=board: (first.ingest.boards[b].state or {}).get("game") is not None
-            )
+        await _wait(lambda: set(faces) <= set(first.ingest.boards))
+        await first.import_players(PLAYERS8)
+        await first.import_pairings(PAIRS4, send=False)
+        for board, (red, black) in PAIRED4.items():
+            tc = "1+0" if board in ("7", "8") else "90m+30s"  # boards 7 and 8: flags fall
+            args = {"game": f"r1-b{board}", "tc": tc, "red": red, "black": black}
+            assert (await first.send_command(board, "set_game", args)).ok
             assert (await first.send_command(board, "start")).ok
-        for face in faces.values():
-            face.press(Side.RED)
-            face.press(Side.BLACK)
-        assert (await first.send_command("2", "result", {"winner": None, "reason": "agreed"})).ok
-        assert (await first.send_command("1", "foul", {"side": "black", "reason": "phone"})).ok
-        assert (await first.send_command("1", "result", {"winner": "red", "reason": "resign"})).ok
-        await _wait(lambda: len(first.ingest.authority.asks.decided) == 3)
+        for board in ("5", "6"):
+            faces[board].press(Side.RED)
+            faces[board].press(Side.BLACK)
+        assert (await first.send_command("6", "result", {"winner": None, "reason": "agreed"})).ok
+        assert (await first.send_command("5", "foul", {"side": "black", "reason": "phone"})).ok
+        assert (await first.send_command("5", "result", {"winner": "red", "reason": "resign"})).ok
+        flags: dict[str, dict[str, Any]] = {}
+        async with asyncio.timeout(20):
+            while len(flags) < 2:
+                for board in ("7", "8"):
+                    found = await _open(first, board, "flag")
+                    if found is not None:
+                        flags[board] = found
+                await asyncio.sleep(0.05)
+        # board 7: the flag confirmed; board 8: the flag dismissed, then a result entered
+        _, sent = await first.rule_alert(flags["7"], "confirm")
+        assert sent is not None and sent.ok
+        _, sent = await first.rule_alert(flags["8"], "dismiss")
+        assert sent is not None and sent.ok
+        assert (await first.send_command("8", "result", {"winner": None, "reason": "agreed"})).ok
+        await _wait(lambda: len(first.ingest.authority.asks.decided) >= 6)
         await _wait(lambda: node.journal.unsent_count() == 0)
         await first.ingest.flush()
 
@@ -207,8 +235,17 @@ async def test_disk_lost_without_a_backup_rebuild_gives_the_round_in_progress_ba
             }
 
         before = await picture(first)
-        assert len(before["games"]) == 2 and all(g[4] for g in before["games"]), before
-        watermarks = {b: first.ingest.seqs.get(b).watermark for b in ("1", "2")}
+        ruled = [d[:4] for d in before["decisions"] if d[2] in ("confirmed", "dismissed")]
+        assert ruled == [
+            ("r1-b5", "foul", "confirmed", "black"),
+            ("r1-b5", "result", "confirmed", "red"),
+            ("r1-b6", "result", "confirmed", None),
+            ("r1-b7", "result", "confirmed", "black"),  # the flag confirmed
+            ("r1-b8", "result", "confirmed", None),  # the draw entered after ...
+            ("r1-b8", "result", "dismissed", "black"),  # ... the flag dismissed
+        ], before["decisions"]
+        assert len(before["games"]) == 4 and all(g[4] for g in before["games"]), before
+        watermarks = {b: first.ingest.seqs.get(b).watermark for b in faces}
         await first.stop()
         shutil.rmtree(first.config.data_dir)  # the disk lost, and no backup anywhere
 
@@ -220,7 +257,7 @@ async def test_disk_lost_without_a_backup_rebuild_gives_the_round_in_progress_ba
         second = await start_station(station_config(tmp_path, broker, **extra))
         made = await asyncio.wait_for(rebuild_rounds(second, settle_s=0.5, timeout_s=60), 90)
         took = time.monotonic() - t0
-        assert made == {"rounds": [1], "players": 4, "games": 2}
+        assert made == {"rounds": [1], "players": 8, "games": 4}
         journal = [(r.board, json.loads(r.payload)) for r in node.journal.all_events()]
         journal_keys = sorted((b, int(p["session"]), int(p["seq"])) for b, p in journal)
         assert await stored_keys(second) == journal_keys, "every journaled event stored once"
