@@ -9,13 +9,22 @@ config. Round 1: players and pairs imported, clocks started through the node, bo
 backup, then the station starts again (``rebuild``): every event of the node's journal — read
 directly — stored once, every decision confirmed as it was (none left ``unverified``), players,
 rounds and standings equal to before. The times are printed (``-s``) for docs/operations.md.
+
+Without a backup: a node of four boards (a foul and a resignation, a draw entered, a flag
+confirmed, a flag dismissed then a draw entered), the data folder deleted, ``qizhong station
+rebuild`` run as a real process with the same config and key: the round in progress comes back
+from the boards' journals (players, pairings, games), every decision confirmed as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,6 +36,7 @@ from support.station import station_config
 from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
 from qizhong.cli.main import main
+from venue_station.domain.rebuild import recover_rounds
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
@@ -166,6 +176,9 @@ async def test_disk_lost_then_restore_and_rebuild_gives_the_round_back(
             "rounds": len(await second.store.rounds()),
         }
         assert after == before
+        # the rounds a rebuild would make from the boards: none, the backup holds round 1
+        assert (await recover_rounds(second))["rounds"] == []
+        assert len(await second.store.games()) == 2
     with capsys.disabled():
         print(
             f"\ndisk lost: restore {restored_s:.2f} s, rebuild caught up {caught_up_s:.2f} s, "
@@ -181,8 +194,6 @@ async def test_disk_lost_without_a_backup_rebuild_gives_the_round_in_progress_ba
     games, each decision confirmed as it was (by its signed txn), the standings as before.
     The round's decisions: an arbiter's foul and a resignation, a draw entered, a flag
     confirmed, a flag dismissed and then a draw entered."""
-    from venue_station.domain.rebuild import rebuild_rounds
-
     broker = broker_factory()
     faces = {b: SimulatedFace(mode="idle") for b in PAIRED4}
     node_cfg = node_config(broker, "node-c", list(faces), tmp_path / "node")
@@ -253,11 +264,41 @@ async def test_disk_lost_without_a_backup_rebuild_gives_the_round_in_progress_ba
             await probe.wait_for(
                 lambda: all(probe.states.get(b, {}).get("seq") == s for b, s in watermarks.items())
             )
+        # the technician's one command, a real process, with the same config and key
+        user, password = broker.credentials("station")
+        cfg = tmp_path / "rebuild.toml"
+        cfg.write_text(
+            f'venue = "test"\ndata_dir = "{first.config.data_dir}"\n'
+            f'decision_key_file = "{key}"\nrebirth_grace_ms = 100\nrebirth_retry_ms = 500\n'
+            f'[http]\nhost = "127.0.0.1"\nport = 0\n'
+            f'[broker]\nurl = "mqtt://{broker.host}:{broker.port}"\nusername = "{user}"\n'
+            f'password = "{password}"\nclient_id = "qz-station-rebuild"\n',
+            encoding="utf-8",
+        )
         t0 = time.monotonic()
-        second = await start_station(station_config(tmp_path, broker, **extra))
-        made = await asyncio.wait_for(rebuild_rounds(second, settle_s=0.5, timeout_s=60), 90)
-        took = time.monotonic() - t0
-        assert made == {"rounds": [1], "players": 8, "games": 4}
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "qizhong", "station", "rebuild", "--config", str(cfg)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        lines: list[str] = []
+        try:
+            assert proc.stdout is not None
+            while not any(line.startswith("rebuilt from the boards") for line in lines):
+                line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 90)
+                assert line, "".join(lines)
+                lines.append(line.decode())
+            took = time.monotonic() - t0
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            lines.append(proc.communicate(timeout=30)[0].decode())
+        out = "".join(lines)
+        assert proc.returncode == 0, out
+        assert "rebuilt from the boards: rounds [1], 8 players added, 4 games" in out, out
+        second = await start_station(
+            station_config(tmp_path, broker, **extra), serve_http=False, connect=False
+        )
         journal = [(r.board, json.loads(r.payload)) for r in node.journal.all_events()]
         journal_keys = sorted((b, int(p["session"]), int(p["seq"])) for b, p in journal)
         assert await stored_keys(second) == journal_keys, "every journaled event stored once"
@@ -265,6 +306,6 @@ async def test_disk_lost_without_a_backup_rebuild_gives_the_round_in_progress_ba
         assert after == before
         assert [d for d in after["decisions"] if d[4]] == [], "none left unverified"
         # once more (a restart of the rebuild): nothing made twice
-        assert (await rebuild_rounds(second, settle_s=0, timeout_s=5))["rounds"] == []
+        assert (await recover_rounds(second))["rounds"] == []
     with capsys.disabled():
         print(f"\ndisk lost, no backup: round 1 back from the boards in {took:.2f} s")
