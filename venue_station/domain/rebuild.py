@@ -12,8 +12,13 @@ derived from its events as the writer derives it — a confirmed result counts, 
 not. A round the store already holds (restored from a backup) is left as it is: the backup
 speaks for what it has, the boards for what came after.
 
-Only events of a board for its own game id are taken (``r3-b2`` from board 2), and only with
-both names: a test game, a carry-over id or a game set without players makes no round. The
+Only what the station itself set is taken: a ``ready`` event whose txn is the station's signed
+``set_game`` txn for that board, game and both names (``venue_station/intake/signed_txn.py``;
+the station's ``decision_key_file``). A node can journal any ``ready`` it likes, but without
+the key it cannot make up a pairing, move a player to another board or game, or rename one;
+a station without the key (or with another) makes no round. Only a board's events for its own
+game id count (``r3-b2`` from board 2), and only with both names: a test game, a carry-over
+id or a game set without players makes no round. The
 round's time control is the station's (the regulation's); a board's own is in its events.
 """
 
@@ -25,6 +30,7 @@ import re
 import time
 from typing import TYPE_CHECKING, Any
 
+from venue_station.intake.signed_txn import STATION_SET
 from venue_station.store.round_import import game_id
 
 if TYPE_CHECKING:
@@ -43,6 +49,11 @@ async def recover_rounds(station: Station) -> dict[str, Any]:
     store = station.require_store()
     assert station.ingest is not None
     held = {int(r["round"]) for r in await store.rounds()}
+    signer = station.ingest.authority.signer
+    if signer is None:
+        log.warning("rebuild: no decision key: no round made from the boards' journals")
+        return {"rounds": [], "players": 0, "games": 0, "unsigned": 0}
+    unsigned = 0
     latest: dict[str, dict[str, Any]] = {}  # game -> its board's last ready (a re-set wins)
     for ev in await store.events(types=("ready",), limit=READY_LIMIT):
         data, game = ev.get("data") or {}, ev.get("game")
@@ -50,15 +61,19 @@ async def recover_rounds(station: Station) -> dict[str, Any]:
         if found is None or found.group(2) != ev["board"] or int(found.group(1)) in held:
             continue
         assert isinstance(game, str)
-        if isinstance(data.get("red"), str) and isinstance(data.get("black"), str):
-            latest[game] = {"round": int(found.group(1)), "board": ev["board"], **data}
+        if not (isinstance(data.get("red"), str) and isinstance(data.get("black"), str)):
+            continue
+        if data.get(STATION_SET) is not True:  # checked against the key as it came (guard.py)
+            unsigned += 1  # not the station's pairing (or before a key): not trusted
+            continue
+        latest[game] = {"round": int(found.group(1)), "board": ev["board"], **data}
     by_round: dict[int, list[dict[str, Any]]] = {}
     for row in latest.values():
         by_round.setdefault(row["round"], []).append(
             {"board": row["board"], "red": row["red"], "black": row["black"]}
         )
     if not by_round:
-        return {"rounds": [], "players": 0, "games": 0}
+        return {"rounds": [], "players": 0, "games": 0, "unsigned": unsigned}
     known = await store.player_names()
     names = sorted({n for rows in by_round.values() for r in rows for n in (r["red"], r["black"])})
     new = [{"name": n} for n in names if n not in known]
@@ -75,6 +90,7 @@ async def recover_rounds(station: Station) -> dict[str, Any]:
     for game in games:
         await station.ingest.update_game(game)  # its result from its events, as the writer does
     out = {"rounds": sorted(by_round), "players": len(new), "games": len(games)}
+    out["unsigned"] = unsigned
     log.info("rebuild: rounds %s from the boards' journals (%d players, %d games)",
              out["rounds"], out["players"], out["games"])  # fmt: skip
     return out
