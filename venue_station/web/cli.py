@@ -198,7 +198,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     if config.decision_key_file is None or not config.decision_key_file.exists():
         print(
             "qizhong station rebuild: no decision key: the decisions replayed from the boards "
-            "are stored pending, unverified (docs/operations.md \"Rebuild\")",
+            'are stored pending, unverified (docs/operations.md "Rebuild")',
             file=sys.stderr,
         )
     print("rebuilding: the station asks every board for what it lacks (paced replays)")
