@@ -62,8 +62,8 @@ async def test_a_fresh_station_rebuilds_a_long_journal_without_flood_or_drop(
         asked = time.monotonic()
         assert (await fresh.send_command("1", "pause")).ok
         answered_s = time.monotonic() - asked
-        assert link._replay is not None and not link._replay.done(), "answered during the replay"
-        assert answered_s < 1.0, answered_s
+        # the proof: answered while the replay still flows (before, the reply came after it)
+        assert link._replay is not None and not link._replay.done(), answered_s
         await _wait(lambda: node.journal.unsent_count("1") == 0, 30)
         last = node.journal.events_from("1", 1)[-1].seq  # the pause is journaled after them
         seqs = fresh.ingest.seqs.get("1")
