@@ -16,6 +16,8 @@ Told truthfully to the station (docs/wire.md "Status order" and "Clock probe"):
   station measures the clock's offset apart from the network's delay;
 - a connection attempt gives up after ``connect_timeout_s`` and reconnects back off, with
   jitter, to at most ``reconnect_max_s`` (2 s): a board is back within seconds of its link;
+- a rebirth's replay runs in its own task beside the command loop (one at a time per board,
+  a new rebirth replaces it), so other commands to the board are answered meanwhile;
 - at most ``MAX_INFLIGHT`` publishes wait for their acknowledgement at once (a backlog goes
   out as a sliding window, in order), below aiomqtt's "pending publish calls" warning.
 """
@@ -129,6 +131,8 @@ class BoardLink:
         self._closed = False  # ``close`` said offline: nothing more to say
         self.conn = 0  # the epoch of the latest connection attempt (wall ms, increasing)
         self._inflight = asyncio.Semaphore(MAX_INFLIGHT)
+        self._tasks: asyncio.TaskGroup | None = None  # the live connection's tasks
+        self._replay: asyncio.Task[None] | None = None  # a rebirth's replay in flight
         board.on_event = self._event_journaled
         board.on_state = self._state_changed
 
@@ -227,9 +231,13 @@ class BoardLink:
         self.connected.set()
         self.counters["connects"] += 1
         log.info("board %s: online (%d events to send)", board.id, len(unsent))
-        async with asyncio.TaskGroup() as tg:
-            tg.create_task(self._drain(client), name=f"drain-{board.id}")
-            tg.create_task(self._receive(client), name=f"receive-{board.id}")
+        try:
+            async with asyncio.TaskGroup() as tg:  # a replay joins it (``_rebirth_asked``)
+                self._tasks = tg
+                tg.create_task(self._drain(client), name=f"drain-{board.id}")
+                tg.create_task(self._receive(client), name=f"receive-{board.id}")
+        finally:
+            self._tasks = self._replay = None
 
     async def _drain(self, client: aiomqtt.Client) -> None:
         """Send the outbox in order, then the state: a state never names a seq not yet sent."""
@@ -278,8 +286,30 @@ class BoardLink:
         board = self.board
         await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
         self._state_changed()
+        if from_seq is not None:
+            await self._replay_from(client, from_seq)
+
+    async def _rebirth_asked(self, client: aiomqtt.Client, from_seq: int | None) -> None:
+        """A ``rebirth`` command: status and state now, the replay in its own task, so the
+        board's other commands are not kept waiting behind a day's journal (~4 s paced). A
+        rebirth asked while a replay flows replaces it (the station asked from a new seq)."""
+        board = self.board
+        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
+        self._state_changed()
         if from_seq is None:
             return
+        if self._replay is not None and not self._replay.done():
+            self._replay.cancel()
+            self.counters["replays_replaced"] += 1
+        if self._tasks is None:  # not inside a connection (a direct call): replay inline
+            await self._replay_from(client, from_seq)
+            return
+        self._replay = self._tasks.create_task(
+            self._replay_from(client, from_seq), name=f"replay-{board.id}"
+        )
+
+    async def _replay_from(self, client: aiomqtt.Client, from_seq: int) -> None:
+        board = self.board
         rows = self.journal.events_from(board.id, from_seq)
         topic = self.topics.event(board.id)
         loop = asyncio.get_running_loop()
@@ -380,7 +410,7 @@ class BoardLink:
                 return
             if command.cmd == "rebirth":
                 assert isinstance(args, wire.RebirthArgs)
-                await self.rebirth(client, args.from_seq)
+                await self._rebirth_asked(client, args.from_seq)
             else:
                 board.command_txn = command.txn
                 try:

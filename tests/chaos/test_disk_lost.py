@@ -9,13 +9,22 @@ config. Round 1: players and pairs imported, clocks started through the node, bo
 backup, then the station starts again (``rebuild``): every event of the node's journal — read
 directly — stored once, every decision confirmed as it was (none left ``unverified``), players,
 rounds and standings equal to before. The times are printed (``-s``) for docs/operations.md.
+
+Without a backup: a node of four boards (a foul and a resignation, a draw entered, a flag
+confirmed, a flag dismissed then a draw entered), the data folder deleted, ``qizhong station
+rebuild`` run as a real process with the same config and key: the round in progress comes back
+from the boards' journals (players, pairings, games), every decision confirmed as it was.
 """
 
 from __future__ import annotations
 
 import asyncio
 import json
+import os
 import shutil
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -27,11 +36,24 @@ from support.station import station_config
 from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
 from qizhong.cli.main import main
+from venue_station.domain.rebuild import recover_rounds
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 PLAYERS = "name\n甲\n乙\n丙\n丁\n"
 PAIRS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n"
+
+
+PLAYERS8 = "name\n" + "".join(f"{n}\n" for n in "甲乙丙丁戊己庚辛")
+PAIRED4 = {"5": ("甲", "乙"), "6": ("丙", "丁"), "7": ("戊", "己"), "8": ("庚", "辛")}
+PAIRS4 = "round,board,red,black\n" + "".join(f"1,{b},{r},{k}\n" for b, (r, k) in PAIRED4.items())
+
+
+async def _open(station: Any, board: str, kind: str) -> dict[str, Any] | None:
+    for alert in await station.store.alerts(status="open"):
+        if alert["board"] == board and alert["kind"] == kind:
+            return dict(alert)
+    return None
 
 
 async def _wait(predicate: Any, timeout: float = 20.0) -> None:
@@ -51,7 +73,7 @@ def config_file(path: Path, data_dir: Path, backups: Path, key: Path) -> Path:
 
 async def decisions(station: Any) -> list[tuple[str, str, Any, Any, bool]]:
     out = []
-    for game in ("r1-b1", "r1-b2"):
+    for game in ("r1-b1", "r1-b2", "r1-b5", "r1-b6", "r1-b7", "r1-b8"):
         for e in await station.store.game_events(game, ("result", "foul")):
             d = e["data"]
             out.append(
@@ -154,8 +176,136 @@ async def test_disk_lost_then_restore_and_rebuild_gives_the_round_back(
             "rounds": len(await second.store.rounds()),
         }
         assert after == before
+        # the rounds a rebuild would make from the boards: none, the backup holds round 1
+        assert (await recover_rounds(second))["rounds"] == []
+        assert len(await second.store.games()) == 2
     with capsys.disabled():
         print(
             f"\ndisk lost: restore {restored_s:.2f} s, rebuild caught up {caught_up_s:.2f} s, "
             f"{len(journal_keys)} events, {len(before['decisions'])} decisions"
         )
+
+
+async def test_disk_lost_without_a_backup_rebuild_gives_the_round_in_progress_back(
+    broker_factory: Any, start_station: Any, tmp_path: Path, capsys: Any
+) -> None:
+    """No backup at all: a fresh station with the same config and key, and ``rebuild`` —
+    the round in progress comes back from the boards' journals: its players, pairings and
+    games, each decision confirmed as it was (by its signed txn), the standings as before.
+    The round's decisions: an arbiter's foul and a resignation, a draw entered, a flag
+    confirmed, a flag dismissed and then a draw entered."""
+    broker = broker_factory()
+    faces = {b: SimulatedFace(mode="idle") for b in PAIRED4}
+    node_cfg = node_config(broker, "node-c", list(faces), tmp_path / "node")
+    key = tmp_path / "etc" / "decision.key"
+    extra = {"decision_key_file": str(key)}
+    first = await start_station(station_config(tmp_path, broker, **extra))
+    async with running_node(node_cfg, faces) as node:
+        await _wait(lambda: set(faces) <= set(first.ingest.boards))
+        await first.import_players(PLAYERS8)
+        await first.import_pairings(PAIRS4, send=False)
+        for board, (red, black) in PAIRED4.items():
+            tc = "1+0" if board in ("7", "8") else "90m+30s"  # boards 7 and 8: flags fall
+            args = {"game": f"r1-b{board}", "tc": tc, "red": red, "black": black}
+            assert (await first.send_command(board, "set_game", args)).ok
+            assert (await first.send_command(board, "start")).ok
+        for board in ("5", "6"):
+            faces[board].press(Side.RED)
+            faces[board].press(Side.BLACK)
+        assert (await first.send_command("6", "result", {"winner": None, "reason": "agreed"})).ok
+        assert (await first.send_command("5", "foul", {"side": "black", "reason": "phone"})).ok
+        assert (await first.send_command("5", "result", {"winner": "red", "reason": "resign"})).ok
+        flags: dict[str, dict[str, Any]] = {}
+        async with asyncio.timeout(20):
+            while len(flags) < 2:
+                for board in ("7", "8"):
+                    found = await _open(first, board, "flag")
+                    if found is not None:
+                        flags[board] = found
+                await asyncio.sleep(0.05)
+        # board 7: the flag confirmed; board 8: the flag dismissed, then a result entered
+        _, sent = await first.rule_alert(flags["7"], "confirm")
+        assert sent is not None and sent.ok
+        _, sent = await first.rule_alert(flags["8"], "dismiss")
+        assert sent is not None and sent.ok
+        assert (await first.send_command("8", "result", {"winner": None, "reason": "agreed"})).ok
+        await _wait(lambda: len(first.ingest.authority.asks.decided) >= 6)
+        await _wait(lambda: node.journal.unsent_count() == 0)
+        await first.ingest.flush()
+
+        async def picture(station: Any) -> dict[str, Any]:
+            return {
+                "standings": [s.__dict__ for s in await station.standings()],
+                "decisions": await decisions(station),
+                "players": sorted(await station.store.player_names()),
+                "rounds": [r["round"] for r in await station.store.rounds()],
+                "games": [
+                    (g["game"], g["board"], g["red"], g["black"], g["result"], g["reason"])
+                    for g in await station.store.games()
+                ],
+            }
+
+        before = await picture(first)
+        ruled = [d[:4] for d in before["decisions"] if d[2] in ("confirmed", "dismissed")]
+        assert ruled == [
+            ("r1-b5", "foul", "confirmed", "black"),
+            ("r1-b5", "result", "confirmed", "red"),
+            ("r1-b6", "result", "confirmed", None),
+            ("r1-b7", "result", "confirmed", "black"),  # the flag confirmed
+            ("r1-b8", "result", "confirmed", None),  # the draw entered after ...
+            ("r1-b8", "result", "dismissed", "black"),  # ... the flag dismissed
+        ], before["decisions"]
+        assert len(before["games"]) == 4 and all(g[4] for g in before["games"]), before
+        watermarks = {b: first.ingest.seqs.get(b).watermark for b in faces}
+        await first.stop()
+        shutil.rmtree(first.config.data_dir)  # the disk lost, and no backup anywhere
+
+        async with Probe(broker) as probe:
+            await probe.wait_for(
+                lambda: all(probe.states.get(b, {}).get("seq") == s for b, s in watermarks.items())
+            )
+        # the technician's one command, a real process, with the same config and key
+        user, password = broker.credentials("station")
+        cfg = tmp_path / "rebuild.toml"
+        cfg.write_text(
+            f'venue = "test"\ndata_dir = "{first.config.data_dir}"\n'
+            f'decision_key_file = "{key}"\nrebirth_grace_ms = 100\nrebirth_retry_ms = 500\n'
+            f'[http]\nhost = "127.0.0.1"\nport = 0\n'
+            f'[broker]\nurl = "mqtt://{broker.host}:{broker.port}"\nusername = "{user}"\n'
+            f'password = "{password}"\nclient_id = "qz-station-rebuild"\n',
+            encoding="utf-8",
+        )
+        t0 = time.monotonic()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "qizhong", "station", "rebuild", "--config", str(cfg)],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        )
+        lines: list[str] = []
+        try:
+            assert proc.stdout is not None
+            while not any(line.startswith("rebuilt from the boards") for line in lines):
+                line = await asyncio.wait_for(asyncio.to_thread(proc.stdout.readline), 90)
+                assert line, "".join(lines)
+                lines.append(line.decode())
+            took = time.monotonic() - t0
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            lines.append(proc.communicate(timeout=30)[0].decode())
+        out = "".join(lines)
+        assert proc.returncode == 0, out
+        assert "rebuilt from the boards: rounds [1], 8 players added, 4 games" in out, out
+        second = await start_station(
+            station_config(tmp_path, broker, **extra), serve_http=False, connect=False
+        )
+        journal = [(r.board, json.loads(r.payload)) for r in node.journal.all_events()]
+        journal_keys = sorted((b, int(p["session"]), int(p["seq"])) for b, p in journal)
+        assert await stored_keys(second) == journal_keys, "every journaled event stored once"
+        after = await picture(second)
+        assert after == before
+        assert [d for d in after["decisions"] if d[4]] == [], "none left unverified"
+        # once more (a restart of the rebuild): nothing made twice
+        assert (await recover_rounds(second))["rounds"] == []
+    with capsys.disabled():
+        print(f"\ndisk lost, no backup: round 1 back from the boards in {took:.2f} s")

@@ -56,11 +56,24 @@ async def test_a_fresh_station_rebuilds_a_long_journal_without_flood_or_drop(
 
         began = time.monotonic()
         fresh = await start_station(station_config(tmp_path / "b", broker), serve_http=False)
+        link = node.links["1"]
+        await _wait(lambda: link._replay is not None and not link._replay.done(), 30)
+        # the replay has its own task: a command meanwhile is answered, not kept waiting ~2 s
+        asked = time.monotonic()
+        assert (await fresh.send_command("1", "pause")).ok
+        answered_s = time.monotonic() - asked
+        # the proof: answered while the replay still flows (before, the reply came after it)
+        assert link._replay is not None and not link._replay.done(), answered_s
+        await _wait(lambda: node.journal.unsent_count("1") == 0, 30)
+        last = node.journal.events_from("1", 1)[-1].seq  # the pause is journaled after them
         seqs = fresh.ingest.seqs.get("1")
         await _wait(lambda: seqs.watermark == last and not seqs.has_gap, 120)
         await fresh.ingest.flush()
         took = time.monotonic() - began
-        print(f"rebuilt {len(journaled)} journaled events in {took:.1f} s")
+        print(
+            f"rebuilt {len(journaled)} journaled events in {took:.1f} s; a command during "
+            f"the replay answered in {answered_s * 1000:.0f} ms"
+        )
 
         stored = await fresh.store.game_events("r1-b1", ("move",))
         moves = [r for r in journaled if '"type":"move"' in r.payload.replace(" ", "")]

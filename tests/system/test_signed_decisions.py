@@ -136,3 +136,46 @@ def test_a_signed_txn_says_one_board_one_outcome() -> None:
     assert signer.ask_of(ruling, "7", "result", {**settled, "status": "dismissed"}) is None
     assert signer.ask_of(ruling, "7", "result", {**settled, "ref": 13}) is None
     assert signer.make("7", "pause", {}) is None
+
+
+def _ready(board: str, data: dict[str, Any], txn: str | None) -> Any:
+    from wire_contract.messages import EventEnvelope
+
+    return EventEnvelope.model_validate(
+        {
+            "board": board, "node": "node-a", "game": data.get("game"), "session": 1, "seq": 3,
+            "ts": 1, "type": "ready", "clock": {"red_ms": 1, "black_ms": 1, "running": None},
+            "data": data, "txn": txn,
+        }
+    )  # fmt: skip
+
+
+def test_only_the_stations_signed_set_game_makes_a_pairing_a_rebuild_trusts() -> None:
+    """What a rebuild without a backup makes a round from (venue_station/domain/rebuild.py):
+    a ``ready`` whose txn is this station's signed ``set_game`` for that board, game and both
+    names. A board cannot make one up, edit the names, move it to another board, or say it
+    was signed."""
+    from venue_station.intake.guard import Authority
+    from venue_station.intake.signed_txn import STATION_SET
+
+    authority = Authority()
+    authority.signer = signer = TxnSigner(b"k" * 32, "venue-a")
+    pairing = {"game": "r2-b7", "red": "甲", "black": "乙"}
+    txn = signer.make("7", "set_game", pairing)
+    assert txn is not None and len(txn) <= 64
+    said = {**pairing, "tc": "90m+30s"}
+
+    def trusted(board: str, data: dict[str, Any], txn: str | None) -> bool:
+        return authority.judge(board, _ready(board, data, txn)).data.get(STATION_SET) is True
+
+    assert trusted("7", said, txn)
+    assert not trusted("8", {**said, "game": "r2-b8"}, txn)  # another board's game
+    assert not trusted("7", {**said, "red": "丙"}, txn)  # a name edited by the node
+    assert not trusted("7", {**said, "game": "r3-b7"}, txn)  # another round
+    assert not trusted("7", said, "st-0123456789abcdef")  # the board's own txn
+    assert not trusted("7", said, None)
+    with pytest.raises(ValueError, match=STATION_SET):  # self-stamped: the wire refuses it
+        _ready("7", {**said, STATION_SET: True}, None)
+    other = Authority()
+    other.signer = TxnSigner(b"x" * 32, "venue-a")  # another key
+    assert other.judge("7", _ready("7", said, txn)).data.get(STATION_SET) is None

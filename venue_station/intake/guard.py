@@ -27,7 +27,7 @@ from typing import Any
 
 from clock_service.regulation import Regulation
 from venue_station.intake.asks import Asks
-from venue_station.intake.signed_txn import SIGNED_BY, TxnSigner
+from venue_station.intake.signed_txn import SIGNED_BY, STATION_SET, TxnSigner
 from venue_station.live.metrics import Metrics
 from wire_contract.messages import EventEnvelope
 
@@ -193,6 +193,8 @@ class Authority:
         """A decision as it is to be stored: as it came when its txn asked it, else a proposal.
         Anything else is noted (a proposal to rule on)."""
         key = (board, ev.session, ev.seq)
+        if ev.type == "ready":
+            ev = self.pairing(board, ev)
         if not is_decision(ev):
             self.asks.note(key, ev.game, ev.type, ev.data)
             return ev
@@ -206,6 +208,16 @@ class Authority:
         proposal = self.as_proposal(ev)
         self.asks.note(key, proposal.game, proposal.type, proposal.data)
         return proposal
+
+    def pairing(self, board: str, ev: EventEnvelope) -> EventEnvelope:
+        """A ``ready`` event as stored: ``STATION_SET`` true only when its txn is this
+        station's signed ``set_game`` for the game and players it says (what a rebuild makes a
+        round from, ``domain/rebuild.py``); whatever a board put there itself is dropped."""
+        data = {k: v for k, v in ev.data.items() if k != STATION_SET}
+        asked = {"game": data.get("game"), "red": data.get("red"), "black": data.get("black")}
+        if self.signer is not None and self.signer.signed(ev.txn, board, "set_game", asked):
+            data[STATION_SET] = True
+        return ev.model_copy(update={"data": data})
 
     @staticmethod
     def as_proposal(ev: EventEnvelope) -> EventEnvelope:

@@ -10,9 +10,12 @@ and the nodes journal it. So the txn itself carries the proof:
 
 ``asked`` is what the command asked, in the form the settling event says it again: ``result``
 {winner, reason}, ``foul`` {side, reason}, ``resolve`` {seq, status} (the event's ``ref`` and
-``status``). ``key`` is the station's ``decision_key_file`` (kept with the station's config by
-the technician, never on the boards). A node sees every txn, but without the key it cannot make
-one for another board, another outcome or another ruling: the MAC binds all of them. A new
+``status``); and, not a decision but what a rebuild without a backup makes the round from,
+``set_game`` {game, red, black} (the board's ``ready`` event says them again:
+``venue_station/domain/rebuild.py``). ``key`` is the station's ``decision_key_file`` (kept
+with the station's config by the technician, never on the boards). A node sees every txn, but
+without the key it cannot make one for another board, another outcome, another ruling or
+another pairing: the MAC binds all of them. A new
 station with the same key that meets a txn it never logged checks the event against it and,
 when it matches, takes it as its own ask (``Asks.sent``); the usual rules then apply (one
 decision per txn, its follow-ons once each). Who ruled is not in a txn (64 characters): a
@@ -34,11 +37,13 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["PREFIX", "SIGNED_BY", "TxnSigner", "load_key", "signer_for"]
+__all__ = ["PREFIX", "SIGNED_BY", "STATION_SET", "TxnSigner", "load_key", "signer_for"]
 
 log = logging.getLogger(__name__)
 PREFIX = "sd-"
 SIGNED_BY = "(signed txn)"
+# In a stored ``ready`` event's data: its txn is the station's signed ``set_game`` (guard.py)
+STATION_SET = "station_set"
 _TXN = re.compile(r"^sd-([0-9a-f]{12})-([0-9a-f]{24})$")
 KEY_BYTES = 32
 
@@ -83,6 +88,9 @@ def _asked(cmd: str, args: Mapping[str, Any]) -> list[Any] | None:
         return [args.get("winner"), args.get("reason")]
     if cmd == "foul":
         return [args.get("side"), args.get("reason")]
+    if cmd == "set_game":  # the pairing a rebuild makes again (domain/rebuild.py), not a decision
+        game = args.get("game")
+        return None if not isinstance(game, str) else [game, args.get("red"), args.get("black")]
     if cmd == "resolve":
         seq = args.get("seq")
         return None if not isinstance(seq, int) else [seq, args.get("status")]
@@ -108,6 +116,15 @@ class TxnSigner:
             return None
         nonce = secrets.token_hex(6)
         return f"{PREFIX}{nonce}-{self._mac(board, cmd, asked, nonce)}"
+
+    def signed(self, txn: str | None, board: str, cmd: str, args: Mapping[str, Any]) -> bool:
+        """Whether this station signed ``txn`` for ``cmd`` to ``board`` asking ``args``."""
+        found = _TXN.match(txn or "")
+        asked = _asked(cmd, args)
+        if found is None or asked is None:
+            return False
+        nonce, mac = found.groups()
+        return hmac.compare_digest(mac, self._mac(board, cmd, asked, nonce))
 
     def ask_of(
         self, txn: str | None, board: str, type_: str, data: Mapping[str, Any]

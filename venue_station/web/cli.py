@@ -73,11 +73,28 @@ def _hash_password(args: argparse.Namespace) -> int:
     return 0
 
 
-async def _serve(station: StationWithWeb) -> None:
+async def _serve(station: StationWithWeb, *, rebuild: bool = False) -> None:
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, station.request_stop)
-    await station.run()
+    task = asyncio.create_task(_rounds_back(station)) if rebuild else None
+    try:
+        await station.run()
+    finally:
+        if task is not None:
+            task.cancel()
+
+
+async def _rounds_back(station: StationWithWeb) -> None:
+    """``rebuild``: once the boards have caught up, the rounds the store lacks from their
+    journals (venue_station/domain/rebuild.py)."""
+    from venue_station.domain.rebuild import rebuild_rounds
+
+    while station.ingest is None or station.store is None:  # noqa: ASYNC110 (no start event)
+        await asyncio.sleep(0.2)
+    made = await rebuild_rounds(station)
+    print(f"rebuilt from the boards: rounds {made['rounds']}, {made['players']} players added, "
+          f"{made['games']} games")  # fmt: skip
 
 
 def _backup_or_restore(args: argparse.Namespace) -> int:
@@ -181,7 +198,7 @@ def _rebuild(args: argparse.Namespace) -> int:
     if config.decision_key_file is None or not config.decision_key_file.exists():
         print(
             "qizhong station rebuild: no decision key: the decisions replayed from the boards "
-            "are stored pending, unverified (docs/operations.md \"Rebuild\")",
+            'are stored pending, unverified (docs/operations.md "Rebuild")',
             file=sys.stderr,
         )
     print("rebuilding: the station asks every board for what it lacks (paced replays)")
@@ -214,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         station = StationWithWeb(StationConfig.load(args.config))
-        asyncio.run(_serve(station))
+        asyncio.run(_serve(station, rebuild=args.action == "rebuild"))
     except StationError as exc:
         print(f"qizhong station: {exc}", file=sys.stderr)
         return 2
