@@ -26,7 +26,7 @@ __all__ = ["RecorderFence", "recorder_may"]
 log = logging.getLogger(__name__)
 _BOARD_ROUTES = (
     re.compile(r"^/api/records/(?P<board>[^/]+)(?:/moves|/undo)?$"),
-    re.compile(r"^/record/(?P<board>[^/]+)$"),
+    re.compile(r"^/record/(?!sheet$)(?P<board>[^/]+)$"),  # the chief's sheet is no board
 )
 _OPEN = ("/api/auth/session", "/api/auth/logout", "/api/auth/login", "/api/auth/record-key")
 
