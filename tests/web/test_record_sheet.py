@@ -1,8 +1,8 @@
 """The chief's printable QR sheet (录谱, issue 29 Build 2), in Debian's chromium.
 
-A Meishan round of four boards ("要求前两台，原则上都要录谱。原则上由胜方负责录谱，和棋由红方负责录谱"):
-the chief opens ``/record/sheet`` and finds boards 1 and 2 only, each with its players, who must
-record and a QR code. The QR code is read off the page's pixels by an independent decoder
+A Meishan round of four boards ("要求前两台，原则上都要录谱。原则上由胜方负责录谱，
+和棋由红方负责录谱"): the chief opens ``/record/sheet`` and finds boards 1 and 2 only, each
+with its players, who must record and a QR code. The QR code is read off the page's pixels by an independent decoder
 (zxing-cpp) and must be the board's record link on the station's own address as the browser
 sees it; that link, opened in a fresh browser, is a recorder session of that board and of
 nothing else. An arbiter below the chief, an anonymous browser and a recorder are refused with
@@ -20,7 +20,7 @@ import pytest
 import segno
 import zxingcpp
 from PIL import Image
-from support.station import ARBITER, ARBITER_PASSWORD, _ARBITER_HASH
+from support.station import _ARBITER_HASH, ARBITER, ARBITER_PASSWORD
 from support.web import screenshot, served_station
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
@@ -89,7 +89,8 @@ async def test_the_chief_prints_a_qr_code_per_required_board(
         await sheet_login(page, web.url, ARBITER)
         await page.wait_for_selector(".sheet-card img.sheet-qr")
         await page.wait_for_function(
-            "() => [...document.querySelectorAll('img.sheet-qr')].every(i => i.complete && i.naturalWidth > 0)"
+            "() => [...document.querySelectorAll('img.sheet-qr')]"
+            ".every(i => i.complete && i.naturalWidth > 0)"
         )
         cards = page.locator(".sheet-card")
         assert await cards.count() == 2

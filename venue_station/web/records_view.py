@@ -174,13 +174,19 @@ async def record_qr(request: Request) -> Response:
     game = next((g for g in games if str(g["board"]) == board), None)
     if game is None:
         raise ApiError(
-            404, f"no game on board {board} in round {round_no}", kind="no_game",
-            where="query.board", extra={"args": {"board": board}},
+            404,
+            f"no game on board {board} in round {round_no}",
+            kind="no_game",
+            where="query.board",
+            extra={"args": {"board": board}},
         )
     if not await records.required(game):
         raise ApiError(
-            409, f"board {board} needs no record", kind="record_not_required",
-            where="query.board", extra={"args": {"board": board}},
+            409,
+            f"board {board} needs no record",
+            kind="record_not_required",
+            where="query.board",
+            extra={"args": {"board": board}},
         )
     # the station's address as the browser asked for it (its Host and scheme): location.origin
     url = str(request.base_url).rstrip("/") + f"/record/{board}?key={await records.key(board)}"
