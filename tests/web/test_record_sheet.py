@@ -2,11 +2,11 @@
 
 A Meishan round of four boards ("要求前两台，原则上都要录谱。原则上由胜方负责录谱，
 和棋由红方负责录谱"): the chief opens ``/record/sheet`` and finds boards 1 and 2 only, each
-with its players, who must record and a QR code. The QR code is read off the page's pixels by an independent decoder
-(zxing-cpp) and must be the board's record link on the station's own address as the browser
-sees it; that link, opened in a fresh browser, is a recorder session of that board and of
-nothing else. An arbiter below the chief, an anonymous browser and a recorder are refused with
-a sentence; the QR route refuses them too.
+with its players, who must record and a QR code. The QR code is read off the page's pixels by
+an independent decoder (zxing-cpp) and must be the board's record link on the station's own
+address as the browser sees it; that link, opened in a fresh browser, is a recorder session of
+that board and of nothing else. An arbiter below the chief, an anonymous browser and a recorder
+are refused with a sentence; the QR route refuses them too.
 """
 
 from __future__ import annotations
