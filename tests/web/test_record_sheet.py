@@ -5,8 +5,8 @@ A Meishan round of four boards ("要求前两台，原则上都要录谱。原�
 with its players, who must record and a QR code. The QR code is read off the page's pixels by
 an independent decoder (zxing-cpp) and must be the board's record link on the station's own
 address as the browser sees it; that link, opened in a fresh browser, is a recorder session of
-that board and of nothing else. An arbiter below the chief, an anonymous browser and a recorder
-are refused with a sentence; the QR route refuses them too.
+that board and of nothing else. An arbiter below the chief and an anonymous browser are refused
+with a sentence, the QR route refuses them too, and a recorder's session is fenced off both.
 """
 
 from __future__ import annotations
@@ -115,6 +115,8 @@ async def test_the_chief_prints_a_qr_code_per_required_board(
         await page.emulate_media(media="print")
         assert not await page.locator("header.bar").is_visible()
         assert await cards.first.is_visible()
+        await page.set_viewport_size({"width": 794, "height": 1123})  # A4 at 96 dpi
+        await screenshot(page, "record-sheet-print")
         await page.emulate_media(media="screen")
 
         # the English switch
