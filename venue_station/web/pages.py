@@ -67,6 +67,11 @@ async def record(request: Request) -> Response:
     return _page("record.html")
 
 
+async def record_sheet(request: Request) -> Response:
+    """The chief's printable QR sheet (录谱): a QR code per board that must be recorded."""
+    return _page("sheet.html")
+
+
 class _Static(StaticFiles):
     """StaticFiles with the pages' security headers and revalidation on every load."""
 
@@ -88,6 +93,7 @@ def pages_routes() -> list[BaseRoute]:
         Route("/", display, methods=["GET", "HEAD"]),
         Route("/board/{board}", board, methods=["GET", "HEAD"]),
         Route("/arbiter", arbiter, methods=["GET", "HEAD"]),
+        Route("/record/sheet", record_sheet, methods=["GET", "HEAD"]),  # before /record/{board}
         Route("/record/{board}", record, methods=["GET", "HEAD"]),
         Mount("/static", app=_Static(directory=STATIC_DIR), name="static"),
     ]

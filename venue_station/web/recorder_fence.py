@@ -2,7 +2,8 @@
 
 An ASGI middleware in front of the routes: a request carrying a recorder session (a
 ``role = "recorder"`` account, or a board's record key) reaches only its boards' records
-(``/api/records/{board}`` and its moves and undo, the record page ``/record/{board}``), the
+(``/api/records/{board}`` and its moves and undo, the record page ``/record/{board}``, never
+the chief's QR sheet ``/record/sheet`` nor its ``/api/record-keys/qr.svg``), the
 pages' static files and its own session (``/api/auth/*``). Everything else, even what an
 anonymous reader may see, is refused before any route runs: 403 with code ``recorder_only``,
 nothing stored, counted in ``/metrics`` like every refused request. Dropping the cookie makes
@@ -26,7 +27,7 @@ __all__ = ["RecorderFence", "recorder_may"]
 log = logging.getLogger(__name__)
 _BOARD_ROUTES = (
     re.compile(r"^/api/records/(?P<board>[^/]+)(?:/moves|/undo)?$"),
-    re.compile(r"^/record/(?P<board>[^/]+)$"),
+    re.compile(r"^/record/(?!sheet$)(?P<board>[^/]+)$"),  # the chief's sheet is no board
 )
 _OPEN = ("/api/auth/session", "/api/auth/logout", "/api/auth/login", "/api/auth/record-key")
 

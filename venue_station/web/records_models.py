@@ -114,7 +114,10 @@ class RecordOut(Out):
 class RecordKey(Out):
     board: str
     game: str | None
+    red: str
+    black: str
     required: bool
+    responsible: Responsible | None  # the winner, red on a draw; None before the result
     key: str
     path: str  # /record/{board}?key=… for the QR code
 
@@ -185,6 +188,25 @@ OPERATIONS: dict[str, dict[str, dict[str, Any]]] = {
             "response": RecordKeys,
             "params": (_q("round", "the round whose boards (default: the latest)", "integer"),),
             "auth": "reader",
+        }
+    },
+    "/api/record-keys/qr.svg": {
+        "get": {
+            "summary": "a required board's record link (the station's address as asked, "
+            "/record/{board}?key=…) as a QR code, SVG (chief/admin); 409 record_not_required, "
+            "404 no_game",
+            "response": "image/svg+xml",
+            "params": (
+                {**_q("board", "board id"), "required": True},
+                _q("round", "the round whose game (default: the latest)", "integer"),
+            ),
+            "auth": "reader",
+        }
+    },
+    "/record/sheet": {
+        "get": {
+            "summary": "the chief's printable sheet (录谱): a QR code per board to record",
+            "response": "text/html",
         }
     },
     "/api/auth/record-key": {

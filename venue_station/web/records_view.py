@@ -5,15 +5,20 @@ per-game and per-round xiangqi PGN, the boards' record keys and the session a ke
 - ``POST /api/records/{board}/moves`` ``{"move", "ply"[, "game"]}`` and ``…/undo``
   ``{"ply"[, "game"]}``: a recorder of the board or an arbiter and above, with the CSRF token.
   Refusals are ``domain.records.RecordRefused``: its status, its ``code`` and ``args``.
-- ``GET /api/record-keys[?round=]``: the chief's QR sheet; ``POST /api/auth/record-key``
+- ``GET /api/record-keys[?round=]``: the chief's QR sheet (``/record/sheet``), and
+  ``GET /api/record-keys/qr.svg?board=[&round=]``: one board's link as a QR code (segno's SVG, the
+  station's address as the browser asked for it); ``POST /api/auth/record-key``
   ``{"board", "key"}``: a recorder session of that one board (the cookie, as a login).
 - ``GET /api/export/games/{game}/record.pgn``, ``GET /api/export/rounds/{round}/records.pgn``.
 """
 
 from __future__ import annotations
 
+import io
 import re
+from typing import Any
 
+import segno
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
@@ -38,6 +43,7 @@ from wire_contract.topics import ID_PATTERN
 __all__ = ["routes"]
 
 PGN_MEDIA = "application/x-chess-pgn; charset=utf-8"
+SVG_MEDIA = "image/svg+xml"
 
 
 def _board(request: Request) -> str:
@@ -123,29 +129,71 @@ async def round_pgn(request: Request) -> Response:
     return _pgn("\n".join(p if p.endswith("\n") else p + "\n" for p in parts), name)
 
 
-async def record_keys(request: Request) -> Response:
-    """Every board's key (of the round asked, default the latest with games): the chief's."""
-    require_reader(request, "chief")
-    station = station_of(request)
-    store = station.require_store()
-    games = await store.games()
+async def _round_games(request: Request) -> tuple[int | None, list[dict[str, Any]]]:
+    """The round asked (``?round=``, default the latest with games) and its games by board."""
+    games = await station_of(request).require_store().games()
     round_no = int_param(request, "round", low=1, high=999)
     if round_no is None and games:
         round_no = max(int(g["round"]) for g in games)
+    return round_no, sorted((g for g in games if g["round"] == round_no), key=_board_order)
+
+
+async def record_keys(request: Request) -> Response:
+    """Every board's key (of the round asked, default the latest with games): the chief's."""
+    require_reader(request, "chief")
+    records = station_of(request).records
+    round_no, games = await _round_games(request)
     keys = []
-    for g in sorted((g for g in games if g["round"] == round_no), key=_board_order):
+    for g in games:
         board = str(g["board"])
-        key = await station.records.key(board)
+        key = await records.key(board)
+        view = await records.view_game(str(g["game"]))
         keys.append(
             {
                 "board": board,
                 "game": g["game"],
-                "required": await station.records.required(g),
+                "red": str(g["red"]),
+                "black": str(g["black"]),
+                "required": await records.required(g),
+                "responsible": view.responsible if view is not None else None,
                 "key": key,
                 "path": f"/record/{board}?key={key}",
             }
         )
     return json_response({"round": round_no, "keys": keys})
+
+
+async def record_qr(request: Request) -> Response:
+    """One required board's record link as a QR code (SVG): the chief's sheet shows it."""
+    require_reader(request, "chief")
+    board = request.query_params.get("board") or ""
+    if not re.match(ID_PATTERN, board):
+        raise ApiError(400, f"board {board!r} is not a valid id", where="query.board")
+    records = station_of(request).records
+    round_no, games = await _round_games(request)
+    game = next((g for g in games if str(g["board"]) == board), None)
+    if game is None:
+        raise ApiError(
+            404,
+            f"no game on board {board} in round {round_no}",
+            kind="no_game",
+            where="query.board",
+            extra={"args": {"board": board}},
+        )
+    if not await records.required(game):
+        raise ApiError(
+            409,
+            f"board {board} needs no record",
+            kind="record_not_required",
+            where="query.board",
+            extra={"args": {"board": board}},
+        )
+    # the station's address as the browser asked for it (its Host and scheme): location.origin
+    url = str(request.base_url).rstrip("/") + f"/record/{board}?key={await records.key(board)}"
+    out = io.BytesIO()
+    segno.make_qr(url, error="m").save(out, kind="svg", scale=4, border=4)
+    # the key is a secret: no cache keeps it
+    return Response(out.getvalue(), media_type=SVG_MEDIA, headers={"Cache-Control": "no-store"})
 
 
 def _board_order(game: dict[str, object]) -> tuple[int, str]:
@@ -179,6 +227,7 @@ def routes() -> list[BaseRoute]:
         Route("/api/records/{board}/moves", add_move, methods=["POST"]),
         Route("/api/records/{board}/undo", undo_move, methods=["POST"]),
         Route("/api/record-keys", record_keys),
+        Route("/api/record-keys/qr.svg", record_qr),
         Route("/api/auth/record-key", key_session, methods=["POST"]),
         Route("/api/export/games/{game}/record.pgn", game_pgn),
         Route("/api/export/rounds/{round}/records.pgn", round_pgn),
