@@ -19,7 +19,7 @@ from venue_station.web.openapi import build_document
 
 EXTRA = "qz_not_a_field"
 # A path parameter each body route accepts before it reads the body (session, path, then body).
-PATH_VALUES = {"board": "1", "id": "1", "round": "1"}
+PATH_VALUES = {"board": "1", "id": "1", "round": "1", "game": "r1-b1"}
 KNOCKOUT_GAME = "ko-sf1"
 
 
