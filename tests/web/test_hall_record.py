@@ -31,10 +31,11 @@ WXF_LAST = "H2+3"
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def hall(broker_factory: Callable[..., Any], tmp_path: Path) -> AsyncIterator[WebStation]:
-    """40 boards on one node, every one with a game of round 1 on its clock (not running)."""
+    """40 boards on one node, each with a game of round 1 on its clock (not running); Wulong:
+    boards 1..10 must be recorded."""
     boards = [str(b) for b in range(1, BOARDS + 1)]
     broker = broker_factory(Roster.build(venue="test", nodes={"node-0": boards}, arbiters=["arb"]))
-    async with served_station(broker, tmp_path) as web:
+    async with served_station(broker, tmp_path, regulation="wulong-2015") as web:
         await web.station.import_pairings(PAIRS, send=False)
         fake = await web.fake_node("node-0", boards)
         for b in boards:
@@ -108,7 +109,7 @@ async def test_recorded_moves_appear_on_the_hall_screen_beside_forty_boards(
         started = time.monotonic()
         await move(chief, "1", zh, ply)
         await screen.wait_for_function(
-            "document.querySelector(\"#positions .pos[data-board='1']\").dataset.ply === "
+            "document.querySelector(\"#positions .pos[data-board='1']\")?.dataset.ply === "
             f"'{ply + 1}'",
             timeout=1000,
         )
@@ -166,7 +167,8 @@ async def test_positions_asks_for_more_boards_and_a_bad_value_is_said(
     await screen.wait_for_selector(".card[data-board='40']")
     await asyncio.sleep(0.5)
     assert await screen.is_hidden("#positions")
-    await screen.goto(hall.url + "/?boards=1-40&positions=x")
+    await screen.goto(hall.url + "/?boards=4-40&positions=x")
     await screen.wait_for_selector("#problems:not([hidden])")
-    assert "positions" in await screen.inner_text("#problems")
-    await screen.wait_for_selector("#positions .pos[data-board='1']:not([hidden])")
+    assert "positions=x" in await screen.inner_text("#problems")
+    await screen.wait_for_selector("#positions .pos[data-board='5']:not([hidden])")
+    assert await screen.query_selector("#positions .pos[data-board='6']") is None  # 2 again
