@@ -11,6 +11,8 @@ window of ``--window`` seconds gives its share of one core.
 Variants: ``old`` is the display of commit ``--old`` (its display.js/common.js/style.css
 served through Playwright's routing in place of today's files), ``all`` is today's ``/``,
 ``paged`` today's hall screen ``/?page_s=20`` (40 boards a page), ``range`` ``/?boards=1-40``.
+``--records 2``: boards 1 and 2 are recorded, a move every 2 s (the hall screen then shows their
+positions beside the grid, positions.js).
 
     .venv/bin/python benchmarks/display_cpu.py            # 30 s windows, ~5 min
     .venv/bin/python benchmarks/display_cpu.py --quick    # 6 s windows
@@ -153,14 +155,43 @@ class Hall:
             await self.publish(b, phase="running", running=other, **times)
 
 
+async def record_moves(station: Any, boards: int, done: list[int]) -> None:
+    """Games on boards 1..``boards`` (Meishan: both must be recorded) and a random legal move
+    every 2 s over them, entered as a recorder's page does (the hall screen's ``record`` events).
+    """
+    rng = random.Random(11)
+    pairs = "round,board,red,black\n" + "".join(
+        f"1,{b},红{b},黑{b}\n" for b in range(1, boards + 1)
+    )
+    await station.import_pairings(pairs, send=False)
+    board = 0
+    while True:
+        await asyncio.sleep(2.0)
+        board = board % boards + 1
+        view = await station.records.view(str(board))
+        legal = view.legal()
+        if not legal:
+            continue
+        await station.records.add(
+            str(board), rng.choice(legal)["iccs"], ply=len(view.record.moves), by=None
+        )
+        done.append(board)
+
+
 def old_files(commit: str) -> dict[str, str]:
     out = {}
     for name in OLD_FILES:
-        proc = subprocess.run(
-            ["git", "show", f"{commit}:venue_station/web/static/{name}"],
-            cwd=REPO, capture_output=True, text=True, check=True,
-        )  # fmt: skip
-        out[name] = proc.stdout
+        # The static files were in venue_station/static/ before the move (issue 24).
+        for folder in ("venue_station/web/static", "venue_station/static"):
+            proc = subprocess.run(
+                ["git", "show", f"{commit}:{folder}/{name}"],
+                cwd=REPO, capture_output=True, text=True,
+            )  # fmt: skip
+            if proc.returncode == 0:
+                out[name] = proc.stdout
+                break
+        else:
+            raise SystemExit(f"display_cpu: no {name} in commit {commit}: {proc.stderr.strip()}")
     return out
 
 
@@ -199,6 +230,12 @@ async def main() -> None:
             p.add_argument("--window", type=float, default=None, help="seconds per measure"),
             p.add_argument("--moves", type=float, default=4.0, help="moves per second, hall"),
             p.add_argument("--old", default="ce2ad44", help="the commit of the 'old' page"),
+            p.add_argument(
+                "--records",
+                type=int,
+                default=0,
+                help="boards 1..N recorded (N <= 2), a move every 2 s over them",
+            ),
             p.add_argument("--variants", default=",".join(VARIANTS), help="which pages, a,b"),
         ),
     )
@@ -212,6 +249,9 @@ async def main() -> None:
     station = StationWithWeb(station_config(broker, data))
     await station.start()
     old = old_files(args.old)
+    recorder, recorded = None, []
+    if args.records:
+        recorder = asyncio.create_task(record_moves(station, min(args.records, 2), recorded))
     results: dict[str, dict[str, float]] = {v: {} for v in VARIANTS}
     try:
         async with Hall(broker, nodes) as hall, async_playwright() as pw:
@@ -240,6 +280,10 @@ async def main() -> None:
             finally:
                 await browser.close()
     finally:
+        if recorder is not None:
+            if recorder.done() and recorder.exception():
+                raise recorder.exception()  # type: ignore[misc]
+            recorder.cancel()
         await station.stop()
         stop_broker(broker, directory)
         shutil.rmtree(data, ignore_errors=True)
@@ -249,7 +293,9 @@ async def main() -> None:
     print(f"load average: {os.getloadavg()[0]:.1f}  ({os.cpu_count()} cores)", file=sys.stderr)
     top = results.get("paged") or next(iter(results.values()))
     emit({"ratio": top["ratio"], "window_s": window, "boards": BOARDS,
-          "moves_per_s": args.moves, "old_commit": args.old, **results})  # fmt: skip
+          "moves_per_s": args.moves, "old_commit": args.old, "records": args.records,
+          "recorded_moves": len(recorded),
+          **results})  # fmt: skip
 
 
 if __name__ == "__main__":
