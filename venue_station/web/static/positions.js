@@ -67,7 +67,7 @@
       const head = QZ.el("h3", {});
       const xq = QZ.el("div", { class: "xq" });
       QZ.xqCells(xq);
-      const last = QZ.el("p", { class: "last-move" });
+      const last = QZ.el("p", { class: "last-move", translate: "no" });
       const el = QZ.el("section", { class: "pos", "data-board": board, hidden: "" }, head, xq, last);
       return { el, head, xq, last, view: null, key: "" };
     }

@@ -11,6 +11,7 @@
 
   // The 90 cells of a diagram in `box` (row 0 is black's back rank, as in the FEN).
   QZ.xqCells = function (box) {
+    box.setAttribute("translate", "no");
     for (let i = 0; i < 90; i++)
       box.append(QZ.el("span", { class: "cell", "data-r": String(Math.floor(i / 9)), "data-c": String(i % 9) }));
   };
