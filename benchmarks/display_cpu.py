@@ -14,6 +14,8 @@ served through Playwright's routing in place of today's files), ``all`` is today
 ``paged_slow`` the hall screen with the renderer's CPU throttled ``--throttle`` times (×4, a
 stand-in for a Pi 4 core): its frames over 50 ms, longest frame, share of the throttled core
 and cost per changed card (``_frames.py``).
+``--records 2``: boards 1 and 2 are recorded, a move every 2 s (the hall screen then shows their
+positions beside the grid, positions.js).
 
     .venv/bin/python benchmarks/display_cpu.py            # 30 s windows, ~5 min
     .venv/bin/python benchmarks/display_cpu.py --quick    # 6 s windows
@@ -160,6 +162,29 @@ class Hall:
             await self.publish(b, phase="running", running=other, **times)
 
 
+async def record_moves(station: Any, boards: int, done: list[int]) -> None:
+    """Games on boards 1..``boards`` (Meishan: both must be recorded) and a random legal move
+    every 2 s over them, entered as a recorder's page does (the hall screen's ``record`` events).
+    """
+    rng = random.Random(11)
+    pairs = "round,board,red,black\n" + "".join(
+        f"1,{b},红{b},黑{b}\n" for b in range(1, boards + 1)
+    )
+    await station.import_pairings(pairs, send=False)
+    board = 0
+    while True:
+        await asyncio.sleep(2.0)
+        board = board % boards + 1
+        view = await station.records.view(str(board))
+        legal = view.legal()
+        if not legal:
+            continue
+        await station.records.add(
+            str(board), rng.choice(legal)["iccs"], ply=len(view.record.moves), by=None
+        )
+        done.append(board)
+
+
 def old_files(commit: str) -> dict[str, str]:
     """The old page's files (the static folder was venue_station/static before the house)."""
     out = {}
@@ -216,6 +241,12 @@ async def main() -> None:
             p.add_argument("--window", type=float, default=None, help="seconds per measure"),
             p.add_argument("--moves", type=float, default=4.0, help="moves per second, hall"),
             p.add_argument("--old", default="ce2ad44", help="the commit of the 'old' page"),
+            p.add_argument(
+                "--records",
+                type=int,
+                default=0,
+                help="boards 1..N recorded (N <= 2), a move every 2 s over them",
+            ),
             p.add_argument("--variants", default=",".join(VARIANTS), help="which pages, a,b"),
             p.add_argument("--throttle", type=float, default=4.0, help="paged_slow's CPU rate"),
         ),
@@ -230,6 +261,9 @@ async def main() -> None:
     station = StationWithWeb(station_config(broker, data))
     await station.start()
     old = old_files(args.old) if "old" in args.variants.split(",") else {}
+    recorder, recorded = None, []
+    if args.records:
+        recorder = asyncio.create_task(record_moves(station, min(args.records, 2), recorded))
     results: dict[str, dict[str, Any]] = {v: {} for v in VARIANTS}
     try:
         async with Hall(broker, nodes) as hall, async_playwright() as pw:
@@ -267,6 +301,10 @@ async def main() -> None:
             finally:
                 await browser.close()
     finally:
+        if recorder is not None:
+            if recorder.done() and recorder.exception():
+                raise recorder.exception()  # type: ignore[misc]
+            recorder.cancel()
         await station.stop()
         stop_broker(broker, directory)
         shutil.rmtree(data, ignore_errors=True)
@@ -275,8 +313,10 @@ async def main() -> None:
         r["ratio"] = round(r["running_pct"] / max(r["idle_pct"], 0.1), 2)
     print(f"load average: {os.getloadavg()[0]:.1f}  ({os.cpu_count()} cores)", file=sys.stderr)
     top = results.get("paged") or next(iter(results.values()))
-    emit({"ratio": top["ratio"], "window_s": window, "boards": BOARDS, "moves_per_s": args.moves,
-          "old_commit": args.old, "throttle": args.throttle, **results})  # fmt: skip
+    emit({"ratio": top["ratio"], "window_s": window, "boards": BOARDS,
+          "moves_per_s": args.moves, "old_commit": args.old, "throttle": args.throttle,
+          "records": args.records, "recorded_moves": len(recorded),
+          **results})  # fmt: skip
 
 
 if __name__ == "__main__":

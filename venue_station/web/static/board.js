@@ -65,38 +65,19 @@
   }
 
   // -- the game record: the position after the last recorded move, the moves in Chinese ---------
-  // Chinese glyphs; in English the WXF letters (K A E H R C P) and the moves in WXF.
-  const GLYPHS = { K: "帅", A: "仕", B: "相", N: "马", R: "车", C: "炮", P: "兵",
-                   k: "将", a: "士", b: "象", n: "马", r: "车", c: "炮", p: "卒" };
-  const LETTERS = { K: "K", A: "A", B: "E", N: "H", R: "R", C: "C", P: "P" };
+  // Drawn by xq.js (Chinese glyphs; in English the WXF letters and the moves in WXF).
   let lastRecord = null;
   const xq = document.getElementById("xq");
   const recordBox = document.getElementById("record-box");
   const recordMoves = document.getElementById("record-moves");
-  for (let i = 0; i < 90; i++) {
-    xq.append(QZ.el("span", { class: "cell", "data-r": String(Math.floor(i / 9)), "data-c": String(i % 9) }));
-  }
+  QZ.xqCells(xq);
   function drawRecord(view) {
-    if (!view || typeof view.fen !== "string" || !Array.isArray(view.moves)) return;
-    const rows = view.fen.split(" ")[0].split("/");
-    if (rows.length !== 10) return;
+    if (!view || !Array.isArray(view.moves)) return;
+    const last = view.moves[view.moves.length - 1];
+    if (!QZ.xqDraw(xq, view.fen, last && last.iccs)) return;
     lastRecord = view;
-    const en = QZ.lang === "en";
-    const cells = xq.children;
-    rows.forEach((row, r) => {
-      let c = 0;
-      for (const ch of row) {
-        if (ch >= "1" && ch <= "9") {
-          for (let k = 0; k < Number(ch) && c < 9; k++, c++) { cells[r * 9 + c].textContent = ""; cells[r * 9 + c].className = "cell"; }
-        } else if (c < 9) {
-          const cell = cells[r * 9 + c++];
-          cell.textContent = (en ? LETTERS[ch.toUpperCase()] : GLYPHS[ch]) || "";
-          cell.className = "cell " + (ch === ch.toUpperCase() ? "red" : "black");
-        }
-      }
-    });
     recordMoves.replaceChildren(...view.moves.map((m) =>
-      QZ.el("li", { class: m.side === "black" ? "black" : "red", text: String((en ? m.wxf : m.chinese) || "") })));
+      QZ.el("li", { class: m.side === "black" ? "black" : "red", text: QZ.xqMove(m) })));
     recordBox.dataset.ply = String(view.moves.length);
     recordBox.hidden = false;
   }

@@ -2,6 +2,7 @@
 // Plain `/` lists every board (scrolling; cards off the screen are not drawn). A hall screen
 // names its boards (?boards=1-40) and/or pages through them (?page_s=20, ?per_page=40): then
 // the page fits the cards to the screen, without scrolling, and draws only the current page.
+// Beside the grid: the top boards' positions (positions.js, ?positions=N).
 "use strict";
 (function () {
   const cards = new Map();
@@ -21,6 +22,9 @@
   }
   const pageS = QZ.intParam(params, "page_s", 3, 3600, 0, problems);
   const perPage = QZ.intParam(params, "per_page", 1, 200, 40, problems);
+  // The top boards' records beside the grid (positions.js): ?positions=N, 2 by default.
+  const positions = new QZ.Positions(document.getElementById("positions"),
+    QZ.intParam(params, "positions", 0, 4, 2, problems));
   const fit = !!(params.get("boards") || pageS || params.get("fit") === "1");
   document.body.classList.toggle("fit", fit);
 
@@ -54,6 +58,7 @@
     const current = [...grid.children];
     if (wanted.length !== current.length || wanted.some((el, i) => el !== current[i])) grid.replaceChildren(...wanted);
     if (fit) for (const [b, c] of cards) c.show(shown.has(b));
+    positions.boards(boards);
     if (!boards.length) grid.replaceChildren(QZ.el("p", { class: "empty", text: QZ.t("no_boards") }));
     showPage();
   }
@@ -97,12 +102,13 @@
     if (!onScreen(view.board)) return;
     if (!inRound(view) && !cards.has(view.board)) return;
     card(view.board).update(view);
+    if (view.state) positions.game(view.board, view.state.game);
     QZ.roundBar.changed(view);
   }
 
   QZ.applyI18n();
   QZ.langButton(document.getElementById("lang"));
-  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); showRound(); showPage(); QZ.roundBar.draw(); });
+  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); positions.redraw(); showRound(); showPage(); QZ.roundBar.draw(); });
   if (onlyRound) document.getElementById("round").dataset.round = onlyRound;
   function showRound() {
     const r = document.getElementById("round");
@@ -121,6 +127,7 @@
     },
     state(d) { show({ board: d.board, state: d.state }); },
     status(d) { show({ board: d.board, status: d.status }); },
+    record(d) { positions.record(d); },
     event(d) { if (d.event && d.event.type === "started") QZ.roundBar.started(d.event); },
   });
 
