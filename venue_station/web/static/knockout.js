@@ -31,7 +31,9 @@
   }
 
   async function load() {
-    const { status, data } = await QZ.station.api("GET", "/api/knockout");
+    let reply;
+    try { reply = await QZ.station.api("GET", "/api/knockout"); } catch (err) { return; } // away: next poll
+    const { status, data } = reply;
     if (status !== 200) return;
     state = data;
     if (JSON.stringify(data) !== shown) render();
