@@ -21,8 +21,9 @@ from pathlib import Path
 import pytest
 from support.broker import collect, mqtt_client
 from support.deploy import ANSIBLE_DIR, ansible_env, host_bundle, run, tool
+from support.ports import server_port
 
-from broker_config import Roster, free_port
+from broker_config import Roster
 from qizhong.deploy import cli as deploy_cli
 
 pytestmark = [pytest.mark.slow, pytest.mark.broker]
@@ -142,7 +143,7 @@ def test_station_playbook_installs_from_bundle_and_the_station_serves_its_pages(
     broker = broker_factory(Roster.build(venue="test", nodes={"pi-01": ["1", "2"], "pi-02": ["3"]}))
     roster = tmp_path / "roster.toml"  # _apply writes the same roster; the broker role copies it
     roster.write_text(ROSTER)
-    port = free_port()
+    port = server_port()  # bound after the playbook's run: outside the ephemeral range
     root = _apply(
         tmp_path,
         broker,

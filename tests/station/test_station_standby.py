@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -22,6 +21,7 @@ from typing import Any
 
 import httpx
 import pytest
+from support.ports import server_port
 from support.station import station_config
 from support.trf_boards import Boards
 
@@ -37,12 +37,6 @@ PLAYERS = ["甲", "乙", "丙", "丁", "戊", "己"]
 PAIRS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n1,3,戊,己\n2,1,乙,丙\n2,2,丁,戊\n2,3,己,甲\n"
 ADMIN, ADMIN_PASSWORD = "tech", "备用-站-7"
 PICK = ("game", "red", "black", "winner", "result", "reason")
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 def standby_toml(
@@ -84,7 +78,7 @@ async def test_standby_copies_the_primary_and_is_promoted_once_it_is_gone(
     laptop = tmp_path / "laptop2"
     laptop.mkdir()
     (laptop / "primary.pw").write_text(ADMIN_PASSWORD + "\n", encoding="utf-8")
-    port = free_port()
+    port = server_port()
     cfg_file = standby_toml(
         laptop / "standby.toml",
         data_dir=laptop / "data",

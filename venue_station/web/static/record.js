@@ -57,6 +57,8 @@
     busy = true;
     try {
       const { status, data } = await api("POST", url, withGame(body));
+      // free before drawing: a tap that comes the moment the new move shows is not ignored
+      busy = false;
       if (status === 200) { view = data; selected = null; say(okText); render(); return true; }
       if (status === 401) { csrf = null; $("login-box").hidden = false; }
       say(() => QZ.apiError(status, data), true);
