@@ -8,6 +8,8 @@ from typing import Any, Literal
 
 from venue_station.web.api_action_models import Body
 from venue_station.web.api_models import Out
+from venue_station.web.openapi_params import path_param as _p
+from venue_station.web.openapi_params import query_param as _q
 
 __all__ = ["OPERATIONS", "ConsentBody", "DutiesOut", "DutyOut"]
 
@@ -68,16 +70,6 @@ class ConsentBody(Body):
     runs)."""
 
     allow: bool = True
-
-
-def _q(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
-    return {"name": name, "in": "query", "required": False, "description": desc,
-            "schema": {"type": kind}}  # fmt: skip
-
-
-def _p(name: str, desc: str) -> dict[str, Any]:
-    return {"name": name, "in": "path", "required": True, "description": desc,
-            "schema": {"type": "string"}}  # fmt: skip
 
 
 # path -> method -> the keyword arguments of ``openapi.Op``

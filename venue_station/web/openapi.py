@@ -18,6 +18,8 @@ from pydantic.json_schema import JsonSchemaMode, models_json_schema
 from venue_station.web import api_action_models as act
 from venue_station.web import api_models as m
 from venue_station.web.duties_models import OPERATIONS as DUTY_OPERATIONS
+from venue_station.web.openapi_params import path_param as _p
+from venue_station.web.openapi_params import query_param as _q
 from venue_station.web.records_models import OPERATIONS as RECORD_OPERATIONS
 
 __all__ = ["SCHEMA", "Op", "build_document"]
@@ -39,26 +41,6 @@ class Op:
     auth: str | None = None
     also: tuple[str, ...] = ()  # more media types of the same response (an export's formats)
     json_too: type[BaseModel] | None = None  # an export's JSON format
-
-
-def _q(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "description": desc,
-        "schema": {"type": kind},
-    }
-
-
-def _p(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "path",
-        "required": True,
-        "description": desc,
-        "schema": {"type": kind},
-    }
 
 
 BOARD = _p("board", "board id")

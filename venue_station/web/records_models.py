@@ -9,6 +9,8 @@ from pydantic import Field
 
 from venue_station.web.api_action_models import Body
 from venue_station.web.api_models import Out, SessionInfo
+from venue_station.web.openapi_params import path_param as _p
+from venue_station.web.openapi_params import query_param as _q
 from wire_contract.topics import ID_PATTERN
 
 __all__ = [
@@ -125,26 +127,6 @@ class RecordKey(Out):
 class RecordKeys(Out):
     round: int | None
     keys: list[RecordKey]
-
-
-def _p(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "path",
-        "required": True,
-        "description": desc,
-        "schema": {"type": kind},
-    }
-
-
-def _q(name: str, desc: str, kind: str = "string") -> dict[str, Any]:
-    return {
-        "name": name,
-        "in": "query",
-        "required": False,
-        "description": desc,
-        "schema": {"type": kind},
-    }
 
 
 BOARD = _p("board", "board id")
