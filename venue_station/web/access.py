@@ -14,9 +14,11 @@
 from __future__ import annotations
 
 from starlette.requests import Request
+from starlette.responses import Response
 
 from venue_station.auth import COOKIE, CSRF_HEADER, RECORDER, Session, role_allows
-from venue_station.web.http_base import ApiError, sessions_of
+from venue_station.web.api_models import SessionInfo
+from venue_station.web.http_base import ApiError, model_response, sessions_of
 
 __all__ = [
     "client_address",
@@ -24,6 +26,7 @@ __all__ = [
     "require_reader",
     "require_recorder",
     "require_session",
+    "session_response",
 ]
 
 
@@ -85,3 +88,15 @@ def require_recorder(request: Request, board: str) -> Session:
             kind="forbidden",
         )
     return session
+
+
+def session_response(session: Session, *, secure: bool) -> Response:
+    """A session just opened (a login, a board's record key): its ``SessionInfo`` and the
+    session cookie (HttpOnly, SameSite=Strict, Secure when the station says so)."""
+    boards = list(session.boards) if session.boards is not None else None
+    info = SessionInfo(user=session.user, role=session.role, csrf=session.csrf, boards=boards)
+    response = model_response(info)
+    response.set_cookie(
+        COOKIE, session.sid, httponly=True, samesite="strict", path="/", secure=secure
+    )
+    return response

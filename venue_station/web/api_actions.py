@@ -18,7 +18,12 @@ from starlette.routing import BaseRoute, Route
 from venue_station.auth import COOKIE
 from venue_station.domain.rulings import RulingRefused
 from venue_station.errors import ImportRefused, PairingsError
-from venue_station.web.access import client_address, require_reader, require_session
+from venue_station.web.access import (
+    client_address,
+    require_reader,
+    require_session,
+    session_response,
+)
 from venue_station.web.api_action_models import (
     AlertAction,
     CommandBody,
@@ -81,18 +86,7 @@ async def login(request: Request) -> Response:
         guard.failed(user)
         raise ApiError(401, "wrong username or password", kind="bad_login")
     session = sessions.open(user, role)
-    boards = list(session.boards) if session.boards is not None else None
-    info = SessionInfo(user=session.user, role=session.role, csrf=session.csrf, boards=boards)
-    response = model_response(info)
-    response.set_cookie(
-        COOKIE,
-        session.sid,
-        httponly=True,
-        samesite="strict",
-        path="/",
-        secure=station.config.http.cookies_secure,
-    )
-    return response
+    return session_response(session, secure=station.config.http.cookies_secure)
 
 
 async def logout(request: Request) -> Response:

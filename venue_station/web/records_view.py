@@ -23,16 +23,14 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from venue_station.auth import COOKIE, RECORDER
+from venue_station.auth import RECORDER
 from venue_station.domain.records import RecordRefused, RecordView
-from venue_station.web.access import require_reader, require_recorder
-from venue_station.web.api_models import SessionInfo
+from venue_station.web.access import require_reader, require_recorder, session_response
 from venue_station.web.bodies import parse_body
 from venue_station.web.http_base import (
     ApiError,
     int_param,
     json_response,
-    model_response,
     path_int,
     sessions_of,
     station_of,
@@ -208,17 +206,7 @@ async def key_session(request: Request) -> Response:
     if not await station.records.check_key(body.board, body.key):
         raise ApiError(401, f"not the record key of board {body.board}", kind="bad_key")
     session = sessions_of(request).open(f"board-{body.board}-key", RECORDER, boards=(body.board,))
-    info = SessionInfo(user=session.user, role=session.role, csrf=session.csrf, boards=[body.board])
-    response = model_response(info)
-    response.set_cookie(
-        COOKIE,
-        session.sid,
-        httponly=True,
-        samesite="strict",
-        path="/",
-        secure=station.config.http.cookies_secure,
-    )
-    return response
+    return session_response(session, secure=station.config.http.cookies_secure)
 
 
 def routes() -> list[BaseRoute]:
