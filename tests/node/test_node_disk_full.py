@@ -15,52 +15,18 @@ arbiter see, checked against the node's journal read directly once space returns
 from __future__ import annotations
 
 import asyncio
-import contextlib
-import errno
 import os
 import sqlite3
-import subprocess
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from support.full_disk import fill, small_disk
 from support.node import Probe, node_config, running_node
 
 from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow, pytest.mark.allow_error_log]
-
-
-@contextlib.contextmanager
-def small_disk(path: Path, size_kb: int = 16384) -> Iterator[Path]:
-    path.mkdir(parents=True, exist_ok=True)
-    proc = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={size_kb}k", "tmpfs", str(path)],
-        capture_output=True, text=True,
-    )  # fmt: skip
-    if proc.returncode != 0:
-        pytest.fail(f"a real full disk needs a tmpfs mount (root): {proc.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "-l", str(path)], check=False)
-
-
-def fill(disk: Path) -> Path:
-    """Fill ``disk`` to the last byte with one file; returns it (delete it to free the space)."""
-    filler = disk / "filler"
-    with open(filler, "wb", buffering=0) as f:
-        chunk = b"\0" * 4096
-        try:
-            while True:
-                f.write(chunk)
-        except OSError as exc:
-            assert exc.errno == errno.ENOSPC
-        with contextlib.suppress(OSError):
-            while True:  # the last partial block
-                f.write(b"\0")
-    return filler
 
 
 def journaled_seqs(journal: Path, board: str) -> list[int]:
