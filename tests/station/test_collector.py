@@ -47,7 +47,9 @@ async def test_exactly_once_under_duplicates_and_reordering(
         await wait_until(
             lambda: station.metrics.duplicates_dropped >= 100, 20.0, "100 duplicates dropped"
         )
-    assert station.metrics.duplicates_dropped == 100
+    # at least the 100 sent twice; a broker's redelivery under load is a duplicate as well
+    # (938 once, two suites on two cores): what must hold is that each event is stored once
+    assert station.metrics.duplicates_dropped >= 100
     assert await stored(station) == 300
     assert station.metrics.events_stored == 300
     assert station.metrics.events_reordered > 0
