@@ -14,6 +14,7 @@ Real station and web, real Mosquitto, chromium; the node is a FakeNode that answ
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import time
 from pathlib import Path
 from typing import Any
@@ -65,6 +66,13 @@ async def test_a_board_gone_without_its_will_is_unknown_since_its_last_word(
         await asyncio.sleep(1.2)
         assert await page.text_content('.card[data-board="1"] .side.red .time') == first
         await page.wait_for_selector("#qz-alarm", timeout=3000)
+        # the banner polls every 2 s: the second board's silence may show one poll later
+        with contextlib.suppress(Exception):
+            await page.wait_for_function(
+                "() => (document.querySelector('#qz-alarm')?.textContent || '')"
+                " .includes('2 个台次')",
+                timeout=5000,
+            )
         assert "2 个台次" in (await page.text_content("#qz-alarm") or "")
         await page.goto(web.url + "/?lang=en")
         await page.wait_for_selector('.card[data-board="2"][data-online="silent"]')
