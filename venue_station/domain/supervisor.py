@@ -14,12 +14,15 @@ from collections.abc import Callable, Coroutine
 from dataclasses import dataclass
 from typing import Any
 
+import sqlalchemy as sa
+
 __all__ = ["Supervisor", "TaskState"]
 
 log = logging.getLogger("venue_station.domain.station")
 BACKOFF_MIN_S = 0.2
 BACKOFF_MAX_S = 5.0
 HEALTHY_AFTER_S = 30.0  # a task that ran this long starts its back-off afresh
+_OPERATIONAL = (OSError, sa.exc.OperationalError)
 
 
 @dataclass
@@ -74,7 +77,9 @@ class Supervisor:
                     state.name,
                     state.last_error,
                     delay,
-                    exc_info=exc,
+                    # A full or lost disk is the venue's trouble, not a bug: its alarm says so
+                    # (alarms.py); a traceback is for what the code did not expect.
+                    exc_info=None if isinstance(exc, _OPERATIONAL) else exc,
                 )
                 await asyncio.sleep(delay)
                 delay = min(delay * 2, BACKOFF_MAX_S)
