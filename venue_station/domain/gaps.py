@@ -25,11 +25,6 @@ async def watch_gaps(station: Any) -> None:
         if station.collector is None or not station.collector.connected.is_set():
             continue
         now = time.monotonic()
-        if station.ingest.writer_health.retrying:
-            # The store takes no writes (a full disk, a lost database): a replay would only
-            # queue behind the writer, and the command could not be logged. The watch asks again
-            # once the writer is through (its alarm is the store_failing one, alarms.py).
-            continue
         for board, seqs in station.ingest.seqs.open_gaps().items():
             if seqs.gap_since is None or now - seqs.gap_since < grace:
                 continue
@@ -48,9 +43,6 @@ async def watch_gaps(station: Any) -> None:
                     station.ingest.replays.asked(board, missing[0][0], now)
                 await station.bus.send(board, "rebirth", args, wait=False)
             except ConnectionError:
-                continue
-            except Exception as exc:  # the command log refused (the store failing meanwhile)
-                log.warning("board %s: the rebirth could not be sent: %s", board, str(exc)[:200])
                 continue
             if seqs.rebirths == 4:
                 spec = AlertSpec(
