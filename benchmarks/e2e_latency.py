@@ -5,7 +5,9 @@ in the same run; the public (anonymous, coalesced) stream apart, against its tic
 The 200 boards publish one move every 2 s each in the background (100 events/s); the probe
 board publishes one event at a time and waits for it on the stream of an arbiter logged in (what
 the arbiter waits for: sent as soon as it is stored), then on an anonymous stream (a spectator's:
-sent every tick, ``public_feed.TICK_S``), or on a bare subscription (baseline). The public
+sent every tick, ``public_feed.TICK_S``), or on a bare subscription (baseline). The station runs
+as the venue runs it, ``qizhong station`` in its own process: the load, the probe and its HTTP
+client are this process's, and none of them waits on the station's loop or it on theirs. The public
 figure is reported as the delay beyond the tick (the tick is the design, not a cost).
 """
 
@@ -22,14 +24,8 @@ from typing import Any
 
 import httpx
 from _common import emit, parse_args, percentiles
-from _station_bench import (
-    client,
-    event,
-    qos1_round_trips,
-    start_broker,
-    station_config,
-    stop_broker,
-)
+from _station_bench import VENUE, client, event, qos1_round_trips, start_broker, stop_broker
+from _station_proc import ARBITER, ARBITER_PASSWORD, station_process
 
 PROBE_NODE, PROBE_BOARD = "node-0", "1"
 # The probe board's own account: the background load holds node-0's (one client per account).
@@ -52,22 +48,13 @@ async def background(broker: Any, nodes: dict[str, list[str]], stop: asyncio.Eve
     await asyncio.gather(*(one(n, bs) for n, bs in nodes.items()))
 
 
-ARBITER, ARBITER_PASSWORD = "arb", "bench-pw-1"
-
-
 async def station_trips(
-    broker: Any, samples: int, data_dir: Path, *, logged_in: bool, first_seq: int = 1
+    broker: Any, samples: int, folder: Path, *, logged_in: bool, first_seq: int = 1
 ) -> list[float]:
-    from venue_station.auth import hash_password
-    from venue_station.web.web_server import StationWithWeb
-
-    account = {"username": ARBITER, "password_hash": hash_password(ARBITER_PASSWORD)}
-    config = station_config(broker, data_dir, rebirth_grace_ms=600_000, account=[account])
-    station = StationWithWeb(config)
-    await station.start()
-    out = []
-    try:
-        async with httpx.AsyncClient(base_url=station.http_url, timeout=10) as http:
+    """Publish -> on the station's stream, ``samples`` times; the station its own process."""
+    out: list[float] = []
+    with station_process(broker, folder, venue=VENUE) as url:
+        async with httpx.AsyncClient(base_url=url, timeout=10) as http:
             if logged_in:
                 login = {"username": ARBITER, "password": ARBITER_PASSWORD}
                 (await http.post("/api/auth/login", json=login)).raise_for_status()
@@ -76,8 +63,6 @@ async def station_trips(
                 client(broker, PROBE_ACCOUNT) as pub,
             ):
                 await _probe(response, pub, samples, first_seq, out)
-    finally:
-        await station.stop()
     return out
 
 

@@ -174,3 +174,32 @@ def test_watermark_with_adds_nothing() -> None:
     assert seqs.watermark_with("1", [2]) == 3
     assert seqs.watermark_with("1", [5]) == 1
     assert seqs.get("1").watermark == 1 and seqs.get("1").above == {3}  # unchanged
+
+
+async def test_a_batch_waiting_on_a_lock_leaves_the_event_loop_free(tmp_path) -> None:
+    """Issue 30: on SQLite the writer's batch runs whole in the store's writing thread. Another
+    process holding the write lock (a backup, a tool) makes the batch wait (busy_timeout), never
+    the event loop: every page, board and flag goes on meanwhile; the batch is stored after."""
+    import asyncio
+    import sqlite3
+    import time
+
+    store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
+    lock = sqlite3.connect(tmp_path / "station.db", isolation_level=None, check_same_thread=False)
+    try:
+        lock.execute("BEGIN IMMEDIATE")
+        batch = asyncio.create_task(store.insert_events([_row("1", 1)]))
+        loop = asyncio.get_running_loop()
+        worst, started = 0.0, loop.time()
+        while loop.time() - started < 0.8:  # the batch waits on the lock all this while
+            before = time.monotonic()
+            await asyncio.sleep(0.01)
+            worst = max(worst, time.monotonic() - before)
+        assert not batch.done()
+        lock.execute("COMMIT")
+        assert await asyncio.wait_for(batch, 10) == {("1", 1, 1)}
+    finally:
+        lock.close()
+        await store.close()
+        await store.close()  # idempotent
+    assert worst < 0.4, f"the loop stalled {worst * 1000:.0f} ms"

@@ -145,3 +145,33 @@ async def test_a_message_that_cannot_be_encoded_is_left_off_and_the_feed_goes_on
     got = _messages(await asyncio.wait_for(phone.get(), 5))
     assert [d["board"] for _, d in got] == ["3"]
     feed.close()
+
+
+async def test_the_ticks_keep_their_pace_however_long_a_write_takes() -> None:
+    """Issue 30: the ticks are a grid. A tick used to be a whole ``tick_s`` slept after each
+    write, so every write's own time (its encoding, hundreds of phones) made the next tick that
+    much later: a spectator waited a tick plus the write. Here each write takes 40 % of a tick."""
+    tick, write_s = 0.05, 0.02
+
+    class SlowWrites(PublicFeed):
+        async def _send(self) -> None:
+            await super()._send()
+            await asyncio.sleep(write_s)  # what a hall of phones costs the loop
+
+    feed = SlowWrites(on_drop=lambda _q: None, tick_s=tick)
+    phone = feed.add()
+    loop = asyncio.get_running_loop()
+    sent: list[float] = []
+    seq = 0
+    started = loop.time()
+    while loop.time() - started < 1.5:
+        seq += 1
+        feed.offer("event", {"board": "1", "event": {"seq": seq}})
+        await asyncio.sleep(0.005)
+        while not phone.empty():
+            phone.get_nowait()
+            sent.append(loop.time())
+    feed.close()
+    gaps = [b - a for a, b in zip(sent, sent[1:], strict=False)]
+    # A grid: the mean gap is the tick (a slept tick after each write: tick + write = 70 ms).
+    assert len(gaps) > 10 and sum(gaps) / len(gaps) < tick + write_s / 2, gaps

@@ -15,7 +15,7 @@ import time
 from typing import Any
 
 from venue_station.intake.containment import WriterHealth, describe_item, write_contained
-from venue_station.intake.seqs import RangeSet, SeqTracker
+from venue_station.intake.seqs import RangeSet, SeqTracker, watermark_after
 from venue_station.live import alerts as alert_rules
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
@@ -152,15 +152,20 @@ class IngestWriter:
                 }
             )
 
+        # The batch's boards as the tracker holds them now: ``with_boards`` runs in the store's
+        # writing thread (SQLite) and must not read the tracker the loop may touch meanwhile.
+        marks = {board: self.seqs.mark(board) for board, _session, _seq in unique}
+
         def with_boards(inserted: set[tuple[str, int, int]]) -> list[dict[str, Any]]:
             # Each board's last_seq as it will be once its inserted events are tracked below.
             new: dict[str, list[int]] = {}
             for board, _session, seq in inserted:
                 new.setdefault(board, []).append(seq)
+            rows_out = {board: dict(row) for board, row in board_rows.items()}
             for board, seqs in new.items():
-                mark = self.seqs.watermark_with(board, seqs)
-                board_rows.setdefault(board, {"board": board})["last_seq"] = mark
-            return list(board_rows.values())
+                last = watermark_after(marks[board], seqs)
+                rows_out.setdefault(board, {"board": board})["last_seq"] = last
+            return list(rows_out.values())
 
         # The batch's alerts and board rows in its events' transaction (one commit), before
         # any ruling below settles an alert.

@@ -8,9 +8,10 @@ below it is a gap, which the collector asks the node to fill (``rebirth``).
 from __future__ import annotations
 
 import bisect
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
-__all__ = ["BoardSeqs", "RangeSet", "SeqTracker", "Step"]
+__all__ = ["BoardSeqs", "RangeSet", "SeqTracker", "Step", "watermark_after"]
 
 
 @dataclass
@@ -95,14 +96,25 @@ class SeqTracker:
 
     def watermark_with(self, board: str, seqs: list[int]) -> int:
         """The board's watermark once ``seqs`` are added (``add``), without adding them."""
+        return watermark_after(self.mark(board), seqs)
+
+    def mark(self, board: str) -> tuple[int, frozenset[int]]:
+        """The board's watermark and the seqs held above it, as they are now (a copy)."""
         b = self.boards.get(board) or BoardSeqs()
-        w, above = b.watermark, b.above.union(seqs)
-        while w + 1 in above:
-            w += 1
-        return w
+        return b.watermark, frozenset(b.above)
 
     def open_gaps(self) -> dict[str, BoardSeqs]:
         return {board: b for board, b in self.boards.items() if b.has_gap}
+
+
+def watermark_after(mark: tuple[int, frozenset[int]], seqs: Iterable[int]) -> int:
+    """The watermark of ``mark`` (``SeqTracker.mark``) once ``seqs`` are added: pure, so the
+    store's writing thread may compute it while the loop goes on (batch_writes.py)."""
+    w, held = mark
+    above = held.union(seqs)
+    while w + 1 in above:
+        w += 1
+    return w
 
 
 class RangeSet:

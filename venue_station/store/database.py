@@ -13,14 +13,14 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql as pg_dialect
-from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.engine import Connection
+from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
 from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
+from venue_station.store import batch_writes
 from venue_station.store import tables as t
+from venue_station.store.batch_writes import ThreadedWrites
 from venue_station.store.duty_reads import DutyReads
 from venue_station.store.reads import TournamentReads
 from venue_station.store.records import RecordRows
@@ -80,8 +80,10 @@ class Store(TournamentReads, DutyReads, RecordRows):
 
     The tournament reads (standings, TRF, knockout, round) are in ``store_reads.py``."""
 
-    def __init__(self, engine: AsyncEngine) -> None:
+    def __init__(self, engine: AsyncEngine, *, writes: ThreadedWrites | None = None) -> None:
         self.engine = engine
+        # SQLite: the writer's batches in a thread of their own (batch_writes.py).
+        self.writes = writes
         self.dialect = engine.dialect.name
         self._closed = False
         # Rows staged so far by the pairings import under way (0: none): how far it has got.
@@ -91,16 +93,20 @@ class Store(TournamentReads, DutyReads, RecordRows):
     async def open(cls, url: str, *, migrate: bool = True, **engine_kw: Any) -> Store:
         url = normalise_url(url)
         engine = create_async_engine(url, **engine_kw)
+        writes = None
         if engine.dialect.name == "sqlite":
-            _sqlite_pragmas(engine)
-        store = cls(engine)
+            _sqlite_pragmas(engine.sync_engine)
+            sync = sa.create_engine(engine.url.set(drivername="sqlite"))
+            _sqlite_pragmas(sync)
+            writes = ThreadedWrites(sync)
+        store = cls(engine, writes=writes)
         try:
             if migrate:
                 async with engine.begin() as conn:
                     version = await conn.run_sync(_migrate)
                 await store.set_meta("schema_version", version)
         except BaseException:
-            await engine.dispose()
+            await store.close()
             raise
         return store
 
@@ -113,11 +119,12 @@ class Store(TournamentReads, DutyReads, RecordRows):
     async def close(self) -> None:
         if not self._closed:
             self._closed = True
+            if self.writes is not None:
+                await asyncio.to_thread(self.writes.close)  # a batch under way finishes first
             await self.engine.dispose()
 
     def insert(self, table: sa.Table) -> Any:
-        dialect = pg_dialect if self.dialect == "postgresql" else sqlite_dialect
-        return dialect.insert(table)
+        return batch_writes.insert_for(self.dialect, table)
 
     # -- meta -----------------------------------------------------------------------------
     async def get_meta(self, key: str) -> str | None:
@@ -150,38 +157,16 @@ class Store(TournamentReads, DutyReads, RecordRows):
         ``alerts`` (rows with their ids, decided by the station) go in the same transaction:
         a failure stores neither, so a retry of the batch loses no alert. ``boards``, given
         the keys inserted, returns board rows to upsert in that transaction too (as
-        ``upsert_boards``): one commit a batch, not two (issue 30).
+        ``upsert_boards``): one commit a batch, not two (issue 30). On SQLite the whole
+        transaction runs in the store's writing thread (``batch_writes``): ``boards`` is
+        called there, so it must read nothing the event loop changes meanwhile.
         """
-        inserted: set[tuple[str, int, int]] = set()
         if not rows and not alerts and boards is None:
-            return inserted
+            return set()
+        if self.writes is not None:
+            return await self.writes.run(_write_with_boards, rows, alerts, boards)
         async with self.engine.begin() as conn:
-            if rows:
-                stmt = (
-                    self.insert(t.events)
-                    .on_conflict_do_nothing(index_elements=["board", "session", "seq"])
-                    .returning(t.events.c.board, t.events.c.session, t.events.c.seq)
-                )
-                result = await conn.execute(stmt, list(rows))
-                inserted = {(r.board, r.session, r.seq) for r in result}
-            if alerts:
-                await self._insert_alerts(conn, alerts)
-            board_rows = boards(inserted) if boards is not None else ()
-            if board_rows:
-                await self._upsert_boards(conn, board_rows)
-        return inserted
-
-    async def _insert_alerts(self, conn: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-        stmt = self.insert(t.alerts).on_conflict_do_nothing(index_elements=["key"])
-        await conn.execute(stmt, list(rows))
-        if self.dialect == "postgresql":
-            # The ids come from the station: keep the column's sequence past them.
-            await conn.execute(
-                sa.text(
-                    "SELECT setval(pg_get_serial_sequence('alerts', 'id'), "
-                    "(SELECT max(id) FROM alerts))"
-                )
-            )
+            return await conn.run_sync(_write_with_boards, rows, alerts, boards)
 
     async def alert_index(self) -> tuple[set[str], int]:
         """Every alert key stored, and the largest id (0 when none)."""
@@ -263,22 +248,10 @@ class Store(TournamentReads, DutyReads, RecordRows):
     # -- boards ---------------------------------------------------------------------------
     async def upsert_boards(self, rows: Sequence[Mapping[str, Any]]) -> None:
         """Write each board's row; only the columns given are changed."""
+        if not rows:
+            return
         async with self.engine.begin() as conn:
-            await self._upsert_boards(conn, rows)
-
-    async def _upsert_boards(self, conn: Any, rows: Sequence[Mapping[str, Any]]) -> None:
-        stamp = wall_ms()
-        groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
-        for row in rows:
-            values = {"updated_ms": stamp, **row}
-            groups.setdefault(tuple(sorted(values)), []).append(values)
-        # One executemany per shape of row: a batch touches hundreds of boards at once.
-        for cols, group in groups.items():
-            stmt = self.insert(t.boards)
-            update = {c: stmt.excluded[c] for c in cols if c != "board"}
-            await conn.execute(
-                stmt.on_conflict_do_update(index_elements=["board"], set_=update), group
-            )
+            await conn.run_sync(batch_writes.upsert_boards, rows)
 
     async def boards(self) -> list[dict[str, Any]]:
         async with self.engine.connect() as conn:
@@ -489,8 +462,21 @@ def board_key(board: str) -> tuple[int, int | str]:
 SQLITE_BUSY_TIMEOUT_MS = 2000
 
 
-def _sqlite_pragmas(engine: AsyncEngine) -> None:
-    @sa.event.listens_for(engine.sync_engine, "connect")
+def _write_with_boards(
+    conn: Connection,
+    rows: Sequence[Mapping[str, Any]],
+    alerts: Sequence[Mapping[str, Any]],
+    boards: Callable[[set[tuple[str, int, int]]], Sequence[Mapping[str, Any]]] | None,
+) -> set[tuple[str, int, int]]:
+    inserted = batch_writes.write_batch(conn, rows, alerts, ())
+    board_rows = boards(inserted) if boards is not None else ()
+    if board_rows:
+        batch_writes.upsert_boards(conn, board_rows)
+    return inserted
+
+
+def _sqlite_pragmas(engine: Engine) -> None:
+    @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
         # WAL: readers (the API) never block the collector's writes; NORMAL is durable
