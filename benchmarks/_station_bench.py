@@ -24,6 +24,7 @@ BOARDS_PER_NODE = 100
 
 
 WATCHER = "watch"
+WATCHER_2 = "watch2"  # a second reader (ingest.py's two bare subscribers: a session each)
 
 
 def start_broker(boards: int) -> tuple[MosquittoProcess, Path, dict[str, list[str]]]:
@@ -33,7 +34,8 @@ def start_broker(boards: int) -> tuple[MosquittoProcess, Path, dict[str, list[st
     roster = Roster.build(
         venue=VENUE,
         nodes=nodes,
-        arbiters=[WATCHER],  # a reader of everything beside the station (one client per account)
+        # Readers of everything beside the station (one client id per account).
+        arbiters=[WATCHER, WATCHER_2],
         broker={"max_queued_messages": 2_000_000, "max_inflight_messages": 1000},
     )
     directory = Path(tempfile.mkdtemp(prefix="qz-bench-"))

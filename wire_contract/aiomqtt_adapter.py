@@ -19,13 +19,18 @@ What is reached, why, and what replaces it on an upgrade:
   (:func:`socket_reader`, the same work as aiomqtt's own: paho's public ``loop_read`` until an
   SSL socket has nothing pending; a failure ends the connection), so the read gate pauses and
   resumes reading with asyncio's public ``remove_reader``/``add_reader`` instead of digging
-  aiomqtt's callback out of the loop's selector. Drop it if aiomqtt can pause reading.
+  aiomqtt's callback out of the loop's selector; that reader replaces aiomqtt's (the loop's
+  public ``add_reader`` on the same descriptor) and reads a burst of packets a turn instead of
+  one. Drop it if aiomqtt can pause reading and reads what the socket holds.
 """
 
 from __future__ import annotations
 
 import asyncio
+import fcntl
 import math
+import struct
+import termios
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -34,6 +39,7 @@ import paho.mqtt.client as paho
 
 __all__ = [
     "CancellableClient",
+    "gate_reading",
     "paho_client",
     "set_connect_timeout",
     "socket_reader",
@@ -50,6 +56,9 @@ class CancellableClient(aiomqtt.Client):
     drain/receive TaskGroup and waited there forever."""
 
     reader: Callable[[], None] | None = None  # this connection's socket reader, once open
+    # Whether the reader may take another packet now (the station's read gate says no once its
+    # queue is full: it removes the reader, and a burst under way stops with it).
+    may_read: Callable[[], bool] = staticmethod(lambda: True)
 
     async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
         if timeout is None:
@@ -61,14 +70,21 @@ class CancellableClient(aiomqtt.Client):
             raise aiomqtt.MqttError("Operation timed out") from None
 
     def _on_socket_open(self, client: Any, userdata: Any, sock: Any) -> None:
-        """As aiomqtt's (it adds its reader), and keep a reader of our own for the read gate."""
+        """As aiomqtt's, with a reader of our own in place of aiomqtt's: it reads up to
+        ``READ_BURST`` packets while the socket holds more (aiomqtt's reads one: paho's
+        ``loop_read`` takes a single packet, so every message cost a turn of the event loop,
+        its epoll wait, a PUBACK written alone and a writer's batch of one; issue 30). The read
+        gate pauses and resumes this reader."""
+        fd = sock.fileno()
 
         def read() -> None:
             try:
-                while True:
+                for _ in range(READ_BURST):
                     client.loop_read()
                     pending = getattr(sock, "pending", None)  # ssl.SSLSocket.pending()
-                    if pending is None or pending() <= 0:
+                    if pending is not None and pending() > 0:
+                        continue
+                    if not self.may_read() or _unread_bytes(fd) <= 0:
                         break
             except Exception as exc:  # aiomqtt's own handling: the link broke
                 if not self._disconnected.done():
@@ -76,6 +92,8 @@ class CancellableClient(aiomqtt.Client):
 
         self.reader = read
         super()._on_socket_open(client, userdata, sock)
+        # After aiomqtt's own add_reader (also deferred to the loop): this one replaces it.
+        self._loop.call_soon_threadsafe(self._loop.add_reader, fd, read)
 
     def _on_socket_register_write(self, client: Any, userdata: Any, sock: Any) -> None:
         """As aiomqtt's, but the writer is registered only if the socket is still open and
@@ -99,6 +117,17 @@ class CancellableClient(aiomqtt.Client):
         self._loop.call_soon_threadsafe(register)
 
 
+READ_BURST = 64  # packets a turn of the loop at most: ~5 ms of others' wait, at worst
+
+
+def _unread_bytes(fd: int) -> int:
+    """Bytes the kernel holds for ``fd`` not read yet (FIONREAD); 0 when it cannot say."""
+    try:
+        return int(struct.unpack("i", fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0"))[0])
+    except OSError:
+        return 0
+
+
 def paho_client(client: aiomqtt.Client) -> paho.Client:
     """The paho client under ``client``: use only paho's public API on it."""
     inner: paho.Client = client._client
@@ -108,6 +137,13 @@ def paho_client(client: aiomqtt.Client) -> paho.Client:
 def set_connect_timeout(client: aiomqtt.Client, seconds: float) -> None:
     """paho's TCP connect timeout (aiomqtt has no argument for it; paho's default is 5 s)."""
     paho_client(client).connect_timeout = seconds
+
+
+def gate_reading(client: aiomqtt.Client, may_read: Callable[[], bool]) -> None:
+    """A burst of reads stops as soon as ``may_read()`` is false (a :class:`CancellableClient`;
+    others read a packet a turn anyway)."""
+    if isinstance(client, CancellableClient):
+        client.may_read = may_read
 
 
 def socket_reader(client: aiomqtt.Client) -> Callable[[], None] | None:

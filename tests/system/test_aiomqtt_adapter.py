@@ -14,6 +14,7 @@ from support.broker import VENUE, collect, mqtt_client
 
 from wire_contract.aiomqtt_adapter import (
     CancellableClient,
+    gate_reading,
     paho_client,
     set_connect_timeout,
     socket_reader,
@@ -84,3 +85,23 @@ async def test_the_reader_we_keep_reads_as_aiomqtts_own_once_it_is_removed(venue
         loop.add_reader(sock.fileno(), reader)
         got = await collect(station, 1, within=3)
         assert [m.payload for m in got] == [b"hello"]
+
+
+@pytest.mark.broker
+async def test_our_reader_replaces_aiomqtts_and_reads_a_burst_a_turn(venue_broker) -> None:
+    """The adapter's reader takes aiomqtt's place on the socket (issue 30): it reads every packet
+    the socket holds, up to READ_BURST, in one turn of the loop, asking the read gate after each
+    packet. Were aiomqtt's own reader (one packet a turn) still the socket's, the gate would
+    never be asked (benchmarks/ingest.py measures what the bursts save)."""
+    asked: list[int] = []
+    async with (
+        mqtt_client(venue_broker, "station") as station,
+        mqtt_client(venue_broker, "node-a") as node,
+    ):
+        await station.subscribe(TOPICS.event("2"), qos=1)
+        gate_reading(station, lambda: asked.append(len(station.messages)) is None)
+        for i in range(60):
+            await node.publish(TOPICS.event("2"), f"{i}".encode(), qos=0)
+        got = await collect(station, 60, within=5)
+        assert [m.payload for m in got] == [f"{i}".encode() for i in range(60)]
+        assert asked, "the adapter's reader never ran: aiomqtt's own reads the socket"

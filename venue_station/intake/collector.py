@@ -21,7 +21,7 @@ from venue_station.config import BrokerConfig
 from venue_station.intake.ingest import Ingest
 from venue_station.intake.read_gate import ReadGateQueue, gated_queue
 from venue_station.live.alerts import broker_down_alert
-from wire_contract.aiomqtt_adapter import paho_client, socket_reader
+from wire_contract.aiomqtt_adapter import gate_reading, paho_client, socket_reader
 from wire_contract.broker import mqtt_client
 from wire_contract.messages import StationStatus, Topics, encode
 from wire_contract.wallclock import wall_ms
@@ -40,6 +40,7 @@ BACKLOG_MS = 5000  # after a (re)connect, messages may be the broker's queue for
 RECEIVE_WINDOW = 1000
 WRITER_QUEUE_BOUND = 5000
 ROOM_POLL_S = 0.005  # only while the writer is full
+HANDLE_BURST = 256  # messages handled in one turn of the loop at most (~10-20 ms)
 
 
 class Collector:
@@ -125,6 +126,7 @@ class Collector:
         sock, queue = paho_client(client).socket(), self._gate.made if self._gate else None
         if queue is not None and sock is not None:
             queue.attach(sock.fileno(), socket_reader(client))
+            gate_reading(client, lambda: not queue.paused)
         self.ingest.live_after_ms = wall_ms() + BACKLOG_MS
         self.connections += 1
         self.down_since_ms = None
@@ -138,25 +140,34 @@ class Collector:
         )
         handle, ingest = self.ingest.handle, self.ingest
         ack = paho_client(client).ack
+        messages = client.messages
         try:
-            async for message in client.messages:
-                payload: Any = message.payload
-                if isinstance(payload, str):
-                    payload = payload.encode()
-                elif not isinstance(payload, bytes | bytearray):
-                    payload = b"" if payload is None else str(payload).encode()
-                handle(
-                    str(message.topic),
-                    bytes(payload),
-                    received_ms=wall_ms(),
-                    retained=bool(message.retain),
-                )
-                # A poll, not an Event: it keeps the change in the collector (the writer knows
-                # nothing of it) and only runs while the writer is full.
-                while ingest.pending() >= WRITER_QUEUE_BOUND:  # noqa: ASYNC110
-                    await asyncio.sleep(ROOM_POLL_S)
-                if message.qos:
-                    ack(message.mid, message.qos)
+            while True:
+                # aiomqtt's iterator costs a task and a few turns of the loop a message; it is
+                # only waited on when nothing is queued (it also says when the link broke), and
+                # what queued up meanwhile is taken in the same turn: one pass handles a burst,
+                # its PUBACKs go out in one write, the writer gets it as one batch (issue 30).
+                burst = [await anext(messages)]
+                while queue is not None and len(burst) < HANDLE_BURST and not queue.empty():
+                    burst.append(queue.get_nowait())
+                for message in burst:
+                    payload: Any = message.payload
+                    if isinstance(payload, str):
+                        payload = payload.encode()
+                    elif not isinstance(payload, bytes | bytearray):
+                        payload = b"" if payload is None else str(payload).encode()
+                    handle(
+                        str(message.topic),
+                        bytes(payload),
+                        received_ms=wall_ms(),
+                        retained=bool(message.retain),
+                    )
+                    # A poll, not an Event: it keeps the change in the collector (the writer
+                    # knows nothing of it) and only runs while the writer is full.
+                    while ingest.pending() >= WRITER_QUEUE_BOUND:  # noqa: ASYNC110
+                        await asyncio.sleep(ROOM_POLL_S)
+                    if message.qos:
+                        ack(message.mid, message.qos)
         finally:
             self._lost()
 
