@@ -288,13 +288,18 @@ async def test_standby_promoted_gives_the_event_back_whole(
             await cmd(chief, "5", "result", winner="black", reason="resign")
             await cmd(chief, "6", "result", winner=None, reason="agreed")
 
+            # everything journaled and stored (the node's writer commits on its own thread: a
+            # command's reply can come before its event is in the journal's file)
+            expected = ["confirmed"] * 6 + ["undecided"] * 2
             async with asyncio.timeout(30):
-                while node.journal.unsent_count() or len(await stored_events(chief)) < len(
-                    journal_events(node)
-                ):
-                    await asyncio.sleep(0.1)
-            before = await picture(chief)
-            assert [g["status"] for g in before["games"]] == ["confirmed"] * 6 + ["undecided"] * 2
+                while True:
+                    before = await picture(chief)
+                    stored = len(await stored_events(chief))
+                    sent = not node.journal.unsent_count()
+                    statuses = [g["status"] for g in before["games"]]
+                    if statuses == expected and sent and stored == len(journal_events(node)):
+                        break
+                    await asyncio.sleep(0.2)
             last = {b: max(k[2] for k in journal_events(node) if k[0] == b) for b in ROUND1}
 
             # the primary's laptop dies: killed, and its disk with it
