@@ -109,33 +109,96 @@ async def test_a_rebuilt_station_trusts_what_its_predecessor_signed(
         ]
 
 
-def test_a_signed_txn_says_one_board_one_outcome() -> None:
+def test_a_signed_txn_says_one_board_one_game_one_outcome() -> None:
     signer = TxnSigner(b"k" * 32, "venue-a")
-    txn = signer.make("7", "result", {"winner": "red", "reason": "resign"})
+    txn = signer.make("7", "result", {"winner": "red", "reason": "resign"}, game="r1-b7")
     assert txn is not None and len(txn) <= 64
     said = {"status": "confirmed", "winner": "red", "reason": "resign"}
-    assert signer.ask_of(txn, "7", "result", said) == (
+    assert signer.ask_of(txn, "7", "r1-b7", "result", said) == (
         "result",
         {"winner": "red", "reason": "resign"},
     )
-    # another board, another winner, another venue's key, a txn edited by a node: not trusted
-    assert signer.ask_of(txn, "8", "result", said) is None
-    assert signer.ask_of(txn, "7", "result", {**said, "winner": "black"}) is None
-    assert TxnSigner(b"k" * 32, "venue-b").ask_of(txn, "7", "result", said) is None
-    assert TxnSigner(b"x" * 32, "venue-a").ask_of(txn, "7", "result", said) is None
+    # another board, game, winner, venue's key, a txn edited by a node: not trusted
+    assert signer.ask_of(txn, "8", "r1-b7", "result", said) is None
+    assert signer.ask_of(txn, "7", "r2-b7", "result", said) is None
+    assert signer.ask_of(txn, "7", None, "result", said) is None
+    assert signer.ask_of(txn, "7", "r1-b7", "result", {**said, "winner": "black"}) is None
+    assert TxnSigner(b"k" * 32, "venue-b").ask_of(txn, "7", "r1-b7", "result", said) is None
+    assert TxnSigner(b"x" * 32, "venue-a").ask_of(txn, "7", "r1-b7", "result", said) is None
     forged = txn[:-1] + ("0" if txn[-1] != "0" else "1")
-    assert signer.ask_of(forged, "7", "result", said) is None
-    assert signer.ask_of("st-0123456789abcdef", "7", "result", said) is None
-    # a ruling on a proposal: bound to its seq and the status asked
-    ruling = signer.make("7", "resolve", {"seq": 12, "status": "confirmed"})
+    assert signer.ask_of(forged, "7", "r1-b7", "result", said) is None
+    assert signer.ask_of("st-0123456789abcdef", "7", "r1-b7", "result", said) is None
+    # a ruling on a proposal: bound to its game, its seq and the status asked
+    ruling = signer.make("7", "resolve", {"seq": 12, "status": "confirmed"}, game="r1-b7")
     settled = {"status": "confirmed", "ref": 12, "side": "red", "reason": "flag"}
-    assert signer.ask_of(ruling, "7", "result", settled) == (
+    assert signer.ask_of(ruling, "7", "r1-b7", "result", settled) == (
         "resolve",
         {"seq": 12, "status": "confirmed"},
     )
-    assert signer.ask_of(ruling, "7", "result", {**settled, "status": "dismissed"}) is None
-    assert signer.ask_of(ruling, "7", "result", {**settled, "ref": 13}) is None
-    assert signer.make("7", "pause", {}) is None
+    assert signer.ask_of(ruling, "7", "r2-b7", "result", settled) is None
+    assert signer.ask_of(ruling, "7", "r1-b7", "result", {**settled, "status": "dismissed"}) is None
+    assert signer.ask_of(ruling, "7", "r1-b7", "result", {**settled, "ref": 13}) is None
+    # a foul: bound to its game, side and reason
+    foul = signer.make("7", "foul", {"side": "black", "reason": "phone"}, game="r1-b7")
+    fouled = {"status": "confirmed", "side": "black", "reason": "phone"}
+    assert signer.ask_of(foul, "7", "r1-b7", "foul", fouled) is not None
+    assert signer.ask_of(foul, "7", "r3-b7", "foul", fouled) is None
+    assert signer.make("7", "pause", {}, game="r1-b7") is None
+
+
+def _event(
+    board: str, game: str | None, seq: int, type_: str, data: dict[str, Any], txn: Any
+) -> Any:
+    from wire_contract.messages import EventEnvelope
+
+    return EventEnvelope.model_validate(
+        {
+            "board": board, "node": "node-a", "game": game, "session": 1, "seq": seq,
+            "ts": 1, "type": type_, "clock": {"red_ms": 1, "black_ms": 1, "running": None},
+            "data": data, "txn": txn,
+        }
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("cmd", "args", "type_", "data"),
+    [
+        ("result", {"winner": "red", "reason": "resign"}, "result",
+         {"status": "confirmed", "winner": "red", "reason": "resign"}),
+        ("foul", {"side": "black", "reason": "phone"}, "foul",
+         {"status": "confirmed", "side": "black", "reason": "phone", "count": 1}),
+        ("resolve", {"seq": 12, "status": "confirmed"}, "result",
+         {"status": "confirmed", "ref": 12, "winner": "red", "reason": "flag"}),
+    ],
+)  # fmt: skip
+def test_a_signed_decision_stamped_onto_a_later_game_of_its_board_is_refused(
+    cmd: str, args: dict[str, Any], type_: str, data: dict[str, Any]
+) -> None:
+    """A node keeps every txn it was sent: it could stamp round 1's signed "red wins by
+    resignation" onto round 3's game on the same board (and drop the original from its
+    journal). A new station with the key must not adopt it: the game is signed too."""
+    from venue_station.intake.guard import Authority
+
+    signer = TxnSigner(b"k" * 32, "venue-a")
+    txn = signer.make("7", cmd, args, game="r1-b7")
+
+    def station_meeting(game: str) -> Authority:
+        authority = Authority()
+        authority.signer = signer
+        if cmd == "resolve":  # the flag proposal the ruling settles, as the journal says it
+            flag = {"status": "pending", "winner": "red", "reason": "flag"}
+            authority.judge("7", _event("7", game, 12, "result", flag, None))
+        return authority
+
+    replayed = station_meeting("r3-b7")
+    stored = replayed.judge("7", _event("7", "r3-b7", 40, type_, data, txn))
+    assert stored.data.get("status") == "pending" and stored.data.get("unverified") is True
+    assert replayed.adopted == 0 and replayed.asks.decided == {}
+    # the same txn on the game it was signed for: adopted, confirmed
+    honest = station_meeting("r1-b7")
+    stored = honest.judge("7", _event("7", "r1-b7", 20, type_, data, txn))
+    assert stored.data.get("status") == "confirmed" and not stored.data.get("unverified")
+    assert honest.adopted == 1
 
 
 def _ready(board: str, data: dict[str, Any], txn: str | None) -> Any:
@@ -161,7 +224,7 @@ def test_only_the_stations_signed_set_game_makes_a_pairing_a_rebuild_trusts() ->
     authority = Authority()
     authority.signer = signer = TxnSigner(b"k" * 32, "venue-a")
     pairing = {"game": "r2-b7", "red": "甲", "black": "乙"}
-    txn = signer.make("7", "set_game", pairing)
+    txn = signer.make("7", "set_game", pairing, game=None)
     assert txn is not None and len(txn) <= 64
     said = {**pairing, "tc": "90m+30s"}
 

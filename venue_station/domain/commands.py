@@ -128,8 +128,13 @@ class CommandBus:
         self.timeout_s = timeout_s
         self.publish: Publish | None = None  # set by the collector while connected
         # A decision command's txn signed with the station's key (intake/signed_txn.py): what
-        # a new station trusts on the boards' replay after this one's disk is lost.
-        self.sign: Callable[[str, str, dict[str, Any]], str | None] | None = None
+        # a new station trusts on the boards' replay after this one's disk is lost. It is
+        # signed for the game the board plays (``playing``): the board's state says it, but
+        # the reply to a ``set_game`` comes before the state after it, so the game this bus
+        # last set (or reset) on a board is the one its next decision is of.
+        self.sign: Callable[[str, str, dict[str, Any], str | None], str | None] | None = None
+        self.board_game: Callable[[str], str | None] = lambda board: None
+        self._games_set: dict[str, str | None] = {}
         # Told of every txn and what it asks before it is published (the ingest's authority:
         # only an event that says what a decision command asked decides a game).
         self.on_sent: Callable[[str, str | None, str, dict[str, Any], str | None], None] | None = (
@@ -160,7 +165,9 @@ class CommandBus:
         self.validate(cmd, args, venue_wide=board is None)
         if self.publish is None:
             raise ConnectionError("the station is not connected to the broker")
-        signed = self.sign(board, cmd, args) if self.sign is not None and board else None
+        signed = None
+        if self.sign is not None and board:
+            signed = self.sign(board, cmd, args, self.playing(board))
         txn = signed or f"st-{secrets.token_hex(8)}"
         expected = {board} if board is not None else set(expect)
         pending = _Pending(board, expected)
@@ -212,8 +219,19 @@ class CommandBus:
         else:
             outcome = "rejected"
         self.metrics.commands[outcome] += 1
+        if board is not None and cmd in ("set_game", "reset"):
+            if outcome == "ok":
+                self._games_set[board] = args.get("game") if cmd == "set_game" else None
+            else:  # refused or unanswered: the board's state says what it plays
+                self._games_set.pop(board, None)
         await self.store.finish_command(txn, outcome=outcome, replies=pending.replies)
         return CommandResult(txn, cmd, board, outcome, dict(pending.replies), missing)
+
+    def playing(self, board: str) -> str | None:
+        """The game ``board`` plays: the last this bus set on it, else its state's."""
+        if board in self._games_set:
+            return self._games_set[board]
+        return self.board_game(board)
 
     def on_reply(self, board: str, payload: bytes) -> None:
         try:

@@ -144,7 +144,8 @@ class Station:
         signer = signer_for(self.config.decision_key_file, self.config.venue)
         if signer is not None:
             self.ingest.authority.signer = signer
-            self.bus.sign = signer.make
+            self.bus.sign = lambda board, cmd, args, game: signer.make(board, cmd, args, game=game)
+            self.bus.board_game = self._board_game
         ingest, supervisor = self.ingest, self.supervisor
         self.metrics.gauges.update(
             {

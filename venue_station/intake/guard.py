@@ -199,7 +199,7 @@ class Authority:
             self.asks.note(key, ev.game, ev.type, ev.data)
             return ev
         if ev.txn is not None and self.signer is not None and not self.asks.knows(ev.txn):
-            adopted = self.signer.ask_of(ev.txn, board, ev.type, ev.data)
+            adopted = self.signer.ask_of(ev.txn, board, ev.game, ev.type, ev.data)
             if adopted is not None:
                 self.asks.sent(ev.txn, board, adopted[0], adopted[1], SIGNED_BY)
                 self.adopted += 1

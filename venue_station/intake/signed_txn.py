@@ -8,14 +8,17 @@ and the nodes journal it. So the txn itself carries the proof:
 
     sd-<nonce: 12 hex>-<mac: 24 hex>     mac = HMAC-SHA256(key, [venue, board, cmd, asked, nonce])
 
-``asked`` is what the command asked, in the form the settling event says it again: ``result``
-{winner, reason}, ``foul`` {side, reason}, ``resolve`` {seq, status} (the event's ``ref`` and
-``status``); and, not a decision but what a rebuild without a backup makes the round from,
-``set_game`` {game, red, black} (the board's ``ready`` event says them again:
-``venue_station/domain/rebuild.py``). ``key`` is the station's ``decision_key_file`` (kept
-with the station's config by the technician, never on the boards). A node sees every txn, but
-without the key it cannot make one for another board, another outcome, another ruling or
-another pairing: the MAC binds all of them. A new
+``asked`` is what the command asked, in the form the settling event says it again, and the game
+the board was playing (the event's ``game``): ``result`` {game, winner, reason}, ``foul``
+{game, side, reason}, ``resolve`` {game, seq, status} (the event's ``ref`` and ``status``); and,
+not a decision but what a rebuild without a backup makes the round from, ``set_game`` {game,
+red, black} (the board's ``ready`` event says them again: ``venue_station/domain/rebuild.py``).
+``key`` is the station's ``decision_key_file`` (kept with the station's config by the
+technician, never on the boards). A node sees every txn and keeps them, but without the key it
+cannot make one for another board, another game, another outcome, another ruling or another
+pairing: the MAC binds all of them. The game is why round 1's signed "red wins by resignation"
+cannot be stamped onto round 3's game on the same board (the original dropped from the
+journal) and be taken by a new station. A new
 station with the same key that meets a txn it never logged checks the event against it and,
 when it matches, takes it as its own ask (``Asks.sent``); the usual rules then apply (one
 decision per txn, its follow-ons once each). Who ruled is not in a txn (64 characters): a
@@ -83,17 +86,19 @@ def signer_for(path: Path | None, venue: str) -> TxnSigner | None:
     return signer
 
 
-def _asked(cmd: str, args: Mapping[str, Any]) -> list[Any] | None:
+def _asked(cmd: str, args: Mapping[str, Any], game: str | None) -> list[Any] | None:
+    """What the MAC binds for ``cmd``: what it asked and the game it asked it of (a
+    ``set_game`` names its game itself)."""
     if cmd == "result":
-        return [args.get("winner"), args.get("reason")]
+        return [game, args.get("winner"), args.get("reason")]
     if cmd == "foul":
-        return [args.get("side"), args.get("reason")]
+        return [game, args.get("side"), args.get("reason")]
     if cmd == "set_game":  # the pairing a rebuild makes again (domain/rebuild.py), not a decision
-        game = args.get("game")
-        return None if not isinstance(game, str) else [game, args.get("red"), args.get("black")]
+        named = args.get("game")
+        return None if not isinstance(named, str) else [named, args.get("red"), args.get("black")]
     if cmd == "resolve":
         seq = args.get("seq")
-        return None if not isinstance(seq, int) else [seq, args.get("status")]
+        return None if not isinstance(seq, int) else [game, seq, args.get("status")]
     return None
 
 
@@ -109,35 +114,39 @@ class TxnSigner:
         text = json.dumps([self.venue, board, cmd, asked, nonce], ensure_ascii=False)
         return hmac.new(self._key, text.encode(), hashlib.sha256).hexdigest()[:24]
 
-    def make(self, board: str, cmd: str, args: Mapping[str, Any]) -> str | None:
-        """A signed txn for a decision command to ``board``; None for any other command."""
-        asked = _asked(cmd, args)
+    def make(
+        self, board: str, cmd: str, args: Mapping[str, Any], *, game: str | None
+    ) -> str | None:
+        """A signed txn for a decision command to ``board`` while it plays ``game`` (the
+        game its settling event will name); None for any other command."""
+        asked = _asked(cmd, args, game)
         if asked is None:
             return None
         nonce = secrets.token_hex(6)
         return f"{PREFIX}{nonce}-{self._mac(board, cmd, asked, nonce)}"
 
     def signed(self, txn: str | None, board: str, cmd: str, args: Mapping[str, Any]) -> bool:
-        """Whether this station signed ``txn`` for ``cmd`` to ``board`` asking ``args``."""
+        """Whether this station signed ``txn`` for ``cmd`` to ``board`` asking ``args`` (a
+        ``set_game``: its game is in ``args``)."""
         found = _TXN.match(txn or "")
-        asked = _asked(cmd, args)
+        asked = _asked(cmd, args, args.get("game"))
         if found is None or asked is None:
             return False
         nonce, mac = found.groups()
         return hmac.compare_digest(mac, self._mac(board, cmd, asked, nonce))
 
     def ask_of(
-        self, txn: str | None, board: str, type_: str, data: Mapping[str, Any]
+        self, txn: str | None, board: str, game: str | None, type_: str, data: Mapping[str, Any]
     ) -> tuple[str, dict[str, Any]] | None:
-        """The command (name, args) this station signed as ``txn`` for ``board`` that the
-        event (``type_``, ``data``) says again, or None (not signed, not by this key, not for
-        this board, or not what it asked)."""
+        """The command (name, args) this station signed as ``txn`` for ``board`` playing
+        ``game`` that the event (``game``, ``type_``, ``data``) says again, or None (not
+        signed, not by this key, not for this board or game, or not what it asked)."""
         found = _TXN.match(txn or "")
         if found is None:
             return None
         nonce, mac = found.groups()
         for cmd, args in self._candidates(type_, data):
-            asked = _asked(cmd, args)
+            asked = _asked(cmd, args, game)
             if asked is not None and hmac.compare_digest(mac, self._mac(board, cmd, asked, nonce)):
                 return cmd, args
         return None

@@ -6,6 +6,7 @@ qizhong station backup --config station.toml            # one backup now, into [
 qizhong station restore --config station.toml --from station-....db
 qizhong station standby --config standby.toml           # copy the [standby] primary, every every_s
 qizhong station promote --config standby.toml           # the primary is gone: run on the last copy
+                                                        # and rebuild what came after (as rebuild)
 qizhong station rebuild --config station.toml [--from station-....db]  # a lost disk: from nodes
 """
 
@@ -20,6 +21,7 @@ import sys
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from venue_station.config import StationConfig
     from venue_station.web.web_server import StationWithWeb
 
 __all__ = ["add_arguments", "run"]
@@ -169,7 +171,9 @@ def _standby(args: argparse.Namespace) -> int:
                 file=sys.stderr,
             )
             return 2
-        print(f"promoted: running the station on the last copy of {cfg.primary} ({db})")
+        _say_key(config, "promote")
+        print(f"promoted: running the station on the last copy of {cfg.primary} ({db}); "
+              "the boards give back what came after it")  # fmt: skip
         return 0
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())
@@ -195,14 +199,21 @@ def _rebuild(args: argparse.Namespace) -> int:
         restored = _backup_or_restore(argparse.Namespace(**{**vars(args), "action": "restore"}))
         if restored:
             return restored
-    if config.decision_key_file is None or not config.decision_key_file.exists():
-        print(
-            "qizhong station rebuild: no decision key: the decisions replayed from the boards "
-            'are stored pending, unverified (docs/operations.md "Rebuild")',
-            file=sys.stderr,
-        )
+    _say_key(config, "rebuild")
     print("rebuilding: the station asks every board for what it lacks (paced replays)")
     return 0
+
+
+def _say_key(config: StationConfig, action: str) -> None:
+    """What a station that did not see the decisions will trust: without its predecessor's
+    decision key (the same file), none of the decisions the boards replay, and no round."""
+    if config.decision_key_file is None or not config.decision_key_file.exists():
+        print(
+            f"qizhong station {action}: no decision key (the primary's decision_key_file): the "
+            "decisions replayed from the boards are stored pending, unverified, and no round "
+            'is made from them (docs/operations.md "Rebuild")',
+            file=sys.stderr,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -231,7 +242,9 @@ def run(args: argparse.Namespace) -> int:
 
     try:
         station = StationWithWeb(StationConfig.load(args.config))
-        asyncio.run(_serve(station, rebuild=args.action == "rebuild"))
+        # promote, as rebuild: what came after the last copy (the decisions by their signed
+        # txns, a round paired since by its signed set_games) comes back from the boards
+        asyncio.run(_serve(station, rebuild=args.action in ("rebuild", "promote")))
     except StationError as exc:
         print(f"qizhong station: {exc}", file=sys.stderr)
         return 2

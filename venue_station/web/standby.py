@@ -10,8 +10,10 @@
 - ``qizhong station promote --config standby.toml``: refused while the primary still answers its
   ``/healthz`` (two stations must never rule on the same boards; ``--force`` when the technician
   knows it is gone but its port is not), then runs the station on the last copy. What happened
-  after that copy comes back from the boards: each node replays what the station lacks (the
-  station's gap replay, paced), as after a station restart.
+  after that copy comes back from the boards, as with ``rebuild`` (``web/cli.py``): each node
+  replays what the station lacks (the station's gap replay, paced), the decisions by the txns
+  the primary signed (the standby needs the same ``decision_key_file``), and a round paired
+  after the copy from the boards' signed ``set_game``s (``domain/rebuild.py``).
 
 Standard library HTTP (urllib): the standby has nothing else to talk to.
 """
