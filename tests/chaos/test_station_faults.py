@@ -26,7 +26,8 @@ from typing import Any
 
 import pytest
 from support.chaos import ChaosPlan, ChaosVenue
-from support.chaos_round import Api, journal_keys, store_keys, until
+from support.chaos_faults import alarm_codes, all_journals, caught_up, start_round
+from support.chaos_round import Api, store_keys, until
 from support.full_disk import fill, small_disk
 
 pytestmark = [
@@ -48,56 +49,6 @@ async def every_page_says(page: Any, url: str, code: str, since: float) -> tuple
         await page.wait_for_selector(f'#qz-alarm[data-codes~="{code}"]', timeout=5000)
         first = first or time.monotonic() - since
     return first or 0.0, time.monotonic() - since
-
-
-def alarm_codes(api: Api) -> list[str] | None:
-    """What ``/api/station`` lists (None: no answer)."""
-    body = api.call("GET", "/api/station")
-    if not isinstance(body, dict) or not isinstance(body.get("alarms"), list):
-        return None
-    return [a["code"] for a in body["alarms"]]
-
-
-async def start_round(venue: ChaosVenue, api: Api) -> None:
-    await asyncio.to_thread(api.login)
-
-    def online() -> bool:
-        views = api.boards()
-        return len(views) >= venue.boards and all(v["online"] for v in views.values())
-
-    await until(online, timeout_s=60, what="every board online")
-    rows = ["round,board,red,black"] + [
-        f"1,{b},P{2 * b - 1:03d},P{2 * b:03d}" for b in range(1, venue.boards + 1)
-    ]
-    reply = await asyncio.to_thread(
-        api.call, "POST", "/api/pairings", "\n".join(rows) + "\n", raw=True
-    )
-    assert isinstance(reply, dict) and not reply.get("error"), reply
-    await until(
-        lambda: all((v.get("state") or {}).get("phase") == "ready" for v in api.boards().values()),
-        timeout_s=30, what="every game set",
-    )  # fmt: skip
-    at = int(time.time() * 1000) + 500
-    reply = await asyncio.to_thread(
-        api.call, "POST", "/api/venue/cmd", {"cmd": "start", "args": {"at": at}}
-    )
-    assert isinstance(reply, dict) and reply.get("ok"), reply
-
-
-def all_journals(venue: ChaosVenue) -> set[tuple[str, int, int]]:
-    out: set[tuple[str, int, int]] = set()
-    for path in venue.journals().values():
-        out |= journal_keys(path)
-    return out
-
-
-async def caught_up(venue: ChaosVenue, db: Path, timeout_s: float) -> float:
-    began = time.monotonic()
-    await until(
-        lambda: store_keys(db) >= all_journals(venue), timeout_s=timeout_s,
-        what="the store to hold every journaled event",
-    )  # fmt: skip
-    return time.monotonic() - began
 
 
 async def test_station_disk_full_and_broker_down_on_every_page(tmp_path: Path, page: Any) -> None:
