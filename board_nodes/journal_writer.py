@@ -16,8 +16,8 @@ again, as before). The writer tries again when more work comes, when kicked, and
 A journal the disk would not even let it open (a full card at the node's start: SQLite
 cannot create the file's schema, its WAL or its shared-memory index) starts the writer
 without a connection (``db`` None) and an ``opener``: every try opens it first, and a refusal
-to open is a refusal like any other (the work is held, in order). ``Written.opened`` tells the
-loop the file is open at last (it then reads the file, no longer its snapshot).
+to open is a refusal like any other (the work is held, in order). The first ``Written`` that is
+``ok`` tells the loop the file is open at last (it then reads the file, no longer its snapshot).
 
 Without a thread (``Journal`` before ``start_writer``: the node's start, tools, tests) the
 same code runs inline: ``write`` is called by the loop itself.
@@ -69,7 +69,6 @@ class Written:
     dropped: int = 0  # unsent events pruned past capacity
     error: str | None = None
     failed_wall_ms: int = 0  # the wall ms to date a refusal with
-    opened: bool = False  # this write opened the journal (it could not be at the start)
 
 
 @dataclass(slots=True)
@@ -195,8 +194,8 @@ class JournalWriter:
             opened, refused = self._open()
             if refused is not None:  # held, in order; said only when there was work
                 return self._refused(ops, work, refused) if ops or not idle else None
-        if idle:
-            return Written(taken=len(ops), opened=opened) if ops or opened else None
+        if idle:  # (just opened: the loop hears it, and reads the file from now on)
+            return Written(taken=len(ops)) if ops or opened else None
         durable = bool(self._events or work.checkpoints or self._session is not None)
         try:
             last_id, dropped = self._transaction(work, durable=durable)
@@ -213,13 +212,12 @@ class JournalWriter:
             marks=tuple(self._marks),
             replies=replies,
             dropped=dropped,
-            opened=opened,
         )
         self._events, self._marks, self._session = [], [], None
         return written
 
     def _open(self) -> tuple[bool, Exception | None]:
-        """(opened now, the refusal): the write connection, for a journal not yet open."""
+        """(opened, the refusal): the write connection, for a journal not yet open."""
         assert self.opener is not None
         try:
             self.db = self.opener()

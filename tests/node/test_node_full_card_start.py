@@ -32,6 +32,7 @@ from support.clock_residual import Press, residuals
 from support.full_disk import fill, small_disk
 from support.node import Probe
 
+from board_nodes.journal import Journal, JournalError
 from clock_service import Side
 from firmware_bridge.serial.emulator import ClockEmulator
 
@@ -207,3 +208,11 @@ async def test_a_node_started_on_a_full_card_keeps_its_clocks(
             print(f"\n{card} card: {len(moves)} presses while full, residual {worst} ms, "
                   f"published {back_s:.2f} s after the space came back")  # fmt: skip
             assert worst <= 100
+
+
+def test_a_file_that_is_not_a_journal_still_stops_the_start(tmp_path: Path) -> None:
+    """Only a disk that refuses is run past: a corrupt journal is not read as an empty one."""
+    path = tmp_path / "journal.sqlite3"
+    path.write_bytes(b"not a journal, " * 400)
+    with pytest.raises(JournalError, match="cannot open the journal"):
+        Journal(path).open()
