@@ -106,6 +106,10 @@ async def play_before(probe: Probe, emu: ClockEmulator, toml: Path, log: Path) -
             await press(emu, side, [])
             await asyncio.sleep(0.1)
         await probe.wait_for(lambda: len(probe.board_events("1", "move")) == 4, 10)
+    except BaseException:
+        stop_node(proc)
+        print(log.read_text())
+        raise
     finally:
         assert stop_node(proc) == 0, log.read_text()
 
