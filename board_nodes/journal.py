@@ -69,6 +69,15 @@ class JournalError(BoardNodeError):
     """The journal cannot be opened or is from an incompatible version."""
 
 
+def _disk_refuses(exc: sqlite3.DatabaseError) -> bool:
+    """A disk that will not take a write (full, an I/O error, a read-only remount), as
+    opposed to a file that is not a journal (corrupt, another program's)."""
+    code = getattr(exc, "sqlite_errorcode", None)
+    if code is None:
+        return "disk is full" in str(exc) or "disk I/O error" in str(exc)
+    return code & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY)
+
+
 @dataclass(frozen=True, slots=True)
 class BoardRecord:
     board: str
@@ -108,6 +117,7 @@ class Journal:
         self._held: deque[Held] = deque()  # given a seq, not yet known to be on disk
         self._last_seq: dict[str, int] = {}  # a board's seq as given out, held ones included
         self._durable_id = 0  # the outbox id of the last event known committed
+        self._snapshot_only = False  # the loop reads a snapshot: the file is not yet open
         self.failing_since: int | None = None  # wall ms of the first write the disk refused
         self.failure: str | None = None
         self.write_failures = 0
@@ -123,11 +133,42 @@ class Journal:
 
     # -- lifecycle -------------------------------------------------------------------------------
     def open(self) -> Journal:
+        """Open the journal. On a disk that refuses even that (a full card at the node's
+        start: the schema, the WAL or its index cannot be created) the node starts all the
+        same: the loop reads a snapshot in memory of what the file holds, and the writer
+        opens the file with its first try that the disk takes (``journal_writer.py``)."""
         if self._db is not None:
             return self
         self.path.parent.mkdir(parents=True, exist_ok=True)
+        wdb: sqlite3.Connection | None = None
         try:
-            wdb = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            wdb = self._open_for_writing()
+            db = sqlite3.connect(self.path, isolation_level=None)
+            db.execute("PRAGMA query_only=ON")  # every write is the writer's
+        except sqlite3.DatabaseError as exc:
+            if wdb is not None:
+                wdb.close()
+            if not _disk_refuses(exc):
+                raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
+            log.error(
+                "journal %s cannot be opened for writing (%s): the node starts from what it "
+                "holds and writes once the disk takes it", self.path, exc,
+            )  # fmt: skip
+            wdb, db = None, self._snapshot()
+            self._snapshot_only = True
+        self._writer = JournalWriter(
+            wdb, sync=self._sync, txn_keep=self.txn_keep, before_commit=self._before_commit,
+            opener=self._open_for_writing,
+        )  # fmt: skip
+        self._db = db
+        row = db.execute("SELECT coalesce(max(id), 0) FROM outbox").fetchone()
+        self._durable_id = int(row[0])
+        return self
+
+    def _open_for_writing(self) -> sqlite3.Connection:
+        """The writer's connection, the schema made or checked (JournalError: another's)."""
+        wdb = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        try:
             wdb.execute("PRAGMA journal_mode=WAL")
             wdb.execute(f"PRAGMA synchronous={self._sync}")
             wdb.executescript(_SCHEMA)
@@ -135,21 +176,42 @@ class Journal:
             if version is None:
                 wdb.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
             elif version[0] != _SCHEMA_VERSION:
-                wdb.close()
                 raise JournalError(
                     f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}"
                 )
-            db = sqlite3.connect(self.path, isolation_level=None)
-            db.execute("PRAGMA query_only=ON")  # every write is the writer's
-        except sqlite3.DatabaseError as exc:
-            raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
-        self._writer = JournalWriter(
-            wdb, sync=self._sync, txn_keep=self.txn_keep, before_commit=self._before_commit
-        )
-        self._db = db
-        row = db.execute("SELECT coalesce(max(id), 0) FROM outbox").fetchone()
-        self._durable_id = int(row[0])
-        return self
+        except BaseException:
+            wdb.close()
+            raise
+        return wdb
+
+    def _snapshot(self) -> sqlite3.Connection:
+        """What the journal file holds, copied into memory without writing a byte (read as
+        immutable when its WAL is empty; through the WAL's index when a killed node left one),
+        for the loop to read until the writer can open the file."""
+        mem = sqlite3.connect(":memory:", isolation_level=None)
+        if self.path.exists() and self.path.stat().st_size > 0:
+            wal = Path(f"{self.path}-wal")
+            live = wal.exists() and wal.stat().st_size > 0
+            uri = self.path.resolve().as_uri() + ("?mode=ro" if live else "?immutable=1")
+            try:
+                src = sqlite3.connect(uri, uri=True)
+                try:
+                    src.backup(mem)
+                finally:
+                    src.close()
+            except sqlite3.DatabaseError as exc:
+                mem.close()
+                raise JournalError(
+                    f"{self.path}: cannot open the journal, nor read it on a disk that "
+                    f"refuses writes: {exc}"
+                ) from None
+        mem.executescript(_SCHEMA)  # a file never written holds no schema yet
+        version = mem.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
+        if version is not None and version[0] != _SCHEMA_VERSION:
+            mem.close()
+            raise JournalError(f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}")
+        mem.execute("PRAGMA query_only=ON")
+        return mem
 
     def start_writer(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """From now on write in the writer thread; its news comes back on ``loop`` (the
@@ -170,7 +232,8 @@ class Journal:
         else:
             self._write_inline()
         self._db.close()
-        writer.db.close()
+        if writer.db is not None:
+            writer.db.close()
         self._db = None
         self._writer = None
 
@@ -316,6 +379,13 @@ class Journal:
         for key in written.replies:
             self._replies.pop(key, None)
         health_changed = False
+        if written.ok and self._snapshot_only and self._db is not None:
+            # The writer opened the file at last: read it from now on (it holds what the
+            # snapshot held and what this write added).
+            self._db.close()
+            self._db = sqlite3.connect(self.path, isolation_level=None)
+            self._db.execute("PRAGMA query_only=ON")
+            self._snapshot_only = False
         if written.ok:
             for _ in range(written.events):
                 self._held.popleft()

@@ -13,6 +13,12 @@ that fail are dropped (the next supersedes them), replies too (a repeated txn is
 again, as before). The writer tries again when more work comes, when kicked, and every
 ``RETRY_S`` while something waits.
 
+A journal the disk would not even let it open (a full card at the node's start: SQLite
+cannot create the file's schema, its WAL or its shared-memory index) starts the writer
+without a connection (``db`` None) and an ``opener``: every try opens it first, and a refusal
+to open is a refusal like any other (the work is held, in order). The first ``Written`` that is
+``ok`` tells the loop the file is open at last (it then reads the file, no longer its snapshot).
+
 Without a thread (``Journal`` before ``start_writer``: the node's start, tools, tests) the
 same code runs inline: ``write`` is called by the loop itself.
 """
@@ -79,13 +85,17 @@ class JournalWriter:
 
     def __init__(
         self,
-        db: sqlite3.Connection,
+        db: sqlite3.Connection | None,
         *,
         sync: str,
         txn_keep: int,
         before_commit: Callable[[], None] | None = None,
+        opener: Callable[[], sqlite3.Connection] | None = None,
     ) -> None:
+        if db is None and opener is None:
+            raise ValueError("a writer needs its connection or an opener")
         self.db = db
+        self.opener = opener  # opens the write connection when ``db`` is None
         self.sync = sync
         self.txn_keep = txn_keep
         self.before_commit = before_commit  # inside a durable transaction, before its COMMIT
@@ -139,7 +149,9 @@ class JournalWriter:
         while True:
             with self._cond:
                 while not (self._queue or self._kicked or self._stopping):
-                    waiting = bool(self._events or self._marks or self._session is not None)
+                    waiting = bool(
+                        self._events or self._marks or self._session is not None or self.db is None
+                    )
                     if not self._cond.wait(RETRY_S if waiting else None) and waiting:
                         break  # time to try the refused work again
                 self._kicked = False
@@ -174,22 +186,24 @@ class JournalWriter:
                 work.prune = (op[1], op[2])
             elif kind == "session":
                 self._session = op[1]
-        if not (self._events or self._marks or self._session is not None) and not (
+        idle = not (self._events or self._marks or self._session is not None) and not (
             work.checkpoints or work.replies or work.prune
-        ):
-            return Written(taken=len(ops)) if ops else None
-        replies = tuple((board, txn) for board, txn, _ in work.replies)
+        )
+        opened = False
+        if self.db is None:
+            opened, refused = self._open()
+            if refused is not None:  # held, in order; said only when there was work
+                return self._refused(ops, work, refused) if ops or not idle else None
+        if idle:  # (just opened: the loop hears it, and reads the file from now on)
+            return Written(taken=len(ops)) if ops or opened else None
         durable = bool(self._events or work.checkpoints or self._session is not None)
         try:
             last_id, dropped = self._transaction(work, durable=durable)
         except Exception as exc:  # a refusing disk (WRITE_FAILED), or worse: held all the same
             if not isinstance(exc, WRITE_FAILED):
                 log.exception("journal writer: a write failed unexpectedly")
-            wall = self._events[0].wall_ms if self._events else 0
-            return Written(
-                taken=len(ops), ok=False, replies=replies, error=str(exc)[:200],
-                failed_wall_ms=wall or 1,
-            )  # fmt: skip
+            return self._refused(ops, work, exc)
+        replies = tuple((board, txn) for board, txn, _ in work.replies)
         written = Written(
             taken=len(ops),
             events=len(self._events),
@@ -202,8 +216,30 @@ class JournalWriter:
         self._events, self._marks, self._session = [], [], None
         return written
 
+    def _open(self) -> tuple[bool, Exception | None]:
+        """(opened, the refusal): the write connection, for a journal not yet open."""
+        assert self.opener is not None
+        try:
+            self.db = self.opener()
+        except Exception as exc:  # the disk refuses still (or worse): tried again later
+            if not isinstance(exc, WRITE_FAILED):
+                log.exception("journal writer: opening the journal failed unexpectedly")
+            return False, exc
+        log.info("journal writer: the journal is open for writing")
+        return True, None
+
+    def _refused(self, ops: list[tuple[Any, ...]], work: _Work, exc: Exception) -> Written:
+        """What a refused try tells the loop (the events and marks stay, in order)."""
+        wall = self._events[0].wall_ms if self._events else 0
+        return Written(
+            taken=len(ops), ok=False,
+            replies=tuple((board, txn) for board, txn, _ in work.replies),
+            error=str(exc)[:200], failed_wall_ms=wall or 1,
+        )  # fmt: skip
+
     def _transaction(self, work: _Work, *, durable: bool) -> tuple[int, int]:
         db = self.db
+        assert db is not None
         last_id = dropped = 0
         if not durable:
             db.execute("PRAGMA synchronous=NORMAL")

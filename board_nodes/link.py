@@ -223,9 +223,11 @@ class BoardLink:
         board = self.board
         unsent = self.journal.unsent(board.id, limit=1 << 30)
         self._backlog_upto = unsent[-1].id if unsent else 0
-        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
+        # Subscribed before saying online: a command sent the moment the board is seen online
+        # is heard (it was lost when sent between the status and the subscription).
         for topic in (self.topics.cmd(board.id), self.topics.venue_cmd, self.topics.station_status):
             await client.subscribe(topic, qos=1)
+        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
         self._state_dirty.set()
         self._wake.set()
         self.connected.set()

@@ -5,7 +5,8 @@
 - ``store_failing``: what arrives is not being stored — the database could not be opened at
   start (a full disk: the station serves its pages and keeps the live views meanwhile, and
   opens it as soon as it can), or the writer keeps failing (a full disk, a stuck lock);
-- ``broker_down``: no board's news arrives; the clocks shown are the last known;
+- ``broker_down``: no board's news arrives; the clocks shown are the last known, every
+  board's view says ``unknown_since`` that instant and is not ``online``;
 - ``boards_silent``: boards online by their status that have said nothing for the silence
   bound (a node gone without its will: ``intake/silence.py``), shown "unknown since";
 - ``unverified_decisions``: decisions the nodes replayed that no command of this station
@@ -29,7 +30,7 @@ from venue_station.intake.silence import silence_after_ms
 from venue_station.live.alerts import store_failing_alert
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["AlarmWatch", "StoreWaiting", "alarms"]
+__all__ = ["AlarmWatch", "StoreWaiting", "alarms", "broker_down_since"]
 
 log = logging.getLogger(__name__)
 TICK_S = 0.5
@@ -99,15 +100,25 @@ class AlarmWatch:
         self.unverified = stored + unstored
 
 
+def broker_down_since(station: Any) -> int | None:
+    """Wall ms since when the station has had no broker (``broker_down``); None while it has
+    one (or runs without: ``connect`` off). Every board's view is then unknown since that
+    instant (``Station.board_views``: ``unknown_since``, not ``online``)."""
+    collector = station.collector
+    if station.connect and collector is not None and not collector.connected.is_set():
+        return collector.down_since_ms or wall_ms()
+    return None
+
+
 def alarms(station: Any, watch: AlarmWatch) -> list[dict[str, Any]]:
     """What every page must show in a banner (the module's docstring)."""
     out: list[dict[str, Any]] = []
     waiting: StoreWaiting | None = station.store_waiting
     if waiting is not None:
         out.append({"code": "store_failing", "since_ms": waiting.since_ms, "detail": waiting.error})
-    collector = station.collector
-    if station.connect and collector is not None and not collector.connected.is_set():
-        out.append({"code": "broker_down", "since_ms": collector.down_since_ms})
+    blind_since = broker_down_since(station)
+    if blind_since is not None:
+        out.append({"code": "broker_down", "since_ms": blind_since})
     ingest = station.ingest
     if ingest is not None and waiting is None:
         writer = ingest.writer_health

@@ -22,7 +22,7 @@ from clock_service.regulation import Regulation
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
 from venue_station.domain import pairing_import, store_wait
-from venue_station.domain.alarms import AlarmWatch, StoreWaiting, alarms
+from venue_station.domain.alarms import AlarmWatch, StoreWaiting, alarms, broker_down_since
 from venue_station.domain.commands import CommandBus, CommandResult
 from venue_station.domain.decisions_out import DecisionOutbox
 from venue_station.domain.gaps import watch_gaps
@@ -415,10 +415,19 @@ class Station:
         return totals
 
     def board_views(self) -> list[dict[str, Any]]:
+        """Every board's view; while the broker is down none is known to be online: each is
+        ``unknown_since`` the instant the station lost it (its status and state as they
+        stood then)."""
         assert self.ingest is not None
         views = self.ingest.boards
         names = sorted(set(views) | set(self.ingest.seqs.boards), key=board_key)
-        return [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
+        out = [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
+        blind_since = broker_down_since(self)
+        for view in out:
+            view["unknown_since"] = blind_since
+            if blind_since is not None:
+                view["online"] = False
+        return out
 
     def health(self) -> dict[str, Any]:
         """``/healthz``: ok while connected, every task up and the writer not stuck."""

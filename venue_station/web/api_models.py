@@ -145,8 +145,17 @@ class BoardView(Out):
     board: str
     status: BoardStatusView | None
     state: StateSnapshot | None
-    online: bool
+    online: bool = Field(
+        description="online by its status, and the station can see it (false while the broker "
+        "is down: unknown_since)"
+    )
     clock_offset_ms: int | None
+    unknown_since: Ms | None = Field(
+        None,
+        description="while the station has lost the broker (the broker_down alarm): the wall "
+        "ms since when; status and state are the last known, a running clock is not to be run "
+        "on past this instant",
+    )
     # a board the station has stored events of: its highest seq in order, the seq ranges missing
     last_seq: int | None = None
     missing: list[list[int]] | None = None

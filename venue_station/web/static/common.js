@@ -328,13 +328,17 @@
       // A board online by its status but silent past the station's bound (a node gone
       // without its will): unknown since its last message, its clock not run on past it.
       const silent = status && status.state === "online" && status.silent_since_ms;
-      const online = this.missing ? "missing" : silent ? "silent" : status ? status.state : "unknown";
+      // While the station cannot see the boards (banner.js: window.QZ_STALE, the broker lost or
+      // the station unreachable) no board is known to be anything: unknown since then.
+      const blind = (this.blind = window.QZ_STALE || null);
+      const online = this.missing ? "missing" : blind && status ? "blind" : silent ? "silent" : status ? status.state : "unknown";
       this.el.dataset.online = online;
       this.el.dataset.phase = st ? st.phase : "none";
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
       const fault = st && st.clock_fault;
       this.badge.textContent = online === "online" ? (fault ? QZ.t("clock_fault") : "")
         : online === "silent" ? QZ.t("silent_since", { t: QZ.hhmmss(silent) })
+        : online === "blind" ? QZ.t("blind_since", { t: QZ.hhmmss(blind) })
         : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : online === "missing" ? "no_such_board" : "unknown");
       this.badge.className = "badge" + (online === "online" && !fault ? "" : " off");
       this.badge.title = fault || ""; // the face's own words, for a technician (on hover only)
@@ -360,6 +364,7 @@
     // data-ms is the remaining time at the instant the shown text was last written.
     tick(now) {
       if (!this.shown) return;
+      if ((window.QZ_STALE || null) !== this.blind) this.render(); // lost or seen again
       const st = this.view.state;
       now = this.asOf(now);
       for (const side of ["red", "black"]) {
