@@ -51,7 +51,7 @@ from venue_station.store.records import RecordConflict
 if TYPE_CHECKING:
     from venue_station.store.database import Store
 
-__all__ = ["RecordDesk", "RecordRefused", "RecordView", "board_number"]
+__all__ = ["RecordDesk", "RecordRefused", "RecordView", "board_number", "pairing_dict"]
 
 log = logging.getLogger(__name__)
 MAX_MOVE_TEXT = 32
@@ -149,12 +149,7 @@ class RecordView:
             "in_check": position.in_check(),
             "over": position.is_over(),
             "moves": self.moves(),
-            "pairing": {
-                "matched": self.pairing.matched,
-                "disagreement": self.pairing.disagreement,
-                "moves": self.pairing.moves,
-                "presses": self.pairing.presses,
-            },
+            "pairing": pairing_dict(self.pairing),
             "updated_ms": self.updated_ms,
             "updated_by": self.updated_by,
             "consent": self.consent,
@@ -289,6 +284,12 @@ class RecordDesk:
             consent=consent,
         )
 
+    async def pairing(self, game: str, stored: Mapping[str, Any] | None) -> Pairing:
+        """The record of ``game`` (as ``stored``) against its clock's presses."""
+        events = await self._store().game_events(game, ("move",))
+        presses = [Press(Side(r.side), r.used_ms, r.remaining_ms) for r in clock_log(events)]
+        return pair_with_presses(self._record(game, stored), presses)
+
     def _record(self, game: str, stored: Mapping[str, Any] | None) -> Record:
         """The stored moves replayed by the rules (a move stored elsewhere is checked too)."""
         start = str(stored["start_fen"]) if stored else START_FEN
@@ -412,6 +413,17 @@ class RecordDesk:
         games = [g for g in await store.games(round_no) if stored.get(g["game"], {}).get("moves")]
         games.sort(key=lambda g: board_number(str(g["board"])) or 10**6)
         return [await self._view(g, stored[g["game"]]) for g in games]
+
+
+def pairing_dict(pairing: Pairing) -> dict[str, Any]:
+    """The pairing as the API and the pages have it: the verdict in a word, the counts."""
+    return {
+        "matched": pairing.matched,
+        "verdict": pairing.verdict,
+        "disagreement": pairing.disagreement,
+        "moves": pairing.moves,
+        "presses": pairing.presses,
+    }
 
 
 def pairing_note(pairing: Pairing) -> str:

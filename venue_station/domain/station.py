@@ -70,13 +70,18 @@ class Station:
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
         self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
-        # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
-        self.duties = DutyDesk(
-            self.require_store, self.regulation, self.hub, self._raise_alert, self._flush
-        )
         # 录谱: the records of the games; every change on the SSE stream (without legal moves)
         self.records = RecordDesk(self.require_store, self.regulation, self._board_game)
         self.records.listen(lambda view: self.hub.publish("record", view.as_dict(legal=False)))
+        # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
+        self.duties = DutyDesk(
+            self.require_store,
+            self.regulation,
+            self.hub,
+            self._raise_alert,
+            self._flush,
+            self.records.pairing,
+        )
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None

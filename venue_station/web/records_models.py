@@ -73,6 +73,8 @@ class LegalMove(Out):
 
 class PairingOut(Out):
     matched: bool  # every move has its press and every press its move
+    # in a word: more / fewer moves than presses, or as many but a mover not the press's side
+    verdict: Literal["matched", "more", "fewer", "differs"]
     disagreement: int | None  # the first ply whose mover is not the press's side
     moves: int
     presses: int

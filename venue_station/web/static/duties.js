@@ -50,6 +50,17 @@
     return text;
   }
 
+  // The record against the clock's presses (never merged): said when they differ and
+  // something is recorded (a row with nothing recorded says so by its state).
+  function pairingText(d) {
+    const p = d.pairing;
+    if (!p || !d.plies || p.verdict === "matched") return "";
+    let text = p.verdict === "differs" ? QZ.t("duty.pairing.differs")
+      : QZ.t("duty.pairing." + p.verdict, { d: Math.abs(p.moves - p.presses) });
+    if (p.disagreement) text += QZ.t("duty.pairing.from", { n: p.disagreement });
+    return text;
+  }
+
   function render() {
     const v = view;
     shown = JSON.stringify(v);
@@ -73,11 +84,12 @@
     const who = d.responsible;
     const tr = e("tr", { "data-game": d.game, "data-board": d.board, "data-state": d.state,
       "data-responsible": who ? who.player : "", "data-side": who ? who.side : "",
-      "data-alert": d.alert ? d.alert.status : "" },
+      "data-alert": d.alert ? d.alert.status : "", "data-pairing": d.pairing ? d.pairing.verdict : "" },
       e("td", { text: QZ.t("board", { n: d.board }) }), e("td", { text: d.red }), e("td", { text: d.black }),
       e("td", { text: because(d, v.rule) }),
       e("td", { text: who ? who.player + " (" + QZ.t(who.side) + ")" : QZ.t("duty.no_result") }),
-      e("td", { text: QZ.t("duty.moves", { p: d.plies, n: d.presses }) }),
+      e("td", { text: QZ.t("duty.moves", { p: d.plies, n: d.presses }) },
+        pairingText(d) ? e("span", { class: "duty-pairing", text: " · " + pairingText(d) }) : null),
       e("td", { class: "duty-state", text: stateText(d) }));
     const cell = e("td");
     const ruled = d.alert && !["open", "acked"].includes(d.alert.status);
