@@ -329,6 +329,16 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
             await page.text_content('#duty-rows tr[data-board="4"] .duty-pairing')
         )
         assert await warned.count() == 2  # boards 3 and 4; none where nothing is recorded
+        # The records to download: each recorded game's PGN, and the round's in one file.
+        link = page.locator('#duty-rows tr[data-board="1"] a.duty-pgn')
+        assert await link.get_attribute("href") == "/api/export/games/r1-b1/record.pgn"
+        assert await page.locator('#duty-rows tr[data-board="6"] a.duty-pgn').count() == 0
+        whole = page.locator("#duty-pgn-round")
+        assert await whole.get_attribute("href") == "/api/export/rounds/1/records.pgn"
+        assert "下载本轮全部棋谱" in str(await whole.text_content())
+        r = await page.request.get(hall.station.http_url + "/api/export/rounds/1/records.pgn")
+        boards = re.findall(r'\[Board "(\d+)"\]', await r.text())
+        assert boards == ["1", "2", "3", "4", "5"], boards
         await page.click("#lang")
         await page.wait_for_function(
             """() => document.querySelector('#duty-rows tr[data-board="3"] .duty-pairing')
@@ -370,6 +380,41 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
         assert sum(r["fouls"] for r in standings) == len(confirmed)
         per_player = (await hall.get("/api/fouls"))["players"]
         assert {p: c["confirmed"] for p, c in per_player.items() if c["confirmed"]} == fouls
+
+        # The winner of board 4 scans the board's QR code after round 2 started: the link names
+        # no game, the page shows round 2's game and offers round 1's, whose record is due.
+        keys = (await hall.get("/api/record-keys?round=2"))["keys"]
+        path = next(k["path"] for k in keys if k["board"] == "4")
+        phone = await page.context.browser.new_context(bypass_csp=True)
+        try:
+            mobile = await phone.new_page()
+            await mobile.goto(hall.station.http_url + path + "&lang=zh")
+            await mobile.wait_for_selector("#earlier:not([hidden])")
+            assert "第2轮" in str(await mobile.text_content("#players"))
+            offered = str(await mobile.text_content("#earlier"))
+            assert "本台第1轮" in offered and "已录 2 着，按钟 4 次" in offered, offered
+            await mobile.click("#lang")
+            await mobile.wait_for_selector("#earlier >> text=Round 1's record of this board")
+            await mobile.click("#lang")
+            await mobile.click("#earlier-go")
+            await mobile.wait_for_function(
+                "() => document.querySelectorAll('#moves li').length === 2"
+            )
+            assert "第1轮" in str(await mobile.text_content("#players"))
+            for n, move in enumerate(OPENING[2:], start=3):
+                await mobile.fill("#move-text", move)
+                await mobile.press("#move-text", "Enter")
+                await mobile.wait_for_function(
+                    "n => document.querySelectorAll('#moves li').length === n", arg=n
+                )
+            assert await mobile.locator("#pairing").is_hidden()  # 4 moves, 4 presses
+            await mobile.goto(hall.station.http_url + path + "&lang=zh")
+            await mobile.wait_for_selector('#xq button[data-sq="e0"]')
+            await mobile.wait_for_function("() => document.querySelector('#players').textContent")
+            assert await mobile.locator("#earlier").is_hidden()  # nothing due any more
+        finally:
+            await phone.close()
+        assert (await hall.duties(1))["4"]["state"] == "late"
 
         # A restart decides nothing again: the same alerts, no new one.
         before = await hall.record_alerts()

@@ -245,6 +245,35 @@ class RecordDesk:
     async def view(self, board: str, *, game: str | None = None) -> RecordView:
         return await self._view(await self.game_of(board, game))
 
+    async def earlier_due(self, view: RecordView) -> dict[str, Any] | None:
+        """The board's game before ``view``'s when its record is still due: required, played,
+        fewer moves than presses, no consent. A recorder who opens the board's link (the QR
+        code names no game) after the next round started is offered it, not sent to the new
+        game unawares."""
+        store = self._store()
+        before = [
+            g for g in await store.games() if g["board"] == view.board and g["round"] < view.round
+        ]
+        if not before:
+            return None
+        row = max(before, key=lambda g: int(g["round"]))
+        if not await self.required(row):
+            return None
+        game = str(row["game"])
+        stored = await store.record(game)
+        plies = int(stored["ply"]) if stored else 0
+        presses = len(await store.game_events(game, ("move",)))
+        if presses == 0 or plies >= presses or (stored and stored.get("consent_by")):
+            return None
+        return {
+            "game": game,
+            "round": int(row["round"]),
+            "red": str(row["red"]),
+            "black": str(row["black"]),
+            "plies": plies,
+            "presses": presses,
+        }
+
     async def view_game(self, game: str) -> RecordView | None:
         row = await self._store().game(game)
         return None if row is None else await self._view(row)

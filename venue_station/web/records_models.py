@@ -90,6 +90,17 @@ class Consent(Out):
     ms: int | None
 
 
+class EarlierOut(Out):
+    """The board's previous game, whose record is still due (fewer moves than presses)."""
+
+    game: str
+    round: int
+    red: str
+    black: str
+    plies: int
+    presses: int
+
+
 class RecordOut(Out):
     """A game's record: the moves with their clocks, the position, the legal moves."""
 
@@ -113,6 +124,8 @@ class RecordOut(Out):
     updated_ms: int | None
     updated_by: str | None
     consent: Consent | None
+    # GET without ?game= only: the board's previous game whose record is still due
+    earlier: EarlierOut | None = None
 
 
 class RecordKey(Out):

@@ -75,6 +75,9 @@
     else $("duty-state").textContent = v.grace_ends_ms
       ? QZ.t("duty.grace.ended", { t: QZ.time(v.grace_ends_ms) }) : QZ.t("duty.grace.open");
     $("duty-rows").replaceChildren(...rows.map((d) => row(d, v)));
+    // the round's records in one file, once any is recorded (the same as the public export)
+    $("duty-pgn-round").hidden = !rows.some((d) => d.plies > 0);
+    if (v.round) $("duty-pgn-round").href = "/api/export/rounds/" + v.round + "/records.pgn";
   }
 
   // One game: board, players, why it must be recorded, who records it, moves recorded of the
@@ -90,7 +93,9 @@
       e("td", { text: who ? who.player + " (" + QZ.t(who.side) + ")" : QZ.t("duty.no_result") }),
       e("td", { text: QZ.t("duty.moves", { p: d.plies, n: d.presses }) },
         pairingText(d) ? e("span", { class: "duty-pairing", text: " · " + pairingText(d) }) : null),
-      e("td", { class: "duty-state", text: stateText(d) }));
+      e("td", { class: "duty-state", text: stateText(d) },
+        d.plies ? e("a", { class: "duty-pgn", download: true, text: " " + QZ.t("duty.pgn"),
+          href: "/api/export/games/" + encodeURIComponent(d.game) + "/record.pgn" }) : null));
     const cell = e("td");
     const ruled = d.alert && !["open", "acked"].includes(d.alert.status);
     if (v.rule.chief_consent && !ruled) {
