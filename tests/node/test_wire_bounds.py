@@ -57,7 +57,7 @@ def test_deep_nesting_inside_an_object_is_refused_before_parsing() -> None:
 
 
 def test_brackets_inside_strings_do_not_count_as_nesting() -> None:
-    text = json.dumps({"a": '[[[[[[[[[[{{{{{{{{{{\\"[[[[[[', "b": [[1]]}).encode()
+    text = json.dumps({"a": "[[[[[[[[[[{{{{{{{{{{\\\"[[[[[[", "b": [[1]]}).encode()
     assert bounds.json_depth(text) == 3
     bounds.check_payload(text)
 
