@@ -12,8 +12,8 @@ desk raises each once the record says so, its detail naming the count used (``co
   checks per the profile (``move_limit.claimant_checks_counted``). The claimant is the one the
   arbiter named when starting the count (``move_count`` ``claimant``, kept in the station's
   command log; none named: no check is left out). A held limit is looked at again after every
-  change of the record and every second (the presses go on); a game decided meanwhile needs no
-  alert any more (logged).
+  change of the record and every second (the presses go on); a game decided meanwhile, or a
+  count the arbiter started again, needs no alert any more (logged).
 - **The early draw**: the record's full moves where the record matches the presses, else the
   clock's; raised at once.
 
@@ -157,6 +157,10 @@ class CountDesk:
             log.info("move limit of %s: the game was decided meanwhile, no alert", spec.game)
             return False
         start = _count_start(events, spec.seq)
+        latest = _count_start(events, None)
+        if latest is not None and (start is None or latest["seq"] != start["seq"]):
+            log.info("move limit of %s: the arbiter started a new count, no alert", spec.game)
+            return False
         start_ply = 0
         claimant = None
         if start is not None:
