@@ -55,7 +55,7 @@ COMMAND_EXAMPLES: dict[str, dict[str, Any]] = {
     "arbiter_mode": {"on": True},
     "resolve": {"seq": 131, "status": "confirmed"},
     "result": {"winner": None, "reason": "agreed_draw"},
-    "move_count": {"limit": 60},
+    "move_count": {"limit": 60, "claimant": "black"},
     "foul": {"side": "black", "reason": "touch_move"},
     "reset": {},
     "rebirth": {"from_seq": 100},

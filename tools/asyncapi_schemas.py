@@ -131,7 +131,9 @@ COMMAND_DOC = {
     "arbiter_mode": "Arbiter mode on/off: board pauses and power cuts are then not fouls.",
     "resolve": "Confirm or dismiss the pending ruling raised by event `seq`.",
     "result": "Enter the game's result.",
-    "move_count": "Start a natural-move-limit count of `limit` moves (none: stop counting).",
+    "move_count": "Start a natural-move-limit count of `limit` moves (none: the profile's); "
+    "`claimant`: the side that claims it (the station's, for a game record's count of checks; "
+    "the node ignores it).",
     "foul": "Record a foul the arbiter saw.",
     "reset": "Clear the board back to idle.",
     "rebirth": "Republish status and state and replay journaled events (from `from_seq`).",

@@ -368,6 +368,9 @@ class ResultArgs(_Model):
 
 class MoveCountArgs(_Model):
     limit: Annotated[int, Field(ge=1, le=500)] | None = None
+    # 提出方, the side that claims the count: kept in the station's command log (a game record
+    # leaves out its checks per the profile); the node ignores it
+    claimant: SideName | None = None
 
 
 class RebirthArgs(_Model):

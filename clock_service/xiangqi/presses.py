@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Literal
 
 from clock_service.side import Side
 from clock_service.xiangqi.record import PlyClock, Record
@@ -44,6 +45,16 @@ class Pairing:
     def matched(self) -> bool:
         """Every move has its press and every press its move."""
         return self.moves == self.presses and self.disagreement is None
+
+    @property
+    def verdict(self) -> Literal["matched", "more", "fewer", "differs"]:
+        """In a word: ``more`` / ``fewer`` moves than presses, or as many but a mover who
+        differs from the press's side (``disagreement`` says from which ply)."""
+        if self.matched:
+            return "matched"
+        if self.moves != self.presses:
+            return "more" if self.moves > self.presses else "fewer"
+        return "differs"
 
 
 def pair_with_presses(record: Record, presses: Sequence[Press]) -> Pairing:

@@ -357,7 +357,13 @@ async def test_moves_meet_the_clock(venue_broker: Any, tmp_path: Path, start_sta
         assert await presses() == 4
         for ply, move in enumerate(["炮二平五", "马８进７", "马二进三"]):
             view = await post_move(chief, checker, "1", move, ply)
-        assert view["pairing"] == {"matched": False, "disagreement": None, "moves": 3, "presses": 4}
+        assert view["pairing"] == {
+            "matched": False,
+            "verdict": "fewer",
+            "disagreement": None,
+            "moves": 3,
+            "presses": 4,
+        }
         clocks = [m["clock"] for m in view["moves"]]
         assert clocks == [
             {"used_ms": 10_000, "remaining_ms": 5_390_000},
@@ -367,7 +373,13 @@ async def test_moves_meet_the_clock(venue_broker: Any, tmp_path: Path, start_sta
         view = await post_move(chief, checker, "1", "车９平８", 3)
         assert view["pairing"]["matched"] is True
         view = await post_move(chief, checker, "1", "车一平二", 4)  # a fifth move, no fifth press
-        assert view["pairing"] == {"matched": False, "disagreement": None, "moves": 5, "presses": 4}
+        assert view["pairing"] == {
+            "matched": False,
+            "verdict": "more",
+            "disagreement": None,
+            "moves": 5,
+            "presses": 4,
+        }
         assert view["moves"][-1]["clock"] is None
         pgn = (await chief.get("/api/export/games/r1-b1/record.pgn")).text
         assert "[%clk 1:29:50]" in pgn and "[%clk 1:29:20]" in pgn

@@ -48,3 +48,62 @@ async def test_the_board_page_draws_each_recorded_move(page: Any, web_station: W
         assert await page.inner_text(cell("e9")) == "K"
         assert await page.inner_text(cell("g2")) == "H"
         assert await page.inner_text("#record-moves li:last-child") == "H2+3"
+
+
+async def test_the_board_page_shows_a_past_games_record_and_its_downloads(
+    page: Any, web_station: WebStation
+) -> None:
+    """``/board/1?game=r1-b1`` shows round 1's record after round 2 was paired; the record box
+    links the game's PGN and the round's records PGN (both languages)."""
+    station = web_station.station
+    await station.import_pairings(PAIRS + "2,1,乙,甲\n2,2,丁,丙\n", send=False)
+    async with httpx.AsyncClient(base_url=web_station.url, timeout=10) as chief:
+        r = await chief.post(
+            "/api/auth/login", json={"username": ARBITER, "password": ARBITER_PASSWORD}
+        )
+        chief.headers["X-CSRF-Token"] = r.json()["csrf"]
+        for ply, (zh, _) in enumerate(MOVES):
+            body = {"move": zh, "ply": ply, "game": "r1-b1"}
+            r = await chief.post("/api/records/1/moves", json=body)
+            assert r.status_code == 200, r.text
+        r = await chief.post("/api/records/1/moves", json={"move": "h2e2", "ply": 0})
+        assert r.status_code == 200 and r.json()["game"] == "r2-b1"  # the board's latest game
+
+    # the board page follows the board's game (round 2: one move) ...
+    await page.goto(web_station.url + "/board/1?lang=zh")
+    await page.wait_for_function("document.getElementById('record-box').dataset.ply === '1'")
+    assert await page.get_attribute("#record-box", "data-game") == "r2-b1"
+    # ... and ?game= shows round 1's record, named as such, with its downloads
+    await page.goto(web_station.url + "/board/1?game=r1-b1&lang=zh")
+    await page.wait_for_function("document.getElementById('record-box').dataset.ply === '3'")
+    assert await page.get_attribute("#record-box", "data-game") == "r1-b1"
+    assert "第1轮" in await page.inner_text("#record-title")
+    assert await page.inner_text("#record-moves li:last-child") == MOVES[-1][0]
+    game_pgn = page.locator("#record-pgn")
+    round_pgn = page.locator("#round-pgn")
+    assert await game_pgn.get_attribute("href") == "/api/export/games/r1-b1/record.pgn"
+    assert await round_pgn.get_attribute("href") == "/api/export/rounds/1/records.pgn"
+    assert "PGN" in await game_pgn.inner_text() and "本局" in await game_pgn.inner_text()
+    assert "本轮" in await round_pgn.inner_text()
+    r = await page.request.get(web_station.url + "/api/export/games/r1-b1/record.pgn")
+    assert r.status == 200 and "h0g2" in await r.text()
+    r = await page.request.get(web_station.url + "/api/export/rounds/1/records.pgn")
+    assert r.status == 200 and '[GameId "r1-b1"]' in await r.text()
+    # a new move on round 2's game does not replace round 1's record on this page
+    async with httpx.AsyncClient(base_url=web_station.url, timeout=10) as chief:
+        r = await chief.post(
+            "/api/auth/login", json={"username": ARBITER, "password": ARBITER_PASSWORD}
+        )
+        chief.headers["X-CSRF-Token"] = r.json()["csrf"]
+        r = await chief.post("/api/records/1/moves", json={"move": "h9g7", "ply": 1})
+        assert r.status_code == 200, r.text
+    await page.click("#lang")
+    assert "Round 1" in await page.inner_text("#record-title")
+    assert "PGN" in await game_pgn.inner_text() and "this game" in await game_pgn.inner_text()
+    assert "round" in await round_pgn.inner_text()
+    assert await page.get_attribute("#record-box", "data-ply") == "3"
+    assert await page.get_attribute("#record-box", "data-game") == "r1-b1"
+    # the board's current game, one link away
+    await page.click("#record-current")
+    await page.wait_for_function("document.getElementById('record-box').dataset.ply === '2'")
+    assert await page.get_attribute("#record-box", "data-game") == "r2-b1"

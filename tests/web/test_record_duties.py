@@ -41,6 +41,7 @@ pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_
 
 # The first moves of a game (炮二平五 马８进７ 马八进七 马２进３) in the three notations
 OPENING = ["炮二平五", "h9g7", "马八进七", "H2+3"]
+MORE = ["车九平八", "车１平２"]  # two moves more than the clock's four presses
 MASTER = "大师甲"
 
 
@@ -247,9 +248,11 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
     async with open_hall(broker_factory(), tmp_path, "wulong-2015", nodes, players,
                          {MASTER: "master"}) as hall:  # fmt: skip
         await hall.play_round(1, pairs, WULONG_RESULTS)
-        # Boards 1–3 recorded in full, board 4 only in part, the others not at all.
-        for b in ("1", "2", "3"):
+        # Boards 1–3 recorded in full (board 3 with two moves the clock never saw), board 4
+        # only in part, the others not at all.
+        for b in ("1", "2"):
             await hall.record(b, OPENING)
+        await hall.record("3", OPENING + MORE)
         await hall.record("4", OPENING[:2])
         r = await hall.post("/api/records/11/moves", {"move": "h2e2", "ply": 0})
         assert (r.status_code, r.json()["code"]) == (409, "record_not_required")
@@ -264,6 +267,14 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
             assert d["state"] == ("recorded" if b in ("1", "2", "3") else "due"), (b, d)
             assert d["presses"] == 4 and d["alert"] is None
         assert duties["4"]["plies"] == 2
+        # The record meets the clock: never merged, the disagreement said (Build 3).
+        pairing = {b: {**duties[b]["pairing"]} for b in ("1", "3", "4")}
+        assert [p.pop("matched") for p in pairing.values()] == [True, False, False]
+        assert pairing == {
+            "1": {"verdict": "matched", "moves": 4, "presses": 4, "disagreement": None},
+            "3": {"verdict": "more", "moves": 6, "presses": 4, "disagreement": None},
+            "4": {"verdict": "fewer", "moves": 2, "presses": 4, "disagreement": None},
+        }
         # Wulong gives the chief no consent: refused, nothing stored.
         r = await hall.post("/api/record-duties/r1-b7/consent", {"allow": True})
         assert (r.status_code, r.json()["code"]) == (409, "no_consent_rule")
@@ -303,6 +314,43 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
         assert await row.get_attribute("data-responsible") == pairs[11][1]
         assert "大师所在台次" in str(await row.text_content())
         assert await page.get_attribute('#duty-rows tr[data-board="5"]', "data-state") == "late"
+        # A record that disagrees with the clock is marked on its row, recorded or not.
+        for b, verdict in (("1", "matched"), ("3", "more"), ("4", "fewer")):
+            assert (
+                await page.get_attribute(f'#duty-rows tr[data-board="{b}"]', "data-pairing")
+                == verdict
+            )
+        warned = page.locator("#duty-rows .duty-pairing")
+        assert await page.locator('#duty-rows tr[data-board="1"] .duty-pairing').count() == 0
+        assert "比按钟多 2 着" in str(
+            await page.text_content('#duty-rows tr[data-board="3"] .duty-pairing')
+        )
+        assert "比按钟少 2 着" in str(
+            await page.text_content('#duty-rows tr[data-board="4"] .duty-pairing')
+        )
+        assert await warned.count() == 2  # boards 3 and 4; none where nothing is recorded
+        # The records to download: each recorded game's PGN, and the round's in one file.
+        link = page.locator('#duty-rows tr[data-board="1"] a.duty-pgn')
+        assert await link.get_attribute("href") == "/api/export/games/r1-b1/record.pgn"
+        assert await page.locator('#duty-rows tr[data-board="6"] a.duty-pgn').count() == 0
+        whole = page.locator("#duty-pgn-round")
+        assert await whole.get_attribute("href") == "/api/export/rounds/1/records.pgn"
+        assert "下载本轮全部棋谱" in str(await whole.text_content())
+        r = await page.request.get(hall.station.http_url + "/api/export/rounds/1/records.pgn")
+        boards = re.findall(r'\[Board "(\d+)"\]', await r.text())
+        assert boards == ["1", "2", "3", "4", "5"], boards
+        await page.click("#lang")
+        await page.wait_for_function(
+            """() => document.querySelector('#duty-rows tr[data-board="3"] .duty-pairing')
+                 .textContent.includes("2 more than the clock's presses")"""
+        )
+        text = str(await page.text_content('#duty-rows tr[data-board="4"] .duty-pairing'))
+        assert "2 fewer than the clock's presses" in text, text
+        await page.click("#lang")
+        await page.wait_for_function(
+            """() => document.querySelector('#duty-rows tr[data-board="3"] .duty-pairing')
+                 .textContent.includes('比按钟多')"""
+        )
         assert await page.locator('#duty-rows button[data-action="consent"]').count() == 0
         alert_text = await page.text_content(
             '#alerts li[data-kind="record_missing"][data-board="12"]'
@@ -332,6 +380,41 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
         assert sum(r["fouls"] for r in standings) == len(confirmed)
         per_player = (await hall.get("/api/fouls"))["players"]
         assert {p: c["confirmed"] for p, c in per_player.items() if c["confirmed"]} == fouls
+
+        # The winner of board 4 scans the board's QR code after round 2 started: the link names
+        # no game, the page shows round 2's game and offers round 1's, whose record is due.
+        keys = (await hall.get("/api/record-keys?round=2"))["keys"]
+        path = next(k["path"] for k in keys if k["board"] == "4")
+        phone = await page.context.browser.new_context(bypass_csp=True)
+        try:
+            mobile = await phone.new_page()
+            await mobile.goto(hall.station.http_url + path + "&lang=zh")
+            await mobile.wait_for_selector("#earlier:not([hidden])")
+            assert "第2轮" in str(await mobile.text_content("#players"))
+            offered = str(await mobile.text_content("#earlier"))
+            assert "本台第1轮" in offered and "已录 2 着，按钟 4 次" in offered, offered
+            await mobile.click("#lang")
+            await mobile.wait_for_selector("#earlier >> text=Round 1's record of this board")
+            await mobile.click("#lang")
+            await mobile.click("#earlier-go")
+            await mobile.wait_for_function(
+                "() => document.querySelectorAll('#moves li').length === 2"
+            )
+            assert "第1轮" in str(await mobile.text_content("#players"))
+            for n, move in enumerate(OPENING[2:], start=3):
+                await mobile.fill("#move-text", move)
+                await mobile.press("#move-text", "Enter")
+                await mobile.wait_for_function(
+                    "n => document.querySelectorAll('#moves li').length === n", arg=n
+                )
+            assert await mobile.locator("#pairing").is_hidden()  # 4 moves, 4 presses
+            await mobile.goto(hall.station.http_url + path + "&lang=zh")
+            await mobile.wait_for_selector('#xq button[data-sq="e0"]')
+            await mobile.wait_for_function("() => document.querySelector('#players').textContent")
+            assert await mobile.locator("#earlier").is_hidden()  # nothing due any more
+        finally:
+            await phone.close()
+        assert (await hall.duties(1))["4"]["state"] == "late"
 
         # A restart decides nothing again: the same alerts, no new one.
         before = await hall.record_alerts()

@@ -11,6 +11,7 @@ language and stores nothing; undo takes one move back.
 
 from __future__ import annotations
 
+import asyncio
 import re
 from pathlib import Path
 from typing import Any
@@ -20,8 +21,10 @@ import pytest
 from support.fairy_stockfish import FAIRY_STOCKFISH, Referee
 from support.parts import skip_missing
 from support.published_game import CHINESE, FINAL_FEN, ICCS, START_FEN, as_wxf
+from support.station import ARBITER, ARBITER_PASSWORD, wait_until
 from support.web import login, screenshot, served_station
 
+from clock_service import Side
 from clock_service.xiangqi import read_pgn
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
@@ -151,3 +154,106 @@ async def test_the_published_game_entered_four_ways_is_one_pgn(
         assert referee.fen(START_FEN, moves) == FINAL_FEN
     finally:
         referee.close()
+
+
+# A legal game of 14 plies (tests/xiangqi/test_counts.py): red checks at plies 5 (炮八平五) and 7
+# (车九平六), no other move checks.
+CHECKS_GAME = [
+    "a0a1", "e9e8", "b2b5", "b9c7", "b5e5", "e8d8", "a1d1",
+    "h7d7", "h2h7", "h9i7", "h7h1", "g6g5", "d1d3", "i6i5",
+]  # fmt: skip
+SHOWN = "() => !document.querySelector('#pairing').hidden"
+
+
+async def limit_alerts(web: Any) -> list[dict[str, Any]]:
+    """The station's move_limit alerts, as the chief reads them."""
+    async with httpx.AsyncClient(base_url=web.url, timeout=10) as client:
+        r = await client.post(
+            "/api/auth/login", json={"username": ARBITER, "password": ARBITER_PASSWORD}
+        )
+        assert r.status_code == 200, r.text
+        alerts = (await client.get("/api/alerts?limit=100")).json()["alerts"]
+    return [a for a in alerts if a["kind"] == "move_limit"]
+
+
+async def test_a_live_record_meets_the_clock_and_counts_the_natural_move_limit(
+    broker_factory: Any, tmp_path: Path, page: Any
+) -> None:
+    """Meishan 二、1 "自然限着为40回合，提出方的'将军'着数不计": the arbiter starts a count of 4
+    moves on board 1 with red as the claimant; a recorder types each move a moment after its
+    press. The record page says when the record and the clock differ (a move behind, a move
+    ahead). The clock reaches 4 full moves at ply 8; the record, whose red checks at plies 5 and
+    7 take their 回合 with them, at ply 12: the move_limit alert comes then, not before, and
+    says it counted the record."""
+    async with served_station(
+        broker_factory(), tmp_path, regulation="meishan-2016", command_timeout_s=3.0
+    ) as web:
+        node = await web.node(["1"])
+        board = node.boards["1"]
+        station = web.station
+        await station.import_players("name\n甲\n乙\n")
+        await station.import_pairings("round,board,red,black\n1,1,甲,乙\n", send=True)
+        assert (await station.send_command("1", "start")).ok
+
+        async def press(ply: int) -> None:
+            side = Side.RED if ply % 2 == 1 else Side.BLACK
+            before = board.clock.moves(side)
+            await asyncio.sleep(0.05)
+            board.face.press(side)
+            await wait_until(lambda: board.clock.moves(side) == before + 1, 5.0, f"press {ply}")
+
+        async def typed(ply: int) -> None:
+            await recorder.fill("#move-text", CHECKS_GAME[ply - 1])
+            await recorder.press("#move-text", "Enter")
+            await recorder.wait_for_function(COUNT, arg=ply)
+
+        # The arbiter starts the count: 4 moves, red claims.
+        await login(page, web)
+        await page.click('#boards .card[data-board="1"]')
+        await page.fill("#f-count input[name=limit]", "4")
+        await page.select_option("#f-count select[name=claimant]", "red")
+        await page.click("#f-count button")
+        await page.wait_for_selector("#log li[data-outcome=ok]")
+
+        recorder = await page.context.new_page()
+        await recorder.goto(f"{web.url}/record/1?lang=zh")
+        await recorder.wait_for_selector('#xq button[data-sq="e0"]')
+        for ply in range(1, 9):
+            await press(ply)
+            if ply == 1:  # the record a move behind the clock: said on the page
+                await recorder.wait_for_function(SHOWN)
+                said = str(await recorder.text_content("#pairing"))
+                assert "记录 0 着，计时钟按钟 1 次" in said, said
+            await typed(ply)
+            await recorder.wait_for_function(f"() => !({SHOWN})()")
+        # The clock's count is at 4 (the node says reached); the record's at 2: held.
+        await wait_until(lambda: len(station.counts.held) == 1, 5.0, "the held count")
+        assert await limit_alerts(web) == []
+        for ply in range(9, 13):
+            await press(ply)
+            await typed(ply)
+        # ply 12 recorded: 4 回合 counted on the record, the alert is raised
+        alert = page.locator('#alerts li[data-kind="move_limit"][data-board="1"]')
+        await alert.wait_for()
+        said = str(await alert.text_content())
+        assert "按棋谱计 4 回合" in said and "提出方将军 2 着不计" in said, said
+        (limit,) = await limit_alerts(web)
+        assert {k: limit["detail"][k] for k in ("count", "counted", "plies", "checks")} == {
+            "count": "record", "counted": 4, "plies": 12, "checks": 2,
+        }  # fmt: skip
+        assert limit["detail"]["uncounted_checks"] == 2 and limit["detail"]["claimant"] == "red"
+        assert not station.counts.held
+
+        # A move typed before its press: the record is a move ahead, said in both languages.
+        await typed(13)
+        await recorder.wait_for_function(SHOWN)
+        said = str(await recorder.text_content("#pairing"))
+        assert "记录 13 着，计时钟按钟 12 次" in said, said
+        await recorder.click("#lang")
+        await recorder.wait_for_function(
+            "() => document.querySelector('#pairing').textContent.includes('13 moves recorded')"
+        )
+        await page.click("#lang")
+        await page.wait_for_selector(
+            '#alerts li[data-kind="move_limit"] >> text=4 moves counted on the record'
+        )

@@ -39,3 +39,13 @@ def test_a_press_by_the_other_side_stops_the_pairing() -> None:
     pairing = pair_with_presses(RECORD, skewed)
     assert pairing.disagreement == 2 and not pairing.matched
     assert pairing.clocks == (PlyClock(left_ms=1_796_000, used_ms=4_000), None, None)
+
+
+def test_the_verdict_names_the_kind_of_mismatch() -> None:
+    """matched / more / fewer / differs: what the recorder's and the arbiter's pages say."""
+    assert pair_with_presses(RECORD, PRESSES).verdict == "matched"
+    assert pair_with_presses(RECORD, PRESSES[:2]).verdict == "more"
+    assert pair_with_presses(RECORD.undo(), PRESSES).verdict == "fewer"
+    skewed = [PRESSES[0], Press(RED, 1_000, 1_795_000), PRESSES[1]]
+    assert pair_with_presses(RECORD, skewed).verdict == "differs"
+    assert pair_with_presses(Record(), []).verdict == "matched"

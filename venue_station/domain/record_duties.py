@@ -29,15 +29,15 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clock_service.recording import RecordingRule, RecordState, record_state
 from clock_service.regulation import Regulation
 from clock_service.side import Side
-from clock_service.xiangqi import START_FEN
-from venue_station.domain.records import board_number
+from clock_service.xiangqi import START_FEN, Pairing
+from venue_station.domain.records import board_number, pairing_dict
 from venue_station.errors import StationError
 from venue_station.live.alerts import AlertSpec
 from venue_station.live.results import derive_game
@@ -78,6 +78,7 @@ class GameDuty:
     state: RecordState
     plies: int  # moves recorded
     presses: int  # the clock's presses
+    pairing: Pairing  # the record against the presses (records.RecordDesk.pairing)
     recorded_ms: int | None  # when the record was complete
     consent: dict[str, Any] | None  # {"by", "ms"}
     alert: dict[str, Any] | None  # the record_missing alert, if raised
@@ -97,6 +98,7 @@ class GameDuty:
             "state": self.state.value,
             "plies": self.plies,
             "presses": self.presses,
+            "pairing": pairing_dict(self.pairing),
             "recorded_ms": self.recorded_ms,
             "consent": self.consent,
             "alert": None
@@ -143,8 +145,10 @@ class DutyDesk:
         hub: EventFanout,
         raise_alert: Callable[[AlertSpec], int | None],
         flush: Callable[[], Any],
+        pairing: Callable[[str, Mapping[str, Any] | None], Awaitable[Pairing]],
     ) -> None:
         self._store = store
+        self._pairing = pairing  # records.RecordDesk.pairing
         self.regulation = regulation
         self.hub = hub
         self._raise = raise_alert
@@ -196,6 +200,10 @@ class DutyDesk:
             if plies >= max(count, 1):
                 recorded = _recorded_ms(await store.record_edits(game), max(count, 1))
                 recorded = recorded if recorded is not None else int(record["updated_ms"])
+            if plies:
+                pairing = await self._pairing(game, record)
+            else:  # nothing recorded: no move to pair
+                pairing = Pairing(clocks=(), moves=0, presses=count, disagreement=None)
             consent = None
             if record.get("consent_by"):
                 consent = {"by": record["consent_by"], "ms": record["consent_ms"]}
@@ -217,6 +225,7 @@ class DutyDesk:
                     state=state,
                     plies=plies,
                     presses=count,
+                    pairing=pairing,
                     recorded_ms=recorded,
                     consent=consent,
                     alert=alerts.get(game),

@@ -51,7 +51,7 @@ from venue_station.store.records import RecordConflict
 if TYPE_CHECKING:
     from venue_station.store.database import Store
 
-__all__ = ["RecordDesk", "RecordRefused", "RecordView", "board_number"]
+__all__ = ["RecordDesk", "RecordRefused", "RecordView", "board_number", "pairing_dict"]
 
 log = logging.getLogger(__name__)
 MAX_MOVE_TEXT = 32
@@ -149,12 +149,7 @@ class RecordView:
             "in_check": position.in_check(),
             "over": position.is_over(),
             "moves": self.moves(),
-            "pairing": {
-                "matched": self.pairing.matched,
-                "disagreement": self.pairing.disagreement,
-                "moves": self.pairing.moves,
-                "presses": self.pairing.presses,
-            },
+            "pairing": pairing_dict(self.pairing),
             "updated_ms": self.updated_ms,
             "updated_by": self.updated_by,
             "consent": self.consent,
@@ -250,6 +245,35 @@ class RecordDesk:
     async def view(self, board: str, *, game: str | None = None) -> RecordView:
         return await self._view(await self.game_of(board, game))
 
+    async def earlier_due(self, view: RecordView) -> dict[str, Any] | None:
+        """The board's game before ``view``'s when its record is still due: required, played,
+        fewer moves than presses, no consent. A recorder who opens the board's link (the QR
+        code names no game) after the next round started is offered it, not sent to the new
+        game unawares."""
+        store = self._store()
+        before = [
+            g for g in await store.games() if g["board"] == view.board and g["round"] < view.round
+        ]
+        if not before:
+            return None
+        row = max(before, key=lambda g: int(g["round"]))
+        if not await self.required(row):
+            return None
+        game = str(row["game"])
+        stored = await store.record(game)
+        plies = int(stored["ply"]) if stored else 0
+        presses = len(await store.game_events(game, ("move",)))
+        if presses == 0 or plies >= presses or (stored and stored.get("consent_by")):
+            return None
+        return {
+            "game": game,
+            "round": int(row["round"]),
+            "red": str(row["red"]),
+            "black": str(row["black"]),
+            "plies": plies,
+            "presses": presses,
+        }
+
     async def view_game(self, game: str) -> RecordView | None:
         row = await self._store().game(game)
         return None if row is None else await self._view(row)
@@ -288,6 +312,12 @@ class RecordDesk:
             updated_by=stored["updated_by"] if stored else None,
             consent=consent,
         )
+
+    async def pairing(self, game: str, stored: Mapping[str, Any] | None) -> Pairing:
+        """The record of ``game`` (as ``stored``) against its clock's presses."""
+        events = await self._store().game_events(game, ("move",))
+        presses = [Press(Side(r.side), r.used_ms, r.remaining_ms) for r in clock_log(events)]
+        return pair_with_presses(self._record(game, stored), presses)
 
     def _record(self, game: str, stored: Mapping[str, Any] | None) -> Record:
         """The stored moves replayed by the rules (a move stored elsewhere is checked too)."""
@@ -412,6 +442,17 @@ class RecordDesk:
         games = [g for g in await store.games(round_no) if stored.get(g["game"], {}).get("moves")]
         games.sort(key=lambda g: board_number(str(g["board"])) or 10**6)
         return [await self._view(g, stored[g["game"]]) for g in games]
+
+
+def pairing_dict(pairing: Pairing) -> dict[str, Any]:
+    """The pairing as the API and the pages have it: the verdict in a word, the counts."""
+    return {
+        "matched": pairing.matched,
+        "verdict": pairing.verdict,
+        "disagreement": pairing.disagreement,
+        "moves": pairing.moves,
+        "presses": pairing.presses,
+    }
 
 
 def pairing_note(pairing: Pairing) -> str:

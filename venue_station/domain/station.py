@@ -28,6 +28,7 @@ from venue_station.domain.decisions_out import DecisionOutbox
 from venue_station.domain.gaps import watch_gaps
 from venue_station.domain.knockout import KnockoutDesk
 from venue_station.domain.pairings import parse_players
+from venue_station.domain.record_counts import CountDesk
 from venue_station.domain.record_duties import DutyDesk, record_fouls
 from venue_station.domain.records import RecordDesk
 from venue_station.domain.records_out import relay_records
@@ -70,13 +71,21 @@ class Station:
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
         self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
-        # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
-        self.duties = DutyDesk(
-            self.require_store, self.regulation, self.hub, self._raise_alert, self._flush
-        )
         # 录谱: the records of the games; every change on the SSE stream (without legal moves)
         self.records = RecordDesk(self.require_store, self.regulation, self._board_game)
         self.records.listen(lambda view: self.hub.publish("record", view.as_dict(legal=False)))
+        # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
+        self.duties = DutyDesk(
+            self.require_store,
+            self.regulation,
+            self.hub,
+            self._raise_alert,
+            self._flush,
+            self.records.pairing,
+        )
+        # 录谱: the move limit and the early draw counted on a game's record where it has one
+        self.counts = CountDesk(self.require_store, self.regulation, self._raise_alert, self._flush)
+        self.records.listen(self.counts.record_changed)
         self.store: Store | None = None
         self.ingest: Ingest | None = None
         self.bus: CommandBus | None = None
@@ -140,6 +149,8 @@ class Station:
             regulation=self.regulation,
         )
         await self.ingest.load()
+        await self.counts.load(self.ingest.alert_ledger.has)
+        self.ingest.hold = self.counts.hold
         self.bus.on_sent = self.ingest.authority.sent
         signer = signer_for(self.config.decision_key_file, self.config.venue)
         if signer is not None:
@@ -163,6 +174,7 @@ class Station:
         self.supervisor.start("writer", self.ingest.run_writer)
         self.supervisor.start("alarms", self.watch.run)
         self.supervisor.start("record-duties", self.duties.run)
+        self.supervisor.start("record-counts", self.counts.run)
         if self.connect:
             self.collector = collector = Collector(
                 self.config.broker, self.topics, self.ingest, session=self.session

@@ -133,6 +133,9 @@ class Ingest(IngestWriter, SilentBoards):
         # False while the station waits for its store (a full disk at start): the views are
         # kept live, nothing is decided or stored (the nodes' journals keep it; station.py).
         self.deciding = True
+        # Takes an alert the station decides later (True): a move limit or an early draw of a
+        # recorded game, which the record counts (domain/record_counts.py).
+        self.hold: Callable[[alert_rules.AlertSpec], bool] | None = None
 
     async def load(self) -> None:
         """Rebuild the views and the seq bookkeeping from the store (at start)."""
@@ -286,6 +289,8 @@ class Ingest(IngestWriter, SilentBoards):
         if unverified:
             self.raise_alert(alert_rules.unverified_alert(ev))
         for spec in alert_rules.alerts_for_event(ev):
+            if self.deciding and self.hold is not None and self.hold(spec):
+                continue  # a game record counts it first (domain/record_counts.py)
             self.raise_alert(spec)
         return None
 

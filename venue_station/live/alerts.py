@@ -11,6 +11,7 @@ switched-off clock raises one alert, not a second ``forfeit_pending`` beside it)
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -24,6 +25,7 @@ __all__ = [
     "alert_for_status",
     "alerts_for_event",
     "broker_down_alert",
+    "fact_alert",
     "ruling_of",
     "settled_alert_kind",
     "store_failing_alert",
@@ -114,6 +116,10 @@ class AlertLedger:
         self._unstored[row["id"]] = row
         return row
 
+    def has(self, key: str) -> bool:
+        """Is there an alert (or a note) with this key already?"""
+        return key in self._keys
+
     def know(self, key: str) -> bool:
         """Note a key without raising an alert for it (a board that joined another alert);
         False when it was known already."""
@@ -135,28 +141,46 @@ class AlertLedger:
 
 
 def alerts_for_event(ev: EventEnvelope) -> list[AlertSpec]:
-    data = ev.data
+    spec = _event_alert(ev.board, ev.session, ev.seq, ev.ts, ev.game, ev.type, ev.data)
+    return [] if spec is None else [spec]
+
+
+def fact_alert(row: Mapping[str, Any]) -> AlertSpec | None:
+    """The alert a stored event row raised (or would have): the record counts' restart."""
+    return _event_alert(
+        str(row["board"]), int(row["session"]), int(row["seq"]), int(row["ts"]),
+        row["game"], str(row["type"]), dict(row["data"]),
+    )  # fmt: skip
+
+
+def _event_alert(
+    board: str, session: int, seq: int, ts: int, game: str | None, type_: str, data: dict[str, Any]
+) -> AlertSpec | None:
     kind: str | None = None
     side = data.get("side")
-    if ev.type == "flag":
+    detail = dict(data)
+    if type_ == "flag":
         kind = "flag"
-    elif ev.type == "foul" and data["status"] == "pending":
+    elif type_ == "foul" and data["status"] == "pending":
         kind = "foul_pending"
-    elif ev.type == "forfeit" and data["status"] == "pending" and not _carried(data):
+    elif type_ == "forfeit" and data["status"] == "pending" and not _carried(data):
         kind = "forfeit_pending"
-    elif ev.type == "shutdown" and not data["authorised"]:
+    elif type_ == "shutdown" and not data["authorised"]:
         kind = "shutdown" if data["cause"] == "power_switch" else "node_restart"
         side = data.get("side_on_move")
-    elif ev.type == "late":
+    elif type_ == "late":
         kind = "late"
-    elif ev.type == "move_count" and data["status"] == "reached":
+    elif type_ == "move_count" and data["status"] == "reached":
         kind = "move_limit"
-    elif ev.type == "warning":
+        detail["count"] = "presses"  # the clock's count (a record's: domain/record_counts.py)
+    elif type_ == "warning":
         kind = "warning"
+        if data.get("reason") == "draw_too_early":
+            detail["count"] = "presses"
     if kind is None:
-        return []
-    key = f"ev:{ev.board}:{ev.session}:{ev.seq}:{kind}"
-    return [AlertSpec(key, kind, ev.board, ev.ts, ev.game, side, ev.seq, dict(data))]
+        return None
+    key = f"ev:{board}:{session}:{seq}:{kind}"
+    return AlertSpec(key, kind, board, ts, game, side, seq, detail)
 
 
 def _carried(data: dict[str, Any]) -> bool:

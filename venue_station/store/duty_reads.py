@@ -1,5 +1,7 @@
 """The store's reads for the recording duties (录谱, issue 29): when each round started, how many
-presses each game's clock counted, and the ``record_missing`` alerts the station raised.
+presses each game's clock counted, and the ``record_missing`` alerts the station raised; and for
+the counts on the records (``domain/record_counts.py``): the recorded games, the move-limit and
+early-draw facts, and the claimant the arbiter named when starting a count.
 
 A mixin of ``Store`` (like ``reads.py``); the duties themselves are the domain's
 (``venue_station/domain/record_duties.py``).
@@ -55,3 +57,41 @@ class DutyReads:
             query = query.where(a.c.game.in_(list(games)))
         async with self.engine.connect() as conn:
             return {str(r.game): dict(r._mapping) for r in await conn.execute(query)}
+
+    async def recorded_games(self) -> set[str]:
+        """The games whose record holds at least one move."""
+        r = t.records
+        async with self.engine.connect() as conn:
+            return {str(g) for (g,) in await conn.execute(sa.select(r.c.game).where(r.c.ply > 0))}
+
+    async def count_facts(self) -> list[dict[str, Any]]:
+        """The stored ``move_count`` and ``warning`` events of games, in order: those a
+        record may count are among them (record_counts.py)."""
+        ev = t.events
+        query = (
+            sa.select(ev)
+            .where(ev.c.type.in_(("move_count", "warning")), ev.c.game.is_not(None))
+            .order_by(ev.c.id)
+        )
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(query)]
+
+    async def move_count_claimant(self, board: str, *, before_ms: int) -> str | None:
+        """The claimant (提出方) of the last ``move_count`` command to ``board`` sent by
+        ``before_ms`` and not refused; None when it named none."""
+        c = t.commands
+        query = (
+            sa.select(c.c.args)
+            .where(
+                c.c.board == board,
+                c.c.cmd == "move_count",
+                c.c.sent_ms <= before_ms,
+                c.c.outcome != "rejected",
+            )
+            .order_by(c.c.id.desc())
+            .limit(1)
+        )
+        async with self.engine.connect() as conn:
+            args = (await conn.execute(query)).scalar()
+        claimant = (args or {}).get("claimant") if isinstance(args, dict) else None
+        return claimant if claimant in ("red", "black") else None

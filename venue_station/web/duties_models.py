@@ -10,6 +10,7 @@ from venue_station.web.api_action_models import Body
 from venue_station.web.api_models import Out
 from venue_station.web.openapi_params import path_param as _p
 from venue_station.web.openapi_params import query_param as _q
+from venue_station.web.records_models import PairingOut
 
 __all__ = ["OPERATIONS", "ConsentBody", "DutiesOut", "DutyOut"]
 
@@ -45,6 +46,7 @@ class DutyOut(Out):
     state: Literal["due", "recorded", "late", "missing", "allowed"]
     plies: int  # moves recorded
     presses: int  # the clock's presses
+    pairing: PairingOut  # the record against the clock: never merged, a mismatch said
     recorded_ms: Ms | None  # when the record was complete
     consent: ConsentOut | None  # the chief allowed a later or no record
     alert: DutyAlert | None  # the record_missing alert raised at the grace's end

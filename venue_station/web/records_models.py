@@ -73,6 +73,8 @@ class LegalMove(Out):
 
 class PairingOut(Out):
     matched: bool  # every move has its press and every press its move
+    # in a word: more / fewer moves than presses, or as many but a mover not the press's side
+    verdict: Literal["matched", "more", "fewer", "differs"]
     disagreement: int | None  # the first ply whose mover is not the press's side
     moves: int
     presses: int
@@ -86,6 +88,17 @@ class Responsible(Out):
 class Consent(Out):
     by: str | None
     ms: int | None
+
+
+class EarlierOut(Out):
+    """The board's previous game, whose record is still due (fewer moves than presses)."""
+
+    game: str
+    round: int
+    red: str
+    black: str
+    plies: int
+    presses: int
 
 
 class RecordOut(Out):
@@ -111,6 +124,8 @@ class RecordOut(Out):
     updated_ms: int | None
     updated_by: str | None
     consent: Consent | None
+    # GET without ?game= only: the board's previous game whose record is still due
+    earlier: EarlierOut | None = None
 
 
 class RecordKey(Out):

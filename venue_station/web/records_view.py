@@ -1,7 +1,8 @@
 """The game records' routes (录谱, issue 29): read a board's record, add and undo a move, the
 per-game and per-round xiangqi PGN, the boards' record keys and the session a key opens.
 
-- ``GET /api/records/{board}[?game=]``: anyone (the records exist for online reporting).
+- ``GET /api/records/{board}[?game=]``: anyone (the records exist for online reporting);
+  without ``game``, ``earlier`` names the board's previous game when its record is still due.
 - ``POST /api/records/{board}/moves`` ``{"move", "ply"[, "game"]}`` and ``…/undo``
   ``{"ply"[, "game"]}``: a recorder of the board or an arbiter and above, with the CSRF token.
   Refusals are ``domain.records.RecordRefused``: its status, its ``code`` and ``args``.
@@ -64,11 +65,16 @@ def _game_query(request: Request) -> str | None:
 
 async def record(request: Request) -> Response:
     board = _board(request)
+    desk = station_of(request).records
+    game = _game_query(request)
     try:
-        view = await station_of(request).records.view(board, game=_game_query(request))
+        view = await desk.view(board, game=game)
     except RecordRefused as exc:
         raise _refused(exc) from None
-    return json_response(view.as_dict())
+    body = view.as_dict()
+    # no game asked (the board's link, its QR code): the earlier game still to record, if any
+    body["earlier"] = None if game is not None else await desk.earlier_due(view)
+    return json_response(body)
 
 
 async def add_move(request: Request) -> Response:

@@ -184,6 +184,14 @@
     for (const a of shown) list.append(alertRow(a));
     renderCount();
   }
+  // What a move limit or an early draw was counted on: the game record (the claimant's checks
+  // left out per the profile) or the clock's presses (docs/records.md).
+  function countText(d) {
+    const n = typeof d.counted === "number" ? d.counted : d.full_moves;
+    if (typeof n !== "number") return QZ.t("count.by_presses");
+    if (d.count !== "record") return QZ.t("count.presses", { n });
+    return d.uncounted_checks ? QZ.t("count.record_checks", { n, u: d.uncounted_checks }) : QZ.t("count.record", { n });
+  }
   function alertRow(a) {
     const e = QZ.el;
     // One node's outage is one alert naming all its boards (detail.boards).
@@ -193,6 +201,7 @@
     if (a.detail && a.detail.player) what.push(a.detail.player); // the responsible player (录谱)
     if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
+    if (a.detail && a.detail.count) what.push(countText(a.detail)); // record or presses
     const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
       "data-board": a.board, "data-game": a.game },
       e("div", { class: "alert-head" },
@@ -366,7 +375,10 @@
       () => QZ.t("board", { n: b }) + " " + QZ.t("forfeit") + " " + QZ.t(side === "both" ? "forfeit.both" : side) + " · " + QZ.reason(args.reason));
   });
   form("f-count", (f, b) => {
-    boardCmd(b, "move_count", { limit: Number(f.get("limit")) || null }, () => QZ.t("board", { n: b }) + " " + QZ.t("move_count"));
+    // the claimant (提出方): a game record then leaves out its checks per the profile
+    const args = { limit: Number(f.get("limit")) || null };
+    if (f.get("claimant")) args.claimant = f.get("claimant");
+    boardCmd(b, "move_count", args, () => QZ.t("board", { n: b }) + " " + QZ.t("move_count"));
   });
   form("f-foul", (f, b) => {
     if (!f.get("reason")) return;

@@ -4,6 +4,8 @@
 "use strict";
 (function () {
   const board = decodeURIComponent(location.pathname.split("/").pop());
+  // ?game=: a past game of this board (its record, its clock chart), not the one it plays now
+  const wanted = new URLSearchParams(location.search).get("game");
   const card = new QZ.Card(board, { link: false });
   document.getElementById("card-slot").append(card.el);
   const chartBox = document.getElementById("chart");
@@ -61,7 +63,7 @@
     card.update({ state: view.state, status: view.status });
     for (const ev of view.events || []) addEvent(ev);
     redrawHistory();
-    await loadGame(view.state ? view.state.game : null);
+    await loadGame(wanted || (view.state ? view.state.game : null));
   }
 
   // -- the game record: the position after the last recorded move, the moves in Chinese ---------
@@ -79,15 +81,28 @@
     recordMoves.replaceChildren(...view.moves.map((m) =>
       QZ.el("li", { class: m.side === "black" ? "black" : "red", text: QZ.xqMove(m) })));
     recordBox.dataset.ply = String(view.moves.length);
+    recordBox.dataset.game = view.game;
+    document.getElementById("record-title").textContent =
+      QZ.t("board.record.round", { r: view.round, red: view.red, black: view.black });
+    // the records exist for online reporting: this game's PGN and the whole round's
+    document.getElementById("record-pgn").href = "/api/export/games/" + encodeURIComponent(view.game) + "/record.pgn";
+    document.getElementById("round-pgn").href = "/api/export/rounds/" + view.round + "/records.pgn";
+    const current = document.getElementById("record-current");
+    current.hidden = !wanted;
+    current.href = "/board/" + encodeURIComponent(board);
     recordBox.hidden = false;
   }
   async function loadRecord() {
-    const r = await fetch("/api/records/" + encodeURIComponent(board));
+    const q = wanted ? "?game=" + encodeURIComponent(wanted) : "";
+    const r = await fetch("/api/records/" + encodeURIComponent(board) + q);
     if (r.ok) drawRecord(await r.json());
   }
 
   QZ.stream({
-    record(d) { if (d.board === board && (!game || d.game === game)) drawRecord(d); },
+    record(d) {
+      const shown = wanted || game;
+      if (d.board === board && (!shown || d.game === shown)) drawRecord(d);
+    },
     hello(d) {
       document.getElementById("venue").textContent = d.station ? d.station.venue : "";
       const view = (d.boards || []).find((b) => b.board === board);
@@ -96,7 +111,7 @@
     state(d) {
       if (d.board !== board) return;
       card.update({ state: d.state });
-      if (d.state.game !== game) { loadGame(d.state.game); loadRecord(); }
+      if (!wanted && d.state.game !== game) { loadGame(d.state.game); loadRecord(); }
     },
     status(d) { if (d.board === board) card.update({ status: d.status }); },
     event(d) {

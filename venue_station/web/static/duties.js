@@ -50,6 +50,17 @@
     return text;
   }
 
+  // The record against the clock's presses (never merged): said when they differ and
+  // something is recorded (a row with nothing recorded says so by its state).
+  function pairingText(d) {
+    const p = d.pairing;
+    if (!p || !d.plies || p.verdict === "matched") return "";
+    let text = p.verdict === "differs" ? QZ.t("duty.pairing.differs")
+      : QZ.t("duty.pairing." + p.verdict, { d: Math.abs(p.moves - p.presses) });
+    if (p.disagreement) text += QZ.t("duty.pairing.from", { n: p.disagreement });
+    return text;
+  }
+
   function render() {
     const v = view;
     shown = JSON.stringify(v);
@@ -64,6 +75,9 @@
     else $("duty-state").textContent = v.grace_ends_ms
       ? QZ.t("duty.grace.ended", { t: QZ.time(v.grace_ends_ms) }) : QZ.t("duty.grace.open");
     $("duty-rows").replaceChildren(...rows.map((d) => row(d, v)));
+    // the round's records in one file, once any is recorded (the same as the public export)
+    $("duty-pgn-round").hidden = !rows.some((d) => d.plies > 0);
+    if (v.round) $("duty-pgn-round").href = "/api/export/rounds/" + v.round + "/records.pgn";
   }
 
   // One game: board, players, why it must be recorded, who records it, moves recorded of the
@@ -73,12 +87,15 @@
     const who = d.responsible;
     const tr = e("tr", { "data-game": d.game, "data-board": d.board, "data-state": d.state,
       "data-responsible": who ? who.player : "", "data-side": who ? who.side : "",
-      "data-alert": d.alert ? d.alert.status : "" },
+      "data-alert": d.alert ? d.alert.status : "", "data-pairing": d.pairing ? d.pairing.verdict : "" },
       e("td", { text: QZ.t("board", { n: d.board }) }), e("td", { text: d.red }), e("td", { text: d.black }),
       e("td", { text: because(d, v.rule) }),
       e("td", { text: who ? who.player + " (" + QZ.t(who.side) + ")" : QZ.t("duty.no_result") }),
-      e("td", { text: QZ.t("duty.moves", { p: d.plies, n: d.presses }) }),
-      e("td", { class: "duty-state", text: stateText(d) }));
+      e("td", { text: QZ.t("duty.moves", { p: d.plies, n: d.presses }) },
+        pairingText(d) ? e("span", { class: "duty-pairing", text: " · " + pairingText(d) }) : null),
+      e("td", { class: "duty-state", text: stateText(d) },
+        d.plies ? e("a", { class: "duty-pgn", download: true, text: " " + QZ.t("duty.pgn"),
+          href: "/api/export/games/" + encodeURIComponent(d.game) + "/record.pgn" }) : null));
     const cell = e("td");
     const ruled = d.alert && !["open", "acked"].includes(d.alert.status);
     if (v.rule.chief_consent && !ruled) {

@@ -14,6 +14,9 @@
   let selected = null; // the square of the piece tapped first
   let busy = false;
   let lastMsg = null; // () => text, so a language switch re-renders it
+  // The board's previous game whose record is still due (GET without ?game=): the QR code
+  // names no game, so a player who scans it after the next round started is offered theirs.
+  let offer = null;
 
   QZ.applyI18n();
   QZ.langButton($("lang"));
@@ -32,7 +35,7 @@
   const withGame = (body) => (game ? { ...body, game } : body);
   async function load() {
     const { status, data } = await api("GET", base + (game ? "?game=" + encodeURIComponent(game) : ""));
-    if (status === 200) { view = data; render(); }
+    if (status === 200) { view = data; offer = data.earlier || null; render(); }
     else if (!view) say(() => QZ.apiError(status, data), true);
   }
   async function session() {
@@ -163,7 +166,17 @@
     $("title").textContent = QZ.t("record.heading", { n: board });
     if (lastMsg) say(lastMsg.text, lastMsg.error);
     if (!view) { drawBoard(); return; }
-    $("players").textContent = QZ.t("record.players", { red: view.red || "—", black: view.black || "—" });
+    $("players").textContent = QZ.t("record.round", { r: view.round }) + " · " +
+      QZ.t("record.players", { red: view.red || "—", black: view.black || "—" });
+    $("earlier").hidden = !offer;
+    if (offer) {
+      $("earlier-text").textContent = QZ.t("record.earlier",
+        { r: offer.round, red: offer.red, black: offer.black, p: offer.plies, n: offer.presses });
+      $("earlier-go").textContent = QZ.t("record.earlier.go", { r: offer.round });
+      $("earlier-go").href = "/record/" + encodeURIComponent(board) + "?game=" + encodeURIComponent(offer.game);
+    }
+    $("current-game").hidden = !game;
+    $("current-game").href = "/record/" + encodeURIComponent(board);
     const duty = [];
     duty.push(QZ.t(view.required ? "record.required" : "record.not_required"));
     if (view.responsible) duty.push(QZ.t("record.responsible", { side: QZ.t(view.responsible.side), player: view.responsible.player || "" }));
