@@ -15,6 +15,10 @@ What is reached, why, and what replaces it on an upgrade:
 - ``Client._on_socket_register_write``, overridden (with ``_loop`` and ``_disconnected``
   inside): aiomqtt's deferred ``add_writer`` hit a socket paho had already closed (EBADF,
   logged as an ERROR). Drop it when aiomqtt checks the socket itself.
+- ``Client._disconnected`` (the future aiomqtt completes when the link is gone), watched by
+  :func:`end_queue_when_gone`: the station's collector waits on its message queue itself
+  (a marker says the link is gone) instead of aiomqtt's iterator, which costs a task and
+  ``asyncio.wait`` a message. Drop it if aiomqtt's iterator waits on the queue alone.
 - ``Client._on_socket_open``, extended: it records the connection's reader
   (:func:`socket_reader`, the same work as aiomqtt's own: paho's public ``loop_read`` until an
   SSL socket has nothing pending; a failure ends the connection), so the read gate pauses and
@@ -38,8 +42,11 @@ import aiomqtt
 import paho.mqtt.client as paho
 
 __all__ = [
+    "GONE",
     "CancellableClient",
+    "end_queue_when_gone",
     "gate_reading",
+    "link_gone",
     "paho_client",
     "set_connect_timeout",
     "socket_reader",
@@ -144,6 +151,30 @@ def gate_reading(client: aiomqtt.Client, may_read: Callable[[], bool]) -> None:
     others read a packet a turn anyway)."""
     if isinstance(client, CancellableClient):
         client.may_read = may_read
+
+
+class _Gone:
+    """The marker a client's message queue gets once its link is gone."""
+
+
+GONE = _Gone()
+
+
+def end_queue_when_gone(client: aiomqtt.Client, queue: asyncio.Queue[Any]) -> None:
+    """Put :data:`GONE` in ``queue`` (the client's message queue, made from its
+    ``queue_type``) once the connection is gone, so a reader waiting on the queue itself learns
+    it. aiomqtt's own iterator waits with a task and ``asyncio.wait`` a message for the same
+    news: two or three turns of the loop before a message that arrives alone is handled."""
+    client._disconnected.add_done_callback(lambda _done: queue.put_nowait(GONE))
+
+
+def link_gone(client: aiomqtt.Client) -> aiomqtt.MqttError:
+    """The error a reader raises on :data:`GONE` (what aiomqtt's iterator raises)."""
+    done = client._disconnected
+    cause = done.exception() if done.done() else None
+    error = aiomqtt.MqttError("Disconnected during message iteration")
+    error.__cause__ = cause
+    return error
 
 
 def socket_reader(client: aiomqtt.Client) -> Callable[[], None] | None:

@@ -483,6 +483,13 @@ def decode(model: type[M], payload: bytes | str) -> M:
     except PayloadBoundError as exc:
         raise WireError(f"too large: {exc}") from None
     try:
+        # One pass of pydantic's JSON parser (~9 µs an event, where json.loads and then
+        # validating the objects took ~24: issue 30). It accepts nothing the path below would
+        # refuse; what it refuses goes that way, which says what and where as it always did.
+        return model.model_validate_json(raw)
+    except ValidationError:
+        pass
+    try:
         obj = json.loads(raw)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise WireError(f"not JSON: {exc}") from None

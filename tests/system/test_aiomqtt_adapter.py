@@ -13,8 +13,11 @@ import pytest
 from support.broker import VENUE, collect, mqtt_client
 
 from wire_contract.aiomqtt_adapter import (
+    GONE,
     CancellableClient,
+    end_queue_when_gone,
     gate_reading,
+    link_gone,
     paho_client,
     set_connect_timeout,
     socket_reader,
@@ -105,3 +108,20 @@ async def test_our_reader_replaces_aiomqtts_and_reads_a_burst_a_turn(venue_broke
         got = await collect(station, 60, within=5)
         assert [m.payload for m in got] == [f"{i}".encode() for i in range(60)]
         assert asked, "the adapter's reader never ran: aiomqtt's own reads the socket"
+
+
+@pytest.mark.broker
+async def test_a_gone_link_puts_its_marker_in_the_message_queue(broker_factory) -> None:
+    """The collector waits on its message queue itself: aiomqtt's ``_disconnected`` future,
+    done when the link is gone, puts GONE behind what was received (end_queue_when_gone)."""
+    broker = broker_factory()
+    async with mqtt_client(broker, "station") as station:
+        queue: asyncio.Queue[object] = asyncio.Queue()
+        end_queue_when_gone(station, queue)
+        assert queue.empty()
+        broker.close()  # the broker dies: the client's link with it
+        assert await asyncio.wait_for(queue.get(), 10) is GONE
+        error = link_gone(station)
+        assert isinstance(error, aiomqtt.MqttError)
+        with pytest.raises(aiomqtt.MqttError):
+            raise error

@@ -21,7 +21,14 @@ from venue_station.config import BrokerConfig
 from venue_station.intake.ingest import Ingest
 from venue_station.intake.read_gate import ReadGateQueue, gated_queue
 from venue_station.live.alerts import broker_down_alert
-from wire_contract.aiomqtt_adapter import gate_reading, paho_client, socket_reader
+from wire_contract.aiomqtt_adapter import (
+    GONE,
+    end_queue_when_gone,
+    gate_reading,
+    link_gone,
+    paho_client,
+    socket_reader,
+)
 from wire_contract.broker import mqtt_client
 from wire_contract.messages import StationStatus, Topics, encode
 from wire_contract.wallclock import wall_ms
@@ -140,17 +147,20 @@ class Collector:
         )
         handle, ingest = self.ingest.handle, self.ingest
         ack = paho_client(client).ack
-        messages = client.messages
+        assert queue is not None  # the client's queue is the gate's (``_make_client``)
+        end_queue_when_gone(client, queue)
         try:
             while True:
-                # aiomqtt's iterator costs a task and a few turns of the loop a message; it is
-                # only waited on when nothing is queued (it also says when the link broke), and
-                # what queued up meanwhile is taken in the same turn: one pass handles a burst,
-                # its PUBACKs go out in one write, the writer gets it as one batch (issue 30).
-                burst = [await anext(messages)]
-                while queue is not None and len(burst) < HANDLE_BURST and not queue.empty():
+                # The queue itself is waited on (aiomqtt's iterator costs a task and a few
+                # turns of the loop a message), and what queued up meanwhile is taken in the
+                # same turn: one pass handles a burst, its PUBACKs go out in one write, the
+                # writer gets it as one batch (issue 30). GONE: the link broke.
+                burst = [await queue.get()]
+                while len(burst) < HANDLE_BURST and not queue.empty():
                     burst.append(queue.get_nowait())
                 for message in burst:
+                    if message is GONE:
+                        raise link_gone(client)
                     payload: Any = message.payload
                     if isinstance(payload, str):
                         payload = payload.encode()
