@@ -2,27 +2,32 @@
 
 A node runs 8 boards (simulated idle faces) against a private Mosquitto; each board plays
 back-to-back games of a short time control that nobody presses, so each game ends in a flag.
-For every flag we know the exact instant the time reached zero (``deadline_ns()`` when the
-clock started) and measure, on the same monotonic clock:
+The boards start an eighth of a game apart, so their flags fall apart as a hall's do (all eight
+at the same instant was a burst no venue sees: eight flags, eight new games' commands and
+states in one turn of the loop). For every flag we know the exact instant the time reached zero
+(``deadline_ns()`` when the clock started) and measure, on the machine's monotonic clock:
 
 - ``decided``: when the node's flag timer ran and the core settled the flag;
 - ``journaled``: when the journal's writer said the flag event is on disk (its transaction
   committed, fsync'd): the link may publish it from then on;
-- ``arrived``: when a subscriber (the station's account) received the flag event.
+- ``arrived``: when a subscriber (the station's account, in a process of its own, as the
+  station is) received the flag event.
 
 ``--slow-fsync-ms N`` makes every durable commit of the node's journal N ms slower (in its
 writer, before the COMMIT: an SD card's fsync is 10–100 ms): *decided* must not move.
 
 Baselines in the same run: the lateness of a bare ``loop.call_at`` with the same number of
-timers in flight, and the raw broker QoS 1 publish → receive latency.
+timers in flight, as far apart, and the raw broker QoS 1 publish → receive latency.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
+import sys
 import time
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +48,8 @@ TC_MS = 1000  # --quick: 200
 
 
 async def bare_call_at(count: int, parallel: int) -> list[float]:
+    """Lateness of ``parallel`` timers of TC_MS, re-armed as they fire, started TC_MS/parallel
+    apart (as the boards are)."""
     loop = asyncio.get_running_loop()
     late: list[float] = []
     done = asyncio.Event()
@@ -60,6 +67,7 @@ async def bare_call_at(count: int, parallel: int) -> list[float]:
 
     for _ in range(parallel):
         arm()
+        await asyncio.sleep(TC_MS / 1000 / parallel)
     await done.wait()
     return late
 
@@ -93,7 +101,6 @@ async def measure_flags(
     decided: list[float] = []
     journaled: list[float] = []
     arrived: list[float] = []
-    done = asyncio.Event()
     games = {"n": 0}
     on_its_way: dict[str, tuple[int, tuple[str, str]]] = {}  # board -> flag (seq, key)
     told = node.journal.on_written
@@ -147,12 +154,7 @@ async def measure_flags(
         board.flag._due = timed_flag_due  # type: ignore[method-assign]
         board.on_event = on_event
 
-    sub_user, sub_password = broker.credentials("station")
-    settings = BrokerSettings(
-        url=f"mqtt://{broker.host}:{broker.port}", username=sub_user, password=sub_password
-    )
-    async with mqtt_client(settings, identifier="bench-station") as station:
-        await station.subscribe("qz/v1/bench/board/+/event", qos=1)
+    async with subscriber(broker, flags) as heard:
         node.setup()
         run = asyncio.create_task(node.run())
         await node.started.wait()
@@ -161,25 +163,66 @@ async def measure_flags(
         for board_id in BOARDS:
             hook(board_id)
             new_game(board_id)
-
-        async def receive() -> None:
-            async for message in station.messages:
-                at = time.monotonic_ns()
-                body = json.loads(message.payload)
-                if body["type"] == "flag":
-                    arrived.append((at - deadlines[(body["board"], body["game"])]) / 1e6)
-                    if len(arrived) >= flags:
-                        done.set()
-
-        reader = asyncio.create_task(receive())
-        await asyncio.wait_for(done.wait(), timeout=flags * TC_MS / 1000 + 60)
-        reader.cancel()
+            await asyncio.sleep(TC_MS / 1000 / len(BOARDS))  # an eighth of a game apart
+        for board, game, at in await asyncio.wait_for(heard, timeout=flags * TC_MS / 1000 + 60):
+            arrived.append((at - deadlines[(board, game)]) / 1e6)
         node.stop()
         await run
     return {"decided": decided, "journaled": journaled, "arrived": arrived}
 
 
+@contextlib.asynccontextmanager
+async def subscriber(broker: MosquittoProcess, flags: int) -> AsyncIterator[asyncio.Task[Any]]:
+    """The station's account reading the flags in a process of its own; yields a task that
+    ends with ``(board, game, monotonic ns received)`` of the first ``flags`` flags (the
+    machine's monotonic clock is one for every process)."""
+    user, password = broker.credentials("station")
+    proc = await asyncio.create_subprocess_exec(
+        sys.executable, __file__, "--subscriber", broker.url, user, password or "", str(flags),
+        stdout=asyncio.subprocess.PIPE,
+    )  # fmt: skip
+    assert proc.stdout is not None
+    ready = await proc.stdout.readline()
+    assert ready.strip() == b"subscribed", ready
+
+    async def heard() -> list[tuple[str, str, int]]:
+        assert proc.stdout is not None
+        out = json.loads(await proc.stdout.read())
+        await proc.wait()
+        return [tuple(x) for x in out]  # type: ignore[misc]
+
+    task = asyncio.create_task(heard())
+    try:
+        yield task
+    finally:
+        if proc.returncode is None:
+            proc.kill()
+            await proc.wait()
+
+
+async def subscribe_flags(url: str, user: str, password: str, flags: int) -> None:
+    """The subscriber process: print 'subscribed', then the first ``flags`` flags as JSON."""
+    settings = BrokerSettings(url=url, username=user, password=password or None)
+    got: list[tuple[str, str, int]] = []
+    async with mqtt_client(settings, identifier="bench-station") as station:
+        await station.subscribe("qz/v1/bench/board/+/event", qos=1)
+        print("subscribed", flush=True)
+        async for message in station.messages:
+            at = time.monotonic_ns()
+            body = json.loads(message.payload)  # type: ignore[arg-type]
+            if body["type"] == "flag":
+                got.append((body["board"], body["game"], at))
+                if len(got) >= flags:
+                    break
+    print(json.dumps(got), flush=True)
+
+
 async def main() -> None:
+    if len(sys.argv) > 1 and sys.argv[1] == "--subscriber":
+        url, user, password, flags = sys.argv[2:6]
+        await subscribe_flags(url, user, password, int(flags))
+        return
+
     def extra(parser: Any) -> None:
         parser.add_argument("--flags", type=int)
         parser.add_argument("--slow-fsync-ms", type=float, default=0.0)

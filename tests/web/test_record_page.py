@@ -257,3 +257,39 @@ async def test_a_live_record_meets_the_clock_and_counts_the_natural_move_limit(
         await page.wait_for_selector(
             '#alerts li[data-kind="move_limit"] >> text=4 moves counted on the record'
         )
+
+
+async def test_a_reload_answered_after_a_move_does_not_take_the_move_back(
+    broker_factory: Any, tmp_path: Path, page: Any
+) -> None:
+    """The page reloads the record every 3 s while the recorder types. A reload sent before a
+    move and answered after it used to put the record back one move; the next move then went
+    with a stale ply and was refused (test_the_published_game... failed so under load). Here
+    the reload is held until the move is stored: the page keeps the move, the next one goes."""
+    async with served_station(broker_factory(), tmp_path, regulation="wulong-2015") as web:
+        await web.station.import_players("name\n" + "\n".join(PLAYERS) + "\n")
+        await web.station.import_pairings(PAIRS, send=False)
+        await login(page, web)
+        await page.goto(f"{web.url}/record/1?lang=zh")
+        await page.wait_for_selector('#xq button[data-sq="e0"]')
+        held, moved = asyncio.Event(), asyncio.Event()
+
+        async def hold_a_reload(route: Any) -> None:
+            if route.request.method != "GET" or held.is_set():
+                await route.continue_()
+                return
+            held.set()
+            response = await route.fetch()  # the record as it is now: before the move
+            await moved.wait()
+            await route.fulfill(response=response)
+
+        await page.route(re.compile(r".*/api/records/1(\?.*)?$"), hold_a_reload)
+        await asyncio.wait_for(held.wait(), 10)  # the 3 s reload is on its way
+        await type_moves(page, ICCS[:1])
+        moved.set()
+        await asyncio.sleep(0.5)  # the held reload's answer is in
+        assert await page.evaluate(COUNT, 1), "the old answer took the move back"
+        await page.unroute(re.compile(r".*/api/records/1(\?.*)?$"))
+        await page.fill("#move-text", ICCS[1])
+        await page.press("#move-text", "Enter")
+        await page.wait_for_function(COUNT, arg=2)

@@ -13,6 +13,12 @@
   let view = null;
   let selected = null; // the square of the piece tapped first
   let busy = false;
+  // Every request that may replace the view is numbered: an answer older than the one shown is
+  // dropped. The 3 s reload's GET could answer after a move's POST it was sent before, and put
+  // the record back one move: the next move then went with a stale ply and was refused.
+  let asked = 0;
+  let shown = 0;
+  function fresher(n) { if (n < shown) return false; shown = n; return true; }
   let lastMsg = null; // () => text, so a language switch re-renders it
   // The board's previous game whose record is still due (GET without ?game=): the QR code
   // names no game, so a player who scans it after the next round started is offered theirs.
@@ -34,8 +40,16 @@
   }
   const withGame = (body) => (game ? { ...body, game } : body);
   async function load() {
-    const { status, data } = await api("GET", base + (game ? "?game=" + encodeURIComponent(game) : ""));
-    if (status === 200) { view = data; offer = data.earlier || null; render(); }
+    const n = ++asked;
+    let answer;
+    try {
+      answer = await api("GET", base + (game ? "?game=" + encodeURIComponent(game) : ""));
+    } catch (e) {
+      if (!view) say(() => QZ.t("api.network"), true);
+      return; // the station away a moment: the next reload tries again
+    }
+    const { status, data } = answer;
+    if (status === 200) { if (fresher(n)) { view = data; offer = data.earlier || null; render(); } }
     else if (!view) say(() => QZ.apiError(status, data), true);
   }
   async function session() {
@@ -58,11 +72,16 @@
     if (busy) return false;
     if (!csrf) { $("login-box").hidden = false; say(() => QZ.t("record.login"), true); return false; }
     busy = true;
+    const n = ++asked;
     try {
       const { status, data } = await api("POST", url, withGame(body));
       // free before drawing: a tap that comes the moment the new move shows is not ignored
       busy = false;
-      if (status === 200) { view = data; selected = null; say(okText); render(); return true; }
+      if (status === 200) {
+        if (fresher(n)) { view = data; selected = null; render(); }
+        say(okText);
+        return true;
+      }
       if (status === 401) { csrf = null; $("login-box").hidden = false; }
       say(() => QZ.apiError(status, data), true);
       if (data.code === "record_changed") await load();
