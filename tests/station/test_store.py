@@ -203,3 +203,31 @@ async def test_a_batch_waiting_on_a_lock_leaves_the_event_loop_free(tmp_path) ->
         await store.close()
         await store.close()  # idempotent
     assert worst < 0.4, f"the loop stalled {worst * 1000:.0f} ms"
+
+
+async def test_what_a_batch_writes_reads_back_as_it_was(store: Store) -> None:
+    """Issue 30: on SQLite the writer's batch is plain SQL (batch_writes.py), not SQLAlchemy's
+    statements; what it writes reads back through SQLAlchemy exactly as given: JSON with
+    Chinese and nesting, booleans, nulls; a batch with keys stored before and keys twice."""
+    first = _row("7", 1)
+    first["data"] = {"note": "红方擅停棋钟", "nested": {"list": [1, "二", None]}, "ok": True}
+    first["running"] = None
+    assert await store.insert_events([first, _row("7", 2)]) == {("7", 1, 1), ("7", 1, 2)}
+    again = await store.insert_events(
+        [_row("7", 2), _row("7", 3), _row("7", 3), _row("7", 1, session=2)],
+        boards=lambda inserted: [
+            {"board": "7", "last_seq": 3, "node": "pi-07",
+             "status": {"state": "online", "note": "在线"}, "state": {"seq": 3, "x": [1, 2]}},
+        ],
+    )  # fmt: skip
+    assert again == {("7", 1, 3), ("7", 2, 1)}
+    rows = {(r["session"], r["seq"]): r for r in await store.events(board="7")}
+    assert sorted(rows) == [(1, 1), (1, 2), (1, 3), (2, 1)]
+    assert rows[(1, 1)]["data"] == first["data"] and rows[(1, 1)]["running"] is None
+    assert rows[(1, 1)]["replay"] is False and rows[(1, 2)]["red_ms"] == 1
+    (board,) = [b for b in await store.boards() if b["board"] == "7"]
+    assert board["status"] == {"state": "online", "note": "在线"}
+    assert board["state"] == {"seq": 3, "x": [1, 2]} and board["last_seq"] == 3
+    await store.upsert_boards([{"board": "7", "last_seq": 4}])  # only the columns given
+    (board,) = [b for b in await store.boards() if b["board"] == "7"]
+    assert board["last_seq"] == 4 and board["node"] == "pi-07" and board["state"]["seq"] == 3

@@ -22,6 +22,7 @@ import asyncio
 import concurrent.futures
 import functools
 import json
+import sqlite3
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, TypeVar
 
@@ -55,7 +56,7 @@ def write_batch(
     transaction: a failure stores none of them, so a retry of the batch loses nothing."""
     dialect = conn.dialect.name
     inserted: set[Key] = set()
-    if rows and dialect == "sqlite":
+    if rows and _plain_sqlite(conn):
         inserted = _insert_events_sqlite(conn, rows)
     elif rows:
         stmt = (
@@ -87,40 +88,53 @@ _ROWS_A_STATEMENT = 500  # 14 columns: 7,000 parameters, under SQLite's 32,766
 
 
 def _insert_events_sqlite(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> set[Key]:
-    """The events on SQLite through the driver's cursor, in ``conn``'s transaction: which of
-    them are stored already (one SELECT a chunk, by the unique key), then the others in one
-    multi-row INSERT a chunk (still ignoring a conflict).
+    """The events on SQLite as plain SQL, in ``conn``'s transaction: one multi-row INSERT a
+    chunk, ignoring a conflict; which rows went in is known from the count the database gives
+    (all of them, nearly always: the ingest drops the duplicates it knows of) or else from the
+    ids past the largest before (this writer is the events' only one).
 
     Why not SQLAlchemy's executemany with RETURNING, or a statement a row: each SQLite step
     releases the GIL and must take it back from the event loop's thread, which is busy
     handling the next messages; a row at a time, the writer waited on the loop ~50 µs a row
-    (the loop's whole budget per event). A chunk a statement waits once. The JSON column is
-    written as SQLAlchemy's ``JSON`` type reads it back (tests/station/test_store.py reads it)."""
+    (the loop's whole budget per event), and SQLAlchemy's parameter processing cost as much
+    again. A chunk a statement waits once. The JSON column is written as SQLAlchemy's ``JSON``
+    type reads it back (tests/station/test_store.py reads it); errors come as SQLAlchemy's."""
+    keys = {(row["board"], row["session"], row["seq"]) for row in rows}
+    one_row = f"({', '.join('?' for _ in _EVENT_COLUMNS)})"
     cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
-    keys = [(row["board"], row["session"], row["seq"]) for row in rows]
-    existing: set[Key] = set()
     try:
+        before = _run(cursor, "SELECT coalesce(max(id), 0) FROM events", ()).fetchone()[0]
+        went_in = 0
         for at in range(0, len(rows), _ROWS_A_STATEMENT):
-            chunk = keys[at : at + _ROWS_A_STATEMENT]
-            found = cursor.execute(
-                "SELECT board, session, seq FROM events WHERE (board, session, seq) IN "
-                f"(VALUES {', '.join(['(?, ?, ?)'] * len(chunk))})",
-                [part for key in chunk for part in key],
-            ).fetchall()
-            existing.update((str(b), int(s), int(q)) for b, s, q in found)
-        new = [row for row, key in zip(rows, keys, strict=True) if key not in existing]
-        one_row = f"({', '.join('?' for _ in _EVENT_COLUMNS)})"
-        for at in range(0, len(new), _ROWS_A_STATEMENT):
-            chunk_rows = new[at : at + _ROWS_A_STATEMENT]
-            cursor.execute(
+            chunk = rows[at : at + _ROWS_A_STATEMENT]
+            went_in += _run(
+                cursor,
                 f"INSERT INTO events ({', '.join(_EVENT_COLUMNS)}) VALUES "
-                f"{', '.join([one_row] * len(chunk_rows))} "
+                f"{', '.join([one_row] * len(chunk))} "
                 "ON CONFLICT (board, session, seq) DO NOTHING",
-                [_sqlite_value(row, c) for row in chunk_rows for c in _EVENT_COLUMNS],
-            )
+                [_sqlite_value(row, c) for row in chunk for c in _EVENT_COLUMNS],
+            ).rowcount
+        if went_in == len(keys):
+            return keys
+        new = _run(cursor, "SELECT board, session, seq FROM events WHERE id > ?", (before,))
+        return keys & {(str(b), int(s), int(q)) for b, s, q in new.fetchall()}
     finally:
         cursor.close()
-    return set(keys) - existing
+
+
+def _plain_sqlite(conn: Connection) -> bool:
+    """SQLite through the standard library's driver: the store's writing thread. (The async
+    engine's aiosqlite connection, under ``run_sync``, takes SQLAlchemy's statements.)"""
+    return conn.dialect.name == "sqlite" and conn.dialect.driver == "pysqlite"
+
+
+def _run(cursor: Any, sql: str, params: Sequence[Any]) -> Any:
+    """``cursor.execute``, the driver's errors raised as SQLAlchemy raises them (an
+    ``IntegrityError``, an ``OperationalError``: the writer's containment reads those)."""
+    try:
+        return cursor.execute(sql, params)
+    except sqlite3.Error as exc:
+        raise sa.exc.DBAPIError.instance(sql, params, exc, sqlite3.Error) from exc
 
 
 def _sqlite_value(row: Mapping[str, Any], column: str) -> Any:
@@ -129,16 +143,52 @@ def _sqlite_value(row: Mapping[str, Any], column: str) -> Any:
 
 
 def upsert_boards(conn: Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+    """Write each board's row; only the columns given change."""
     stamp = wall_ms()
     groups: dict[tuple[str, ...], list[dict[str, Any]]] = {}
     for row in rows:
         values = {"updated_ms": stamp, **row}
         groups.setdefault(tuple(sorted(values)), []).append(values)
-    # One executemany per shape of row: a batch touches hundreds of boards at once.
+    # One statement per shape of row: a batch touches hundreds of boards at once.
     for cols, group in groups.items():
+        if _plain_sqlite(conn):
+            _upsert_boards_sqlite(conn, cols, group)
+            continue
         stmt = insert_for(conn.dialect.name, t.boards)
         update = {c: stmt.excluded[c] for c in cols if c != "board"}
         conn.execute(stmt.on_conflict_do_update(index_elements=["board"], set_=update), group)
+
+
+_JSON_BOARD_COLUMNS = frozenset(c.name for c in t.boards.columns if isinstance(c.type, sa.JSON))
+
+
+def _upsert_boards_sqlite(
+    conn: Connection, cols: tuple[str, ...], group: Sequence[Mapping[str, Any]]
+) -> None:
+    """As the SQLAlchemy statement, as plain SQL (its parameter processing cost ~0.2 ms a
+    batch: most of a one-event batch's write, issue 30). JSON columns as its JSON type."""
+    unknown = set(cols) - {c.name for c in t.boards.columns}
+    if unknown:  # what SQLAlchemy would refuse: never let a name into the SQL text
+        raise sa.exc.ArgumentError(f"boards has no column {sorted(unknown)}")
+    one_row = f"({', '.join('?' for _ in cols)})"
+    updates = ", ".join(f"{c}=excluded.{c}" for c in cols if c != "board")
+    per_statement = max(1, 7000 // len(cols))
+    cursor = conn.connection.driver_connection.cursor()  # type: ignore[union-attr]
+    try:
+        for at in range(0, len(group), per_statement):
+            chunk = group[at : at + per_statement]
+            _run(
+                cursor,
+                f"INSERT INTO boards ({', '.join(cols)}) VALUES "
+                f"{', '.join([one_row] * len(chunk))} ON CONFLICT (board) DO UPDATE SET {updates}",
+                [
+                    json.dumps(row[c], ensure_ascii=False) if c in _JSON_BOARD_COLUMNS else row[c]
+                    for row in chunk
+                    for c in cols
+                ],
+            )
+    finally:
+        cursor.close()
 
 
 class ThreadedWrites:
