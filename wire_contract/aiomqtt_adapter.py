@@ -35,6 +35,7 @@ import fcntl
 import math
 import struct
 import termios
+import threading
 from collections.abc import Awaitable, Callable
 from typing import Any, TypeVar
 
@@ -63,9 +64,14 @@ class CancellableClient(aiomqtt.Client):
     drain/receive TaskGroup and waited there forever."""
 
     reader: Callable[[], None] | None = None  # this connection's socket reader, once open
+    _loop_thread: int | None = None  # the event loop's thread (the client is made on it)
     # Whether the reader may take another packet now (the station's read gate says no once its
     # queue is full: it removes the reader, and a burst under way stops with it).
     may_read: Callable[[], bool] = staticmethod(lambda: True)
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)  # takes the running loop: this is its thread
+        self._loop_thread = threading.get_ident()
 
     async def _wait_for(self, fut: Awaitable[T], timeout: float | None) -> T:
         if timeout is None:
@@ -120,8 +126,13 @@ class CancellableClient(aiomqtt.Client):
             if sock.fileno() >= 0 and client.socket() is sock:
                 self._loop.add_writer(sock.fileno(), write)
 
-        # paho may call this from the executor thread that runs connect(): threadsafe.
-        self._loop.call_soon_threadsafe(register)
+        # paho may call this from the executor thread that runs connect(): threadsafe then.
+        # From the loop's own thread (every publish and ack) a plain call_soon: the threadsafe
+        # one writes to the loop's self-pipe and wakes it, a syscall each way per message.
+        if self._loop_thread == threading.get_ident():
+            self._loop.call_soon(register)
+        else:
+            self._loop.call_soon_threadsafe(register)
 
 
 READ_BURST = 64  # packets a turn of the loop at most: ~5 ms of others' wait, at worst

@@ -177,18 +177,22 @@ def test_watermark_with_adds_nothing() -> None:
 
 
 async def test_a_batch_waiting_on_a_lock_leaves_the_event_loop_free(tmp_path) -> None:
-    """Issue 30: on SQLite the writer's batch runs whole in the store's writing thread. Another
-    process holding the write lock (a backup, a tool) makes the batch wait (busy_timeout), never
-    the event loop: every page, board and flag goes on meanwhile; the batch is stored after."""
+    """Issue 30: on SQLite a small batch is written on the loop only when SQLite takes it at
+    once; another process holding the write lock (a backup, a tool) sends it to the store's
+    writing thread, which waits (busy_timeout), never the event loop: every page, board and
+    flag goes on meanwhile; the batch is stored after."""
     import asyncio
     import sqlite3
     import time
 
     store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
+    assert store.writes is not None
+    await store.insert_events([_row("1", 1)])  # inline: nothing in the way
+    assert (store.writes.inline_done, store.writes.inline_busy) == (1, 0)
     lock = sqlite3.connect(tmp_path / "station.db", isolation_level=None, check_same_thread=False)
     try:
         lock.execute("BEGIN IMMEDIATE")
-        batch = asyncio.create_task(store.insert_events([_row("1", 1)]))
+        batch = asyncio.create_task(store.insert_events([_row("1", 2)]))
         loop = asyncio.get_running_loop()
         worst, started = 0.0, loop.time()
         while loop.time() - started < 0.8:  # the batch waits on the lock all this while
@@ -196,13 +200,43 @@ async def test_a_batch_waiting_on_a_lock_leaves_the_event_loop_free(tmp_path) ->
             await asyncio.sleep(0.01)
             worst = max(worst, time.monotonic() - before)
         assert not batch.done()
+        assert store.writes.inline_busy == 1  # tried on the loop, refused at once, to the thread
         lock.execute("COMMIT")
-        assert await asyncio.wait_for(batch, 10) == {("1", 1, 1)}
+        assert await asyncio.wait_for(batch, 10) == {("1", 1, 2)}
     finally:
         lock.close()
         await store.close()
         await store.close()  # idempotent
     assert worst < 0.4, f"the loop stalled {worst * 1000:.0f} ms"
+
+
+async def test_a_slow_write_on_the_loop_sends_the_next_ones_to_the_thread(tmp_path) -> None:
+    """A write on the loop that took longer than INLINE_SLOW_S (a disk that makes even the
+    page cache wait) is the last one there for INLINE_PAUSE_S; large batches never go there."""
+    import threading
+    import time
+
+    from venue_station.store.sqlite_writes import INLINE_ROWS, INLINE_SLOW_S
+
+    store = await Store.open(f"sqlite:///{tmp_path / 'station.db'}")
+    writes = store.writes
+    assert writes is not None
+    where: list[str] = []
+
+    def slow(conn: sa.Connection) -> None:
+        where.append(threading.current_thread().name)
+        time.sleep(INLINE_SLOW_S * 3)
+
+    try:
+        await writes.run(slow, rows=1)
+        await writes.run(slow, rows=1)
+        await writes.run(lambda conn: where.append(threading.current_thread().name), rows=1)
+        await store.insert_events([_row("3", s) for s in range(1, INLINE_ROWS + 2)])
+        assert where[0] == threading.main_thread().name
+        assert all(name.startswith("qz-store-writes") for name in where[1:]), where
+        assert writes.inline_slow == 1 and await store.count_events() == INLINE_ROWS + 1
+    finally:
+        await store.close()
 
 
 async def test_what_a_batch_writes_reads_back_as_it_was(store: Store) -> None:

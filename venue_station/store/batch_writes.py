@@ -1,42 +1,32 @@
-"""The writer's batch: its events, alerts and board rows in one transaction, in one hop.
+"""The writer's batch: its events, alerts and board rows in one transaction.
 
 The ingest writer commits a batch (a few events to a thousand) at a time, and a logged-in
-arbiter sees each event once it is committed (issue 30). Through SQLAlchemy's async SQLite
-driver every statement, BEGIN and COMMIT is a hop to aiosqlite's thread and back: a one-event
-batch cost ~1.3 ms on this machine, nearly all of it the hops (the same transaction run
-synchronously takes ~0.09 ms). So on SQLite the batch's transaction runs whole in one thread of
-its own (``ThreadedWrites``), on a synchronous engine of the same file: one hop a batch
-(~0.2 ms). It never runs on the event loop: a WAL checkpoint's fsync or a lock held by another
-process (a backup, a tool) waits in that thread, not in front of every page and board.
-
-PostgreSQL's driver (asyncpg) is asynchronous by itself: the same transaction body runs there
-through ``run_sync`` on the async engine, with no thread.
-
-``write_batch`` is the one body both run: the statements are the ones ``Store`` always used
-(insert ignoring a conflict on the unique key, returning what was inserted).
+arbiter sees each event once it is committed (issue 30). ``write_batch`` is that transaction's
+one body, for both databases: on SQLite it runs on a synchronous connection
+(``sqlite_writes.SqliteWrites``: in the store's writing thread, or a small batch on the loop
+when SQLite can take it at once), with plain SQL on the driver's cursor; on PostgreSQL
+(asyncpg is asynchronous by itself) through ``run_sync`` on the async engine, with
+SQLAlchemy's statements. Either way: insert ignoring a conflict on the unique key, and say
+which went in.
 """
 
 from __future__ import annotations
 
-import asyncio
-import concurrent.futures
-import functools
 import json
 import sqlite3
-from collections.abc import Callable, Mapping, Sequence
-from typing import Any, TypeVar
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql as pg_dialect
 from sqlalchemy.dialects import sqlite as sqlite_dialect
-from sqlalchemy.engine import Connection, Engine
+from sqlalchemy.engine import Connection
 
 from venue_station.store import tables as t
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["ThreadedWrites", "insert_for", "upsert_boards", "write_batch"]
+__all__ = ["insert_for", "upsert_boards", "write_batch"]
 
-T = TypeVar("T")
 Key = tuple[str, int, int]
 
 
@@ -189,36 +179,3 @@ def _upsert_boards_sqlite(
             )
     finally:
         cursor.close()
-
-
-class ThreadedWrites:
-    """Transactions on a synchronous engine, each run whole in one thread of its own.
-
-    ``engine`` is the synchronous engine of the store's SQLite file (its connect-time pragmas
-    set by the caller). One thread: SQLite takes one writer at a time anyway, and the order of
-    the writer's batches is the order of their commits. ``close`` is idempotent."""
-
-    def __init__(self, engine: Engine) -> None:
-        self.engine = engine
-        self._pool: concurrent.futures.ThreadPoolExecutor | None = (
-            concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="qz-store-writes")
-        )
-
-    async def run(self, fn: Callable[..., T], *args: Any) -> T:
-        """``fn(conn, *args)`` in a transaction in the thread; committed when it returns."""
-        if self._pool is None:
-            raise RuntimeError("the store's writes are closed")
-        loop = asyncio.get_running_loop()
-        return await loop.run_in_executor(self._pool, functools.partial(self._in_txn, fn, *args))
-
-    def _in_txn(self, fn: Callable[..., T], *args: Any) -> T:
-        with self.engine.begin() as conn:
-            return fn(conn, *args)
-
-    def close(self) -> None:
-        pool, self._pool = self._pool, None
-        if pool is not None:
-            # A transaction under way finishes (SQLite cannot be interrupted mid-statement
-            # from here; busy_timeout bounds a wait for a lock): then the engine goes.
-            pool.shutdown(wait=True)
-            self.engine.dispose()

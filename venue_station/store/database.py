@@ -20,11 +20,11 @@ from venue_station.errors import StoreError
 from venue_station.resources import migrations_dir
 from venue_station.store import batch_writes
 from venue_station.store import tables as t
-from venue_station.store.batch_writes import ThreadedWrites
 from venue_station.store.duty_reads import DutyReads
 from venue_station.store.reads import TournamentReads
 from venue_station.store.records import RecordRows
 from venue_station.store.round_import import game_id, replace_rounds
+from venue_station.store.sqlite_writes import SqliteWrites
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["Store", "game_id", "normalise_url"]
@@ -80,9 +80,10 @@ class Store(TournamentReads, DutyReads, RecordRows):
 
     The tournament reads (standings, TRF, knockout, round) are in ``store_reads.py``."""
 
-    def __init__(self, engine: AsyncEngine, *, writes: ThreadedWrites | None = None) -> None:
+    def __init__(self, engine: AsyncEngine, *, writes: SqliteWrites | None = None) -> None:
         self.engine = engine
-        # SQLite: the writer's batches in a thread of their own (batch_writes.py).
+        # SQLite: the writer's batches in a thread of their own, or on the loop when small
+        # (sqlite_writes.py).
         self.writes = writes
         self.dialect = engine.dialect.name
         self._closed = False
@@ -96,9 +97,11 @@ class Store(TournamentReads, DutyReads, RecordRows):
         writes = None
         if engine.dialect.name == "sqlite":
             _sqlite_pragmas(engine.sync_engine)
-            sync = sa.create_engine(engine.url.set(drivername="sqlite"))
-            _sqlite_pragmas(sync)
-            writes = ThreadedWrites(sync)
+            sync_url = engine.url.set(drivername="sqlite")
+            thread, inline = sa.create_engine(sync_url), sa.create_engine(sync_url)
+            _sqlite_pragmas(thread)
+            _sqlite_pragmas(inline, busy_timeout_ms=0, autocheckpoint=False)
+            writes = SqliteWrites(thread, inline=inline)
         store = cls(engine, writes=writes)
         try:
             if migrate:
@@ -158,13 +161,16 @@ class Store(TournamentReads, DutyReads, RecordRows):
         a failure stores neither, so a retry of the batch loses no alert. ``boards``, given
         the keys inserted, returns board rows to upsert in that transaction too (as
         ``upsert_boards``): one commit a batch, not two (issue 30). On SQLite the whole
-        transaction runs in the store's writing thread (``batch_writes``): ``boards`` is
-        called there, so it must read nothing the event loop changes meanwhile.
+        transaction runs in the store's writing thread (``sqlite_writes``), or on the loop
+        when small: ``boards`` may be called in the thread, so it must read nothing the event
+        loop changes meanwhile.
         """
         if not rows and not alerts and boards is None:
             return set()
         if self.writes is not None:
-            return await self.writes.run(_write_with_boards, rows, alerts, boards)
+            return await self.writes.run(
+                _write_with_boards, rows, alerts, boards, rows=len(rows) + len(alerts)
+            )
         async with self.engine.begin() as conn:
             return await conn.run_sync(_write_with_boards, rows, alerts, boards)
 
@@ -475,7 +481,11 @@ def _write_with_boards(
     return inserted
 
 
-def _sqlite_pragmas(engine: Engine) -> None:
+def _sqlite_pragmas(
+    engine: Engine, *, busy_timeout_ms: int | None = None, autocheckpoint: bool = True
+) -> None:
+    busy = SQLITE_BUSY_TIMEOUT_MS if busy_timeout_ms is None else busy_timeout_ms
+
     @sa.event.listens_for(engine, "connect")
     def _on_connect(dbapi_conn: Any, _record: Any) -> None:
         cur = dbapi_conn.cursor()
@@ -486,5 +496,7 @@ def _sqlite_pragmas(engine: Engine) -> None:
         # A lock held by another process (a tool, a stuck backup) is waited on at most 2 s per
         # statement: the writer retries anyway (containment), and a station told to stop must
         # not sit out a long wait inside a statement it can no longer cancel (the 5 s stop).
-        cur.execute(f"PRAGMA busy_timeout={SQLITE_BUSY_TIMEOUT_MS}")
+        cur.execute(f"PRAGMA busy_timeout={busy}")
+        if not autocheckpoint:  # the writes on the loop (sqlite_writes.py): never a checkpoint
+            cur.execute("PRAGMA wal_autocheckpoint=0")
         cur.close()
