@@ -42,7 +42,7 @@ class Intake:
     tasks: list[asyncio.Task[Any]] = field(default_factory=list)
 
     def start_writer(self) -> None:
-        self.tasks.append(asyncio.create_task(self.ingest.run_writer()))
+        self.tasks.append(asyncio.create_task(self.ingest.writer.run()))
 
 
 @contextlib.asynccontextmanager

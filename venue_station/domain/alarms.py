@@ -79,7 +79,7 @@ class AlarmWatch:
             log.info("the store takes writes again")
             self.store_since_ms = None
         if collector is not None and collector.connected.is_set() and collector.up_since_ms:
-            ingest.check_silence(
+            ingest.silence.check(
                 now_ms=wall_ms(),
                 since_ms=collector.up_since_ms,
                 after_ms=silence_after_ms(st.config.board_silent_s, st.config.clock_probe_s),

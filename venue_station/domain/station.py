@@ -171,7 +171,7 @@ class Station:
                 "qz_public_streams_dropped": lambda: self.hub.public.slow_dropped,
             }
         )
-        self.supervisor.start("writer", self.ingest.run_writer)
+        self.supervisor.start("writer", self.ingest.writer.run)
         self.supervisor.start("alarms", self.watch.run)
         self.supervisor.start("record-duties", self.duties.run)
         self.supervisor.start("record-counts", self.counts.run)

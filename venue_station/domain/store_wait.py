@@ -49,7 +49,7 @@ def watch_only(station: Any) -> None:
         hub=station.hub, known_boards=station.config.known_boards(),
     )  # fmt: skip
     ingest.deciding = False
-    station.supervisor.start("writer", ingest.run_discard)
+    station.supervisor.start("writer", ingest.writer.run_discard)
     if station.connect:
         station.collector = Collector(station.config.broker, station.topics, ingest, session=0)
         station.supervisor.start("collector", station.collector.run)

@@ -11,7 +11,6 @@ round's start); it goes on the same queue and is stored in its event's transacti
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import logging
 import time
@@ -22,7 +21,6 @@ from typing import Any
 from clock_service.regulation import Regulation
 from venue_station.intake.clock_probe import ClockProbes, RoundTrip
 from venue_station.intake.clock_truth import ClockTruth
-from venue_station.intake.containment import WriterHealth
 from venue_station.intake.guard import AskedReplays, Authority, DropLog, FloodGate, is_decision
 from venue_station.intake.ingest_writer import IngestWriter
 from venue_station.intake.outages import Outage, Outages
@@ -88,7 +86,11 @@ def _is_older(new: BoardStatus, held: dict[str, Any]) -> bool:
     return bool((held["session"], held["ts"]) > (new.session, new.ts))
 
 
-class Ingest(IngestWriter, SilentBoards):
+class Ingest:
+    """Every message from the broker: checked, the board views kept, what is to be stored
+    handed to its ``writer`` (ingest_writer.py), the silent boards judged by its ``silence``
+    (silence.py), alerts decided the moment their fact arrives."""
+
     def __init__(
         self,
         store: Store,
@@ -110,7 +112,6 @@ class Ingest(IngestWriter, SilentBoards):
         self._paired: set[str] = set()
         self.boards: dict[str, BoardView] = {}
         self.seqs = SeqTracker()
-        self._queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
         self.clock_probes = ClockProbes(Topics(venue), interval_s=clock_probe_s)
         self.alert_ledger = alert_rules.AlertLedger()
@@ -119,11 +120,23 @@ class Ingest(IngestWriter, SilentBoards):
         self.flood = FloodGate()
         self.replays = AskedReplays()  # the rebirths the station asked: paced, not gated
         self.authority = Authority(regulation)  # what the arbiter's commands asked
-        self.writer_health = WriterHealth()
-        # Which (board, session, seq) are stored (a tracker per board and session) or queued:
-        # a duplicate raises no alert, whatever it says.
-        self._stored: dict[tuple[str, int], RangeSet] = {}
-        self._queued: set[tuple[str, int, int]] = set()
+        self.writer = IngestWriter(
+            store=store,
+            metrics=metrics,
+            hub=hub,
+            seqs=self.seqs,
+            alert_ledger=self.alert_ledger,
+            raise_alert=self.raise_alert,
+        )
+        self.writer_health = self.writer.health
+        self.silence = SilentBoards(
+            boards=self.boards,
+            hub=hub,
+            outages=self.outages,
+            probe_targets=self.probe_targets,
+            change_alert=self.change_alert,
+            outage=self._outage,
+        )
         # Messages before this (wall ms) may be a backlog the broker queued while we were away:
         # their age says nothing about a node's clock. The collector moves it on each connect.
         self.live_after_ms = 0
@@ -141,7 +154,7 @@ class Ingest(IngestWriter, SilentBoards):
         """Rebuild the views and the seq bookkeeping from the store (at start)."""
         self.seqs.load(await self.store.seqs_by_board(), time.monotonic())
         for key, seqs in (await self.store.seqs_by_session()).items():
-            stored = self._stored[key] = RangeSet()
+            stored = self.writer.stored[key] = RangeSet()
             for seq in seqs:
                 stored.add(seq)
         self.authority.load(
@@ -157,7 +170,7 @@ class Ingest(IngestWriter, SilentBoards):
             1 for v in self.boards.values() if v.status and v.status["state"] == "online"
         )
         self.metrics.gauges["qz_gaps_open"] = lambda: len(self.seqs.open_gaps())
-        self.metrics.gauges["qz_writer_queue"] = lambda: self._queue.qsize()
+        self.metrics.gauges["qz_writer_queue"] = lambda: self.writer.queue.qsize()
 
     def add_paired_boards(self, boards: set[str]) -> None:
         self._paired |= boards
@@ -213,7 +226,7 @@ class Ingest(IngestWriter, SilentBoards):
             self._flooded(board)
             return self._reject("flood", topic, f"board {board!r} sends faster than a clock can")
         if name.leaf == "reply":
-            self._heard(board, received_ms)  # a board the station knows: it answers
+            self.silence.heard(board, received_ms)  # a board the station knows: it answers
             answer = self.clock_probes.take_reply(board, payload, received_ms)
             if answer is not None:
                 return self._on_probe_answer(board, answer, received_ms)
@@ -240,7 +253,7 @@ class Ingest(IngestWriter, SilentBoards):
         if name.leaf != "status" and msg.board != board:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
         self._view(board)
-        self._heard(board, received_ms)
+        self.silence.heard(board, received_ms)
         live = received_ms >= self.live_after_ms
         if live and not retained and not getattr(msg, "replay", False):
             self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))
@@ -279,11 +292,9 @@ class Ingest(IngestWriter, SilentBoards):
                 what="kept as a proposal",
             )
         ev = judged
-        key = (ev.board, ev.session, ev.seq)
-        stored = self._stored.get((ev.board, ev.session))
-        duplicate = key in self._queued or (stored is not None and ev.seq in stored)
-        self._queued.add(key)
-        self._queue.put_nowait(("event", (ev, received_ms)))
+        duplicate = self.writer.is_duplicate(ev.board, ev.session, ev.seq)
+        self.writer.queued.add((ev.board, ev.session, ev.seq))
+        self.writer.queue.put_nowait(("event", (ev, received_ms)))
         if duplicate:
             return None  # stored (or about to be) once already: it raises nothing again
         if unverified:
@@ -321,7 +332,7 @@ class Ingest(IngestWriter, SilentBoards):
         view.status = status.model_dump(exclude_none=True)
         if old is not None and (old["node"], old["session"]) != (status.node, status.session):
             self.clock_truth.forget_answers(board)  # another node, or restarted: ask again
-        self._queue.put_nowait(
+        self.writer.queue.put_nowait(
             ("board", {"board": board, "node": status.node, "status": view.status})
         )
         self.hub.publish("status", {"board": board, "status": view.status})
@@ -363,7 +374,7 @@ class Ingest(IngestWriter, SilentBoards):
     def change_alert(self, alert_id: int, **fields: Any) -> None:
         """Change an alert the station raised (its detail, or cleared): through the writer,
         after its insert; an alert an arbiter has ruled keeps its ruling."""
-        self._queue.put_nowait(("alert_change", {"id": alert_id, **fields}))
+        self.writer.queue.put_nowait(("alert_change", {"id": alert_id, **fields}))
 
     def _left_from_before(self, board: str, status: BoardStatus) -> bool:
         """Whether a retained status is an earlier event's leftover: said before this station
@@ -375,7 +386,7 @@ class Ingest(IngestWriter, SilentBoards):
         in_use = (
             board in self._paired
             or any(board in boards for boards in self.authority.game_boards.values())
-            or any(key[0] == board for key in self._stored)
+            or any(key[0] == board for key in self.writer.stored)
         )
         if not in_use:
             log.info(
@@ -394,7 +405,7 @@ class Ingest(IngestWriter, SilentBoards):
             return
         if status["session"] != state["session"] or status["node"] != state["node"]:
             return
-        self._queue.put_nowait(("expect", (view.board, int(state["seq"]))))
+        self.writer.queue.put_nowait(("expect", (view.board, int(state["seq"]))))
 
     def _on_state(self, board: str, state: StateSnapshot) -> None:
         view = self._view(board)
@@ -404,7 +415,9 @@ class Ingest(IngestWriter, SilentBoards):
         view.state = state.model_dump(mode="json")
         self.metrics.states_stored += 1
         self._expect_from(view)
-        self._queue.put_nowait(("board", {"board": board, "node": state.node, "state": view.state}))
+        self.writer.queue.put_nowait(
+            ("board", {"board": board, "node": state.node, "state": view.state})
+        )
         self.hub.publish("state", {"board": board, "state": view.state})
 
     def _observe_offset(self, board: str, ts: int, received_ms: int, node: str | None) -> None:
@@ -467,13 +480,13 @@ class Ingest(IngestWriter, SilentBoards):
             return None
         self.metrics.alerts_raised += 1
         self.hub.publish("alert", {"alert": row})
-        self._queue.put_nowait(("alert", row))
+        self.writer.queue.put_nowait(("alert", row))
         return int(row["id"])
 
     # -- the writer -------------------------------------------------------------------------
     async def flush(self) -> None:
         """Wait until everything handled so far is stored."""
-        await self._queue.join()
+        await self.writer.queue.join()
 
     def pending(self) -> int:
-        return self._queue.qsize()
+        return self.writer.queue.qsize()

@@ -1,9 +1,10 @@
-"""The single writer of ``Ingest``: batches from the queue into the store, in arrival order.
+"""The single writer of the ingest: batches from its queue into the store, in arrival order.
 
-A batch that fails is retried item by item and an item the database refuses is set aside with
-its reason (``containment``); stored events move the seq bookkeeping, settle rulings, update
-their games' outcomes and go out to the pages. Split from ``ingest.py`` (the handling of each
-message as it arrives) so each stays one idea.
+``Ingest`` (ingest.py) handles each message as it arrives and puts what is to be stored on
+``IngestWriter.queue``; the writer takes what queued up as one batch. A batch that fails is
+retried item by item and an item the database refuses is set aside with its reason
+(``containment``), and an alert raised through the ``raise_alert`` it was given; stored events
+move the seq bookkeeping, settle rulings, update their games' outcomes and go out to the pages.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import asyncio
 import logging
 import re
 import time
+from collections.abc import Callable
 from typing import Any
 
 from venue_station.intake.containment import WriterHealth, describe_item, write_contained
@@ -39,34 +41,59 @@ def round_of(game: str | None) -> int | None:
 
 
 class IngestWriter:
-    """The writer half of ``Ingest`` (which sets these attributes up and fills the queue)."""
+    """Stores what the ingest queues: ``("event", (envelope, received_ms))``, ``("alert",
+    row)``, ``("alert_change", fields)``, ``("board", row)``, ``("expect", (board, seq))``.
 
-    store: Store
-    metrics: Metrics
-    hub: EventFanout
-    seqs: SeqTracker
-    alert_ledger: alert_rules.AlertLedger
-    writer_health: WriterHealth
-    _queue: asyncio.Queue[tuple[str, Any]]
-    _stored: dict[tuple[str, int], RangeSet]
-    _queued: set[tuple[str, int, int]]
+    ``stored`` (every stored seq by board and session) and ``queued`` (the keys on their way)
+    are how the ingest tells a duplicate at once; ``health`` is what ``/healthz`` shows of it.
+    """
 
-    def raise_alert(self, spec: alert_rules.AlertSpec) -> int | None:
-        raise NotImplementedError
+    def __init__(
+        self,
+        *,
+        store: Store,
+        metrics: Metrics,
+        hub: EventFanout,
+        seqs: SeqTracker,
+        alert_ledger: alert_rules.AlertLedger,
+        raise_alert: Callable[[alert_rules.AlertSpec], int | None],
+    ) -> None:
+        self.store = store
+        self.metrics = metrics
+        self.hub = hub
+        self.seqs = seqs
+        self.alert_ledger = alert_ledger
+        self.raise_alert = raise_alert
+        self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
+        self.stored: dict[tuple[str, int], RangeSet] = {}
+        self.queued: set[tuple[str, int, int]] = set()
+        self.health = WriterHealth()
 
-    async def run_writer(self) -> None:
+    def is_duplicate(self, board: str, session: int, seq: int) -> bool:
+        """Stored (or on its way to be) once already."""
+        stored = self.stored.get((board, session))
+        return (board, session, seq) in self.queued or (stored is not None and seq in stored)
+
+    async def run(self) -> None:
         while True:
-            batch = [await self._queue.get()]
-            while len(batch) < _BATCH and not self._queue.empty():
-                batch.append(self._queue.get_nowait())
+            batch = [await self.queue.get()]
+            while len(batch) < _BATCH and not self.queue.empty():
+                batch.append(self.queue.get_nowait())
             try:
-                await write_contained(batch, self._write, self._set_aside, self.writer_health)
+                await write_contained(batch, self._write, self._set_aside, self.health)
             finally:
                 for kind, item in batch:
                     if kind == "event":
                         ev = item[0]
-                        self._queued.discard((ev.board, ev.session, ev.seq))
-                    self._queue.task_done()
+                        self.queued.discard((ev.board, ev.session, ev.seq))
+                    self.queue.task_done()
+
+    async def run_discard(self) -> None:
+        """The writer of an ingest that only keeps the views (``deciding`` False): what it
+        takes is not stored; the nodes replay it to the station that has a store."""
+        while True:
+            await self.queue.get()
+            self.queue.task_done()
 
     async def _set_aside(self, kind: str, item: Any, exc: BaseException) -> None:
         """Keep an item the database refuses, with the reason; alert the arbiter; go on."""
@@ -181,7 +208,7 @@ class IngestWriter:
                 await asyncio.sleep(0)
             if key not in inserted:
                 continue
-            self._stored.setdefault((ev.board, ev.session), RangeSet()).add(ev.seq)
+            self.stored.setdefault((ev.board, ev.session), RangeSet()).add(ev.seq)
             self.metrics.events_stored += 1
             self.metrics.observe_lag(max(0, stored_ms - ev.ts))
             step = self.seqs.add(ev.board, ev.seq, mono)

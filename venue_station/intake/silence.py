@@ -13,14 +13,13 @@ refuses probes (it predates them, ``answers is False``) are not judged: they may
 While the station has no broker nothing is judged (``broker_down`` says so); after it
 connects, a board is judged from the connection's start at the earliest.
 
-Pure bookkeeping on the board views; the ingest applies it (``ingest.py``).
+Bookkeeping on the ingest's board views (``ingest.py`` holds one ``SilentBoards``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import logging
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 from venue_station.intake.outages import Outages
@@ -63,26 +62,28 @@ def silent_now(
 
 
 class SilentBoards:
-    """The silence half of ``Ingest`` (which sets these attributes up and calls ``_heard``
-    for every message of a known board)."""
+    """The ingest's boards judged for silence: ``heard`` for every message of a known board,
+    ``check`` on the station's alarm tick. Raises its alert through ``outage`` (one per node's
+    outage, the ingest's) and clears it through ``change_alert``."""
 
-    boards: Any  # dict[str, BoardView]
-    hub: EventFanout
-    outages: Outages
-    _queue: asyncio.Queue[tuple[str, Any]]
-
-    def probe_targets(self) -> list[str]:
-        raise NotImplementedError
-
-    def change_alert(self, alert_id: int, **fields: Any) -> None:
-        raise NotImplementedError
-
-    def _outage(
-        self, board: str, of: tuple[str, int, str], spec: alert_rules.AlertSpec, at_ms: int
+    def __init__(
+        self,
+        *,
+        boards: Mapping[str, _View],
+        hub: EventFanout,
+        outages: Outages,
+        probe_targets: Callable[[], list[str]],
+        change_alert: Callable[..., None],
+        outage: Callable[[str, tuple[str, int, str], alert_rules.AlertSpec, int], None],
     ) -> None:
-        raise NotImplementedError
+        self.boards = boards
+        self.hub = hub
+        self.outages = outages
+        self.probe_targets = probe_targets
+        self.change_alert = change_alert
+        self.outage = outage
 
-    def _heard(self, board: str, received_ms: int) -> None:
+    def heard(self, board: str, received_ms: int) -> None:
         """A message of ``board``: it is not silent (silence.py); one that was is known again."""
         view = self.boards.get(board)
         if view is None:
@@ -99,7 +100,7 @@ class SilentBoards:
                 outage.alert_id, status="cleared", detail_add={"cleared": "heard_again"}
             )
 
-    def check_silence(self, *, now_ms: int, since_ms: int, after_ms: int) -> list[str]:
+    def check(self, *, now_ms: int, since_ms: int, after_ms: int) -> list[str]:
         """Mark the boards online by their status but silent for ``after_ms`` as unknown since
         their last message, and alert (silence.py); returns them."""
         found = silent_now(
@@ -118,12 +119,5 @@ class SilentBoards:
                 f"silent:{view.board}:{session}:{since}", "board_silent", view.board, now_ms,
                 detail=detail,
             )  # fmt: skip
-            self._outage(view.board, (node, session, "silent"), spec, now_ms)
+            self.outage(view.board, (node, session, "silent"), spec, now_ms)
         return [v.board for v in found]
-
-    async def run_discard(self) -> None:
-        """The writer of an ingest that only keeps the views (``deciding`` False): what it
-        takes is not stored; the nodes replay it to the station that has a store."""
-        while True:
-            await self._queue.get()
-            self._queue.task_done()
