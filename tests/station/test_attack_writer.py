@@ -68,7 +68,9 @@ async def test_a_row_the_database_refuses_is_set_aside_and_the_writer_goes_on(
     assert station.ingest is not None and station.store is not None
     if station.store.dialect != dialect and "game" in over:
         pytest.skip("SQLite does not enforce VARCHAR lengths: nothing to refuse")
-    station.ingest.writer.queue.put_nowait(("event", (poison("1", **{"seq": 1, **over}), wall_ms())))
+    station.ingest.writer.queue.put_nowait(
+        ("event", (poison("1", **{"seq": 1, **over}), wall_ms()))
+    )
     for seq in (2, 3):
         feed(station, envelope("1", seq))
     await wait_until(lambda: station.metrics.events_stored == 2, timeout=15)

@@ -35,11 +35,11 @@ async def test_round_starts_presses_and_record_alerts(store: Store) -> None:
         _event("1", 5, "move", 9_100, "r2-b1", 2),
     ]
     await store.insert_events(rows)
-    assert await store.round_starts() == {1: 4_000, 2: 9_000}
-    assert await store.round_starts(after=1) == {2: 9_000}
-    assert await store.round_starts(after=2) == {}
-    assert await store.press_counts(1) == {"r1-b1": 2, "r1-b2": 1}
-    assert await store.press_counts(3) == {}
+    assert await store.duties.round_starts() == {1: 4_000, 2: 9_000}
+    assert await store.duties.round_starts(after=1) == {2: 9_000}
+    assert await store.duties.round_starts(after=2) == {}
+    assert await store.duties.press_counts(1) == {"r1-b1": 2, "r1-b2": 1}
+    assert await store.duties.press_counts(3) == {}
 
     alerts = [
         _alert(1, "r1-b1", "record_missing", "confirmed"),
@@ -47,6 +47,6 @@ async def test_round_starts_presses_and_record_alerts(store: Store) -> None:
         _alert(3, "r1-b2", "record_missing", "open"),
     ]
     await store.insert_events([], alerts=alerts)
-    found = await store.record_alerts()
+    found = await store.duties.record_alerts()
     assert {g: a["id"] for g, a in found.items()} == {"r1-b1": 1, "r1-b2": 3}
-    assert list(await store.record_alerts(["r1-b2", "r9-b9"])) == ["r1-b2"]
+    assert list(await store.duties.record_alerts(["r1-b2", "r9-b9"])) == ["r1-b2"]

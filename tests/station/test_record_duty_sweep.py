@@ -78,7 +78,7 @@ async def test_the_foul_waits_for_the_next_round_and_for_the_result(station: Sta
     await station.ingest.flush()
     raised = await station.duties.sweep()
     assert len(raised) == 1
-    alerts = await station.require_store().record_alerts()
+    alerts = await station.require_store().duties.record_alerts()
     assert list(alerts) == ["r1-b1"]
     a = alerts["r1-b1"]
     assert (a["kind"], a["side"], a["detail"]["player"], a["status"]) == (
@@ -90,7 +90,7 @@ async def test_the_foul_waits_for_the_next_round_and_for_the_result(station: Sta
     boards.result("2", "r1-b2", None)
     await station.ingest.flush()
     assert len(await station.duties.sweep()) == 1
-    alerts = await station.require_store().record_alerts()
+    alerts = await station.require_store().duties.record_alerts()
     assert (alerts["r1-b2"]["side"], alerts["r1-b2"]["detail"]["player"]) == ("red", "丙")
     duties = {d.board: d for d in await station.duties.round_duties(1)}
     assert [str(d.state) for d in duties.values()] == ["missing", "missing"]
@@ -107,7 +107,7 @@ async def test_the_foul_waits_for_the_next_round_and_for_the_result(station: Sta
     station.duties._settled.clear()
     station.duties._done_rounds.clear()
     assert await station.duties.sweep() == []
-    assert len(await station.require_store().record_alerts()) == 2
+    assert len(await station.require_store().duties.record_alerts()) == 2
 
 
 async def test_no_play_no_record_and_the_consents_refusals(station: Station) -> None:
@@ -130,5 +130,5 @@ async def test_no_play_no_record_and_the_consents_refusals(station: Station) -> 
     assert str(duty.state) == "allowed" and duty.consent is not None
     duty = await station.duties.consent("r1-b2", allow=False, by="chief")  # withdrawn in time
     assert str(duty.state) == "due" and duty.consent is None
-    edits = await station.require_store().record_edits("r1-b2")
+    edits = await station.require_store().record_rows.record_edits("r1-b2")
     assert [(e["action"], e["by"]) for e in edits] == [("consent", "chief"), ("revoke", "chief")]

@@ -180,7 +180,7 @@ async def test_the_published_game_in_three_notations_is_one_record(station: Any)
 
 async def _nothing_stored(station: Any, before: list[dict[str, Any]]) -> None:
     store = station.require_store()
-    after = [await store.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")]
+    after = [await store.record_rows.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")]
     assert after == before
 
 
@@ -194,7 +194,9 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
         await setup_round(chief)
         await post_move(chief, checker, "1", "炮二平五", 0)
         store = station.require_store()
-        before = [await store.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")]
+        before = [
+            await store.record_rows.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")
+        ]
         assert len(before[0]) == 1
         cases = [
             ("1", {"move": "马２进４", "ply": 1}, 422, "illegal_move"),  # its leg is blocked
@@ -248,7 +250,7 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
         # undo, then the move again
         r = await chief.post("/api/records/1/undo", json={"ply": 1})
         assert r.status_code == 200 and checker.check("post", UNDO, r)["ply"] == 0
-        edits = await store.record_edits("r1-b1")
+        edits = await store.record_rows.record_edits("r1-b1")
         assert [(e["action"], e["move"], e["ply"], e["by"]) for e in edits] == [
             ("add", "h2e2", 1, ARBITER),
             ("undo", "h2e2", 0, ARBITER),
@@ -270,7 +272,9 @@ async def test_a_recorder_records_its_board_and_nothing_else(station: Any) -> No
         r = await recorder.get("/api/records/2")
         assert r.status_code == 200 and checker.check("get", RECORD, r)["ply"] == 1
         store = station.require_store()
-        before = [await store.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")]
+        before = [
+            await store.record_rows.record_edits(f"r1-b{b}") for b in ("1", "2", "3", "11", "12")
+        ]
         commands, pairings = await store.commands(), await store.pairings()
         tries = [
             ("post", "/api/records/1/moves", {"move": "炮二平五", "ply": 0}),

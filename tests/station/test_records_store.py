@@ -15,7 +15,7 @@ from venue_station.store.records import RecordConflict
 def _write(
     store: Store, moves: list[str], expect: int, by: str = "arb", game: str = "r1-b1"
 ) -> object:
-    return store.write_record(
+    return store.record_rows.write_record(
         game=game, board=game.split("-b")[1], round=int(game[1]), start_fen=START_FEN,
         moves=moves, expect_ply=expect, action="add", move=moves[-1] if moves else None, by=by,
     )  # fmt: skip
@@ -24,7 +24,7 @@ def _write(
 async def test_a_record_is_written_ply_by_ply_and_a_stale_write_stores_nothing(
     store: Store,
 ) -> None:
-    assert await store.record("r1-b1") is None
+    assert await store.record_rows.record("r1-b1") is None
     row = await _write(store, ["h2e2"], 0)
     assert row["moves"] == ["h2e2"] and row["ply"] == 1 and row["updated_by"] == "arb"
     await _write(store, ["h2e2", "h9g7"], 1)
@@ -33,9 +33,9 @@ async def test_a_record_is_written_ply_by_ply_and_a_stale_write_stores_nothing(
     assert stale.value.found == 2
     with pytest.raises(RecordConflict):
         await _write(store, ["b2e2"], 0, by="late")  # a second first move
-    stored = await store.record("r1-b1")
+    stored = await store.record_rows.record("r1-b1")
     assert stored is not None and stored["moves"] == ["h2e2", "h9g7"]
-    edits = await store.record_edits("r1-b1")
+    edits = await store.record_rows.record_edits("r1-b1")
     assert [(e["ply"], e["move"], e["by"]) for e in edits] == [
         (1, "h2e2", "arb"),
         (2, "h9g7", "arb"),
@@ -48,22 +48,25 @@ async def test_two_writers_of_one_ply_one_wins(store: Store) -> None:
         return_exceptions=True,
     )  # fmt: skip
     assert sorted(type(r).__name__ for r in results) == ["RecordConflict", "dict"]
-    assert len(await store.record_edits("r1-b1")) == 1
+    assert len(await store.record_rows.record_edits("r1-b1")) == 1
 
 
 async def test_consent_and_a_rounds_records(store: Store) -> None:
-    row = await store.set_record_consent(
+    row = await store.record_rows.set_record_consent(
         game="r1-b2", board="2", round=1, start_fen=START_FEN, by="chief"
     )
     assert row["consent_by"] == "chief" and row["moves"] == [] and row["consent_ms"]
     await _write(store, ["h2e2"], 0)
     await _write(store, ["h2e2"], 0, game="r2-b1")
-    assert sorted(await store.records(round=1)) == ["r1-b1", "r1-b2"]
-    row = await store.set_record_consent(
+    assert sorted(await store.record_rows.records(round=1)) == ["r1-b1", "r1-b2"]
+    row = await store.record_rows.set_record_consent(
         game="r1-b2", board="2", round=1, start_fen=START_FEN, by="chief", consent=False
     )
     assert row["consent_by"] is None
-    assert [e["action"] for e in await store.record_edits("r1-b2")] == ["consent", "revoke"]
+    assert [e["action"] for e in await store.record_rows.record_edits("r1-b2")] == [
+        "consent",
+        "revoke",
+    ]
 
 
 def test_boards_belong_to_a_recorder_account_only(tmp_path: object) -> None:

@@ -176,7 +176,7 @@ class KnockoutDesk:
         open_games = [p for p in rec.ko.propose_next() if p.board is not None]
         if not open_games:
             return False
-        events = await self._store().decisive_events(p.id for p in open_games)
+        events = await self._store().reads.decisive_events(p.id for p in open_games)
         changed = False
         for p in open_games:
             outcome = derive_game(events[p.id], self.regulation)

@@ -77,7 +77,7 @@ async def import_pairings(
 async def send_round(station: Station, round_no: int, *, user: str | None = None) -> dict[str, Any]:
     """``set_game`` to every board of the round, concurrently; board -> the reply."""
     games = await station.require_store().games(round_no)
-    tags = await station.require_store().player_tags()
+    tags = await station.require_store().reads.player_tags()
 
     async def one(game: dict[str, Any]) -> tuple[str, dict[str, Any]]:
         args: dict[str, Any] = {

@@ -88,7 +88,9 @@ async def recover_rounds(station: Station) -> dict[str, Any]:
             games.append(game)
     station.ingest.add_paired_boards({r["board"] for rows in by_round.values() for r in rows})
     for game in games:
-        await station.ingest.writer.update_game(game)  # its result from its events, as the writer does
+        await station.ingest.writer.update_game(
+            game
+        )  # its result from its events, as the writer does
     out = {"rounds": sorted(by_round), "players": len(new), "games": len(games)}
     out["unsigned"] = unsigned
     log.info("rebuild: rounds %s from the boards' journals (%d players, %d games)",

@@ -77,8 +77,8 @@ class CountDesk:
         """At start: the recorded games, and the facts held when the station stopped (stored,
         their alert never raised: ``known`` is the alert ledger's)."""
         store = self._store()
-        self._recorded = await store.recorded_games()
-        for row in await store.count_facts():
+        self._recorded = await store.duties.recorded_games()
+        for row in await store.duties.count_facts():
             spec = fact_alert(row)
             if spec is not None and counted_on_record(spec) and not known(spec.key):
                 self.held[spec.key] = spec
@@ -139,7 +139,7 @@ class CountDesk:
         events = await store.game_events(spec.game)
         moves = clock_log(events)
         presses = [Press(Side(r.side), r.used_ms, r.remaining_ms) for r in moves]
-        stored = await store.record(spec.game)
+        stored = await store.record_rows.record(spec.game)
         record = None
         if stored is not None and stored["moves"]:
             record = Record(
@@ -165,7 +165,7 @@ class CountDesk:
         claimant = None
         if start is not None:
             start_ply = sum(1 for e in events if e["type"] == "move" and e["seq"] < start["seq"])
-            claimant = await store.move_count_claimant(
+            claimant = await store.duties.move_count_claimant(
                 spec.board, before_ms=int(start["received_ms"])
             )
         count = natural_move_count(

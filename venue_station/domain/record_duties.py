@@ -121,10 +121,12 @@ async def record_fouls(store: Store, regulation: Regulation) -> dict[str, dict[s
     rule = regulation.recording
     if rule is None:
         return {}
-    alerts = [a for a in (await store.record_alerts()).values() if a["status"] == "confirmed"]
+    alerts = [
+        a for a in (await store.duties.record_alerts()).values() if a["status"] == "confirmed"
+    ]
     if not alerts:
         return {}
-    stored = await store.records(games=[a["game"] for a in alerts])
+    stored = await store.record_rows.records(games=[a["game"] for a in alerts])
     out: dict[str, dict[str, int]] = {}
     for a in alerts:
         if rule.chief_consent and (stored.get(a["game"]) or {}).get("consent_by"):
@@ -172,11 +174,11 @@ class DutyDesk:
         store = self._store()
         now = wall_ms() if now is None else now
         games = await store.games(round_no)
-        tags = await store.player_tags()
-        presses = await store.press_counts(round_no)
-        records = await store.records(round=round_no)
-        events = await store.decisive_events(g["game"] for g in games)
-        alerts = await store.record_alerts(g["game"] for g in games)
+        tags = await store.reads.player_tags()
+        presses = await store.duties.press_counts(round_no)
+        records = await store.record_rows.records(round=round_no)
+        events = await store.reads.decisive_events(g["game"] for g in games)
+        alerts = await store.duties.record_alerts(g["game"] for g in games)
         grace_ends = await self.grace_ends(round_no)
         out = []
         for g in sorted(games, key=lambda g: (board_number(str(g["board"])) or 10**6, g["board"])):
@@ -198,7 +200,7 @@ class DutyDesk:
                 responsible = rule.responsible(winner=winner)
             recorded = None
             if plies >= max(count, 1):
-                recorded = _recorded_ms(await store.record_edits(game), max(count, 1))
+                recorded = _recorded_ms(await store.record_rows.record_edits(game), max(count, 1))
                 recorded = recorded if recorded is not None else int(record["updated_ms"])
             if plies:
                 pairing = await self._pairing(game, record)
@@ -239,7 +241,7 @@ class DutyDesk:
         nxt = round_no + 1
         if nxt not in self._starts:
             known = max(self._starts, default=0)
-            self._starts.update(await self._store().round_starts(after=known))
+            self._starts.update(await self._store().duties.round_starts(after=known))
         return self._starts.get(nxt)
 
     # -- the grace's end ----------------------------------------------------------------------
@@ -250,7 +252,7 @@ class DutyDesk:
             return []
         now = wall_ms() if now is None else now
         known = max(self._starts, default=0)
-        self._starts.update(await self._store().round_starts(after=known))
+        self._starts.update(await self._store().duties.round_starts(after=known))
         raised: list[int] = []
         async with self.lock:
             for round_no in sorted(self._starts):
@@ -350,8 +352,8 @@ class DutyDesk:
                 raise DutyRefused(
                     409, "grace_over", f"the grace of round {round_no} is over", game=game
                 )
-            stored = await store.record(game)
-            await store.set_record_consent(
+            stored = await store.record_rows.record(game)
+            await store.record_rows.set_record_consent(
                 game=game,
                 board=str(row["board"]),
                 round=round_no,

@@ -238,7 +238,7 @@ class RecordDesk:
         rule = self.regulation.recording
         if rule is None:
             return False
-        tags = await self._store().player_tags()
+        tags = await self._store().reads.player_tags()
         both = (*tags.get(row["red"], ()), *tags.get(row["black"], ()))
         return rule.required(board=board_number(str(row["board"])), tags=both)
 
@@ -260,7 +260,7 @@ class RecordDesk:
         if not await self.required(row):
             return None
         game = str(row["game"])
-        stored = await store.record(game)
+        stored = await store.record_rows.record(game)
         plies = int(stored["ply"]) if stored else 0
         presses = len(await store.game_events(game, ("move",)))
         if presses == 0 or plies >= presses or (stored and stored.get("consent_by")):
@@ -284,7 +284,7 @@ class RecordDesk:
         store = self._store()
         game = str(row["game"])
         if stored is None:
-            stored = await store.record(game)
+            stored = await store.record_rows.record(game)
         record = self._record(game, stored)
         events = await store.game_events(game)
         presses = [Press(Side(r.side), r.used_ms, r.remaining_ms) for r in clock_log(events)]
@@ -374,7 +374,7 @@ class RecordDesk:
                 f"board {board} needs no record ({self.regulation.name}: [recording])",
                 board=board,
             )
-        stored = await self._store().record(str(row["game"]))
+        stored = await self._store().record_rows.record(str(row["game"]))
         record = self._record(str(row["game"]), stored)
         if ply != len(record.moves):
             raise _changed(str(row["game"]), ply, len(record.moves))
@@ -391,7 +391,7 @@ class RecordDesk:
     ) -> RecordView:
         game = str(row["game"])
         try:
-            stored = await self._store().write_record(
+            stored = await self._store().record_rows.write_record(
                 game=game,
                 board=str(row["board"]),
                 round=int(row["round"]),
@@ -438,7 +438,7 @@ class RecordDesk:
     async def round_views(self, round_no: int) -> list[RecordView]:
         """The round's games that have a record with moves, in board order."""
         store = self._store()
-        stored = await store.records(round=round_no)
+        stored = await store.record_rows.records(round=round_no)
         games = [g for g in await store.games(round_no) if stored.get(g["game"], {}).get("moves")]
         games.sort(key=lambda g: board_number(str(g["board"])) or 10**6)
         return [await self._view(g, stored[g["game"]]) for g in games]

@@ -53,7 +53,7 @@ def _record(
 async def game_records(store: Store, regulation: Regulation | None = None) -> list[GameRecord]:
     """Every paired Swiss game of the store as a ``GameRecord`` (undecided ones: result None)."""
     games = await store.games()
-    events = await store.decisive_events(g["game"] for g in games)
+    events = await store.reads.decisive_events(g["game"] for g in games)
     late = await record_fouls(store, regulation) if regulation is not None else {}
     return [
         _record(g, derive_game(events[g["game"]], regulation), late.get(g["game"])) for g in games
@@ -72,7 +72,7 @@ async def standings_of(
     only the players holding ``tag`` (any of several), leaving out ``without``. Raises
     ``StandingsError``."""
     records = await game_records(store, regulation)
-    players: dict[str, frozenset[str]] = dict(await store.player_tags())
+    players: dict[str, frozenset[str]] = dict(await store.reads.player_tags())
     for rec in records:  # a name paired before the player list was imported has no tags
         players.setdefault(rec.red, frozenset())
         players.setdefault(rec.black, frozenset())

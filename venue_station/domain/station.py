@@ -384,7 +384,9 @@ class Station:
         """Every game of the round (all: None) with its outcome by the one outcome function."""
         store = self.require_store()
         games = await store.games(round_no)
-        events = await store.decisive_events(g["game"] for g in games)  # one query, not one a game
+        events = await store.reads.decisive_events(
+            g["game"] for g in games
+        )  # one query, not one a game
         return [(g, derive_game(events[g["game"]], self.regulation)) for g in games]
 
     async def standings(

@@ -81,7 +81,7 @@ async def ensure_entrants(store: Store, state: TrfState, names: Collection[str])
     missing = sorted(set(names) - set(have))
     if not missing:
         return False
-    ratings = await store.player_ratings()
+    ratings = await store.reads.player_ratings()
     missing.sort(key=lambda n: (-(ratings.get(n) or 0), n))
     nxt = max((int(e["start_rank"]) for e in state.entrants), default=0)
     for name in missing:

@@ -159,8 +159,8 @@ class Ingest:
                 stored.add(seq)
         self.authority.load(
             await self.store.games_boards(),
-            await self.store.asking_commands(),
-            await self.store.ruling_events(),
+            await self.store.reads.asking_commands(),
+            await self.store.reads.ruling_events(),
         )
         for row in await self.store.boards():
             self.boards[row["board"]] = BoardView(row["board"], row["status"], row["state"])

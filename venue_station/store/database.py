@@ -75,10 +75,12 @@ def _migrate(connection: Connection) -> str:
     return head or ""
 
 
-class Store(TournamentReads, DutyReads, RecordRows):
+class Store:
     """Async access to the station database. Create with ``await Store.open(url)``.
 
-    The tournament reads (standings, TRF, knockout, round) are in ``store_reads.py``."""
+    Composed of one part per purpose beside its own (events, alerts, boards, players, rounds,
+    the command log): ``reads`` (standings, TRF, knockout, round: reads.py), ``duties`` (the
+    recording duties: duty_reads.py), ``record_rows`` (the game records: records.py)."""
 
     def __init__(self, engine: AsyncEngine, *, writes: SqliteWrites | None = None) -> None:
         self.engine = engine
@@ -86,6 +88,9 @@ class Store(TournamentReads, DutyReads, RecordRows):
         # (sqlite_writes.py).
         self.writes = writes
         self.dialect = engine.dialect.name
+        self.reads = TournamentReads(engine)
+        self.duties = DutyReads(engine)
+        self.record_rows = RecordRows(engine)
         self._closed = False
         # Rows staged so far by the pairings import under way (0: none): how far it has got.
         self.import_staged_rows = 0

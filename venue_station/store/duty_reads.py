@@ -3,7 +3,7 @@ presses each game's clock counted, and the ``record_missing`` alerts the station
 the counts on the records (``domain/record_counts.py``): the recorded games, the move-limit and
 early-draw facts, and the claimant the arbiter named when starting a count.
 
-A mixin of ``Store`` (like ``reads.py``); the duties themselves are the domain's
+``Store.duties`` (like ``reads.py``); the duties themselves are the domain's
 (``venue_station/domain/record_duties.py``).
 """
 
@@ -23,7 +23,8 @@ RECORD_ALERT = "record_missing"  # the alert kind that carries the pending not_r
 
 
 class DutyReads:
-    engine: AsyncEngine
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
 
     async def round_starts(self, *, after: int = 0) -> dict[int, int]:
         """round -> its start (the ``ts`` of its first ``started`` event), for every round

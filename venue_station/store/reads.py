@@ -1,7 +1,7 @@
 """The store's tournament reads: what the standings, the TRF, the knockout and the hall screens
 ask of the stored games, players and events, each in one query.
 
-A mixin of ``Store`` (store.py holds the writes and the per-event reads), so every read of the
+``Store.reads`` (``database.py`` holds the writes and the per-event reads), so every read of the
 database goes through the store and no view builds SQL of its own.
 """
 
@@ -20,7 +20,8 @@ __all__ = ["TournamentReads"]
 
 
 class TournamentReads:
-    engine: AsyncEngine
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
 
     async def decisive_events(self, games: Iterable[str]) -> dict[str, list[dict[str, Any]]]:
         """game -> the events that decide its outcome (``clock_service.outcome.FACT_TYPES``),

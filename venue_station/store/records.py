@@ -1,5 +1,5 @@
 """The store's game records (录谱, issue 29): one row per game with its moves in ICCS, and the
-audit of every edit. A mixin of ``Store`` (``database.py`` holds the rest), like ``reads.py``.
+audit of every edit. ``Store.record_rows`` (``database.py`` holds the rest), like ``reads.py``.
 
 The domain (``venue_station/domain/records.py``) checks every move with clock_service.xiangqi
 before it comes here; the store keeps what it is given, but only over the record it was read
@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 
 from venue_station.errors import StoreError
 from venue_station.store import tables as t
+from venue_station.store.batch_writes import insert_for
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["RecordConflict", "RecordRows"]
@@ -37,10 +38,13 @@ def _row(row: Any) -> dict[str, Any]:
 
 
 class RecordRows:
-    engine: AsyncEngine
+    """The game records' rows (``Store.record_rows``)."""
 
-    def insert(self, table: sa.Table) -> Any:  # pragma: no cover - Store's
-        raise NotImplementedError
+    def __init__(self, engine: AsyncEngine) -> None:
+        self.engine = engine
+
+    def insert(self, table: sa.Table) -> Any:
+        return insert_for(self.engine.dialect.name, table)
 
     async def record(self, game: str) -> dict[str, Any] | None:
         """The stored record of ``game`` (moves: ICCS list), or None."""

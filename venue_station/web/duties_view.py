@@ -40,7 +40,7 @@ async def duties(request: Request) -> Response:
     station = station_of(request)
     round_no = int_param(request, "round", low=1, high=999)
     if round_no is None:
-        current = await station.require_store().current_round()
+        current = await station.require_store().reads.current_round()
         round_no = current[0] if current is not None else None
     rows = [] if round_no is None else await station.duties.round_duties(round_no)
     ends = None if round_no is None else await station.duties.grace_ends(round_no)

@@ -47,7 +47,7 @@ def next_session(tournament: Tournament, after_round: int) -> dict[str, Any] | N
 async def round_view(request: Request) -> Response:
     station = station_of(request)
     reg = station.regulation
-    current = await station.require_store().current_round()
+    current = await station.require_store().reads.current_round()
     body: dict[str, Any] = {
         "round": None,
         "rounds": reg.tournament.rounds,
