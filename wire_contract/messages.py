@@ -10,10 +10,44 @@ from __future__ import annotations
 import json
 from typing import Annotated, Any, ClassVar, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import BaseModel, Field, ValidationError, field_validator, model_validator
 
 from wire_contract import bounds
 from wire_contract.bounds import PayloadBoundError, check_payload
+from wire_contract.event_data import (
+    EVENT_DATA,
+    AdjustedData,
+    EmptyData,
+    FlagData,
+    ForfeitData,
+    FoulData,
+    HandicapArgs,
+    LateData,
+    MoveCountData,
+    MoveData,
+    PausedData,
+    ReadyData,
+    ResultData,
+    ShutdownData,
+    StartedData,
+    WarningData,
+)
+from wire_contract.fields import (
+    MAX_WALL_MS,
+    ClockMs,
+    Count,
+    GameId,
+    Id,
+    Moves,
+    Ms,
+    Name,
+    Reason,
+    Seq,
+    SideName,
+    TcText,
+    Txn,
+    WireModel,
+)
 from wire_contract.topics import (
     ID_PATTERN,
     TopicName,
@@ -29,18 +63,33 @@ __all__ = [
     "ID_PATTERN",
     "MAX_WALL_MS",
     "PROTOCOL_VERSION",
+    "AdjustedData",
     "BoardStatus",
     "ClockPart",
     "ClockProbeArgs",
     "Command",
     "Decision",
+    "EmptyData",
     "EventEnvelope",
+    "FlagData",
+    "ForfeitData",
+    "FoulData",
+    "HandicapArgs",
+    "LateData",
+    "MoveCountData",
+    "MoveData",
+    "PausedData",
     "ProbeTimes",
+    "ReadyData",
     "Reply",
+    "ResultData",
+    "ShutdownData",
+    "StartedData",
     "StateSnapshot",
     "StationStatus",
     "TopicName",
     "Topics",
+    "WarningData",
     "WireError",
     "check_id",
     "decode",
@@ -52,30 +101,8 @@ __all__ = [
 ]
 
 PROTOCOL_VERSION = 1
-MAX_WALL_MS = 2**53  # a wall ms beyond any real clock, within JSON's exact integers
-
-Id = Annotated[str, Field(pattern=ID_PATTERN)]
-SideName = Literal["red", "black"]
-# Every integer and string of the contract is bounded (wire_contract/bounds.py, docs/wire.md).
-Ms = Annotated[int, Field(ge=0, le=bounds.MAX_SAFE_INT)]  # wall ms, durations
-ClockMs = Annotated[int, Field(ge=0, le=bounds.MAX_CLOCK_MS)]  # what a clock shows
-Count = Annotated[int, Field(ge=0, le=bounds.MAX_SAFE_INT)]  # session, seq >= 0
-Seq = Annotated[int, Field(ge=1, le=bounds.MAX_SAFE_INT)]
-Moves = Annotated[int, Field(ge=0, le=bounds.MAX_MOVES)]
-Fouls = Annotated[int, Field(ge=0, le=bounds.MAX_COUNT)]
-
-
+_Model = WireModel  # the contract's base model (fields.py)
 _PRINTABLE = bounds.PRINTABLE_PATTERN
-GameId = Annotated[str, Field(min_length=1, max_length=bounds.MAX_GAME_LEN, pattern=_PRINTABLE)]
-TcText = Annotated[str, Field(min_length=1, max_length=bounds.MAX_TC_LEN, pattern=_PRINTABLE)]
-Name = Annotated[str, Field(max_length=bounds.MAX_NAME_LEN, pattern=_PRINTABLE)]
-Reason = Annotated[str, Field(min_length=1, max_length=bounds.MAX_REASON_LEN, pattern=_PRINTABLE)]
-Detail = Annotated[str, Field(max_length=bounds.MAX_DETAIL_LEN, pattern=_PRINTABLE)]
-Txn = Annotated[str, Field(min_length=1, max_length=bounds.MAX_TXN_LEN, pattern=_PRINTABLE)]
-
-
-class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", frozen=True)
 
 
 # -- status and state ------------------------------------------------------------------------
@@ -133,13 +160,6 @@ class SidePair(_Model):
     black: Moves
 
 
-class HandicapArgs(_Model):
-    """A handicap game (让二先): ``receiver`` makes its first ``moves`` moves in a row."""
-
-    receiver: SideName
-    moves: Annotated[int, Field(ge=2, le=10)]
-
-
 class StateSnapshot(_Model):
     v: Literal[1] = 1
     board: Id
@@ -176,117 +196,6 @@ class ClockPart(_Model):
     red_ms: ClockMs
     black_ms: ClockMs
     running: SideName | None
-
-
-class ReadyData(_Model):
-    game: GameId
-    tc: TcText
-    red: Name | None = None
-    black: Name | None = None
-    black_tc: TcText | None = None
-    handicap: HandicapArgs | None = None
-
-
-class EmptyData(_Model):
-    pass
-
-
-class StartedData(_Model):
-    side_on_move: SideName | None = None
-
-
-class MoveData(_Model):
-    side: SideName
-    used_ms: Ms
-    move: Annotated[int, Field(ge=1, le=bounds.MAX_MOVES)]
-    # The press's frame came this long after the press (>= 100 ms: it was resent); the
-    # event's ts is the press's own instant.
-    arrived_after_ms: Ms | None = None
-
-
-class PausedData(_Model):
-    by: Literal["board", "arbiter"]
-    side_on_move: SideName | None
-
-
-class FlagData(_Model):
-    side: SideName
-    # How long after its deadline (the event's ts) the flag stood: the proof that no earlier
-    # press was in flight (docs/protocol.md §6), or the press that settled it.
-    stood_after_ms: Ms | None = None
-
-
-class FoulData(_Model):
-    side: SideName
-    reason: Reason
-    status: Literal["pending", "confirmed", "dismissed"]
-    count: Fouls
-    ref: Seq | None = None  # seq of the event this ruling settles
-
-
-class ForfeitData(_Model):
-    side: SideName
-    reason: Reason
-    status: Literal["pending", "confirmed", "dismissed"]
-    ref: Seq | None = None
-
-
-class ShutdownData(_Model):
-    cause: Literal["power_switch", "node_restart"]
-    duration_ms: Ms
-    side_on_move: SideName | None
-    authorised: bool
-
-
-class LateData(_Model):
-    side: SideName
-
-
-class AdjustedData(_Model):
-    side: SideName
-    delta_ms: Annotated[int, Field(ge=-bounds.MAX_CLOCK_MS, le=bounds.MAX_CLOCK_MS)]
-    by: Literal["arbiter", "board"] = "arbiter"
-
-
-class ResultData(_Model):
-    winner: SideName | None  # None: a draw, or with reason double_forfeit both lose (0:0)
-    reason: Reason
-    # A flag's result is proposed (pending) until the arbiter confirms it; entered ones stand.
-    status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
-    ref: Seq | None = None
-
-
-class MoveCountData(_Model):
-    status: Literal["started", "reached"]
-    limit: Annotated[int, Field(ge=1, le=bounds.MAX_MOVES)]
-    at_move: Annotated[int, Field(ge=0, le=bounds.MAX_MOVES)] | None = None
-
-
-class WarningData(_Model):
-    reason: Reason
-    side: SideName | None = None
-    detail: Detail | None = None
-    # press_before_flag: how long before the flag's ts the press was (the warning's ts)
-    early_ms: Ms | None = None
-    status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
-
-
-EVENT_DATA: dict[str, type[_Model]] = {
-    "ready": ReadyData,
-    "started": StartedData,
-    "move": MoveData,
-    "paused": PausedData,
-    "resumed": StartedData,
-    "flag": FlagData,
-    "foul": FoulData,
-    "forfeit": ForfeitData,
-    "shutdown": ShutdownData,
-    "late": LateData,
-    "adjusted": AdjustedData,
-    "result": ResultData,
-    "move_count": MoveCountData,
-    "warning": WarningData,
-}
 
 
 class EventEnvelope(_Model):

@@ -13,7 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from wire_contract import bounds
-from wire_contract.messages import ClockMs, GameId, Id, Ms
+from wire_contract.fields import ClockMs, GameId, Id, Ms
 
 __all__ = ["ICCS_PATTERN", "GameRecord", "PlyClock"]
 
