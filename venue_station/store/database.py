@@ -16,9 +16,8 @@ import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from venue_station.errors import StoreError
-from venue_station.resources import migrations_dir
 from venue_station.store import batch_writes
+from venue_station.store import migrate as migrations
 from venue_station.store import tables as t
 from venue_station.store.duty_reads import DutyReads
 from venue_station.store.reads import TournamentReads
@@ -40,39 +39,6 @@ def normalise_url(url: str) -> str:
     if url.startswith(("postgresql://", "postgres://")):
         return "postgresql+asyncpg://" + url.split("://", 1)[1]
     return url
-
-
-def _alembic_config(connection: Connection) -> Any:
-    from alembic.config import Config
-
-    cfg = Config()
-    cfg.set_main_option("script_location", str(migrations_dir()))
-    cfg.attributes["connection"] = connection
-    return cfg
-
-
-def _migrate(connection: Connection) -> str:
-    """Upgrade to head; refuse a database whose revision this code does not know."""
-    from alembic import command
-    from alembic.runtime.migration import MigrationContext
-    from alembic.script import ScriptDirectory
-
-    cfg = _alembic_config(connection)
-    scripts = ScriptDirectory.from_config(cfg)
-    current = MigrationContext.configure(connection).get_current_revision()
-    head = scripts.get_current_head()
-    if current is not None:
-        try:
-            known = scripts.get_revision(current)
-        except Exception:  # alembic raises several kinds for an unknown id
-            known = None
-        if known is None:
-            raise StoreError(
-                f"the database schema is at revision {current!r}, newer than this qizhong "
-                f"(it knows up to {head!r}); upgrade qizhong or use another database"
-            )
-    command.upgrade(cfg, "head")
-    return head or ""
 
 
 class Store:
@@ -111,7 +77,7 @@ class Store:
         try:
             if migrate:
                 async with engine.begin() as conn:
-                    version = await conn.run_sync(_migrate)
+                    version = await conn.run_sync(migrations.migrate)
                 await store.set_meta("schema_version", version)
         except BaseException:
             await store.close()

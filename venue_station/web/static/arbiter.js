@@ -38,37 +38,10 @@
     return { status: r.status, data };
   }
 
-  // The log keeps what happened, not its words: `what` and `detail` are functions of the
-  // language, so a switch re-renders every line in the new one.
-  const logLines = []; // newest first
-  function logLine(entry) {
-    const key = { ok: entry.detail ? "reply.done" : "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[entry.outcome];
-    const what = entry.what();
-    const text = entry.outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: entry.detail ? entry.detail() : "" });
-    return QZ.el("li", { class: "log-" + entry.outcome, "data-outcome": entry.outcome }, QZ.el("time", { text: QZ.time(entry.ts) }), " ", text);
-  }
-  function renderLog() { $("log").replaceChildren(...logLines.map(logLine)); }
-  function log(what, outcome, detail) {
-    const entry = { ts: Date.now(), what, outcome, detail: detail || null };
-    logLines.unshift(entry);
-    if (logLines.length > 30) logLines.pop();
-    renderLog();
-    return entry;
-  }
-  function replaceLog(entry, what, outcome, detail) {
-    const i = logLines.indexOf(entry);
-    if (i >= 0) logLines.splice(i, 1);
-    log(what, outcome, detail);
-  }
-  // The boards that refused or did not answer, each by its code in words.
-  function refusals(data) {
-    const replies = data.replies || (data.command && data.command.replies) || {};
-    const parts = Object.entries(replies).filter(([, r]) => r && !r.ok)
-      .map(([b, r]) => QZ.t("refused.detail", { b: QZ.t("board", { n: b }), e: QZ.replyText(r) }));
-    const missing = data.missing || (data.command && data.command.missing) || [];
-    for (const b of missing) parts.push(QZ.t("refused.detail", { b: QZ.t("board", { n: b }), e: QZ.t("code.no_reply") }));
-    return parts.join("; ");
-  }
+  // The page's log of what the arbiter did and what came of it (actlog.js).
+  const actions = QZ.actionLog(() => $("log"));
+  const { log, replaceLog, refusals } = actions;
+  const renderLog = actions.render;
 
   // Send, show "sent…", then replace it by the reply or the time-out.
   async function act(what, method, url, body) {
