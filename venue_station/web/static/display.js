@@ -131,7 +131,7 @@
 
   QZ.applyI18n();
   QZ.langButton(document.getElementById("lang"));
-  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); positions.redraw(); showRound(); showPage(); QZ.roundBar.draw(); });
+  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); positions.redraw(); showRound(); showPage(); barSecond = null; QZ.wake(); });
   if (onlyRound) document.getElementById("round").dataset.round = onlyRound;
   function showRound() {
     const r = document.getElementById("round");
@@ -154,13 +154,20 @@
     event(d) { if (d.event && d.event.type === "started") QZ.roundBar.started(d.event); },
   });
 
-  QZ.animate(cards);
   layout();
-  // The wall clock at the top: one write a second, at the second.
+  // The wall clock at the top and the round line: written once a second, in the frames that
+  // draw the cards' seconds (at most QZ.DRAW_SLACK_MS late), not in frames of their own.
   const nowEl = document.getElementById("now");
-  (function clock() {
-    const now = QZ.clock.now();
-    nowEl.textContent = QZ.time(now);
-    setTimeout(clock, 1000 - (now % 1000) + 1);
-  })();
+  let barSecond = null;
+  const bar = {
+    tick(now) {
+      const second = Math.floor(now / 1000);
+      if (second === barSecond) return;
+      barSecond = second;
+      QZ.setText(nowEl, QZ.time(now));
+      QZ.roundBar.draw();
+    },
+    nextChange(now) { return 1000 - (now % 1000) + 1; },
+  };
+  QZ.animate(cards, [bar]);
 })();

@@ -1,14 +1,14 @@
 // The hall screen's page layers (issue 30): the page on the screen (#grid) and, stacked in the
-// same place and transparent, the next page (#grid-next), built a few cards an animation frame
-// before its turn. The turn swaps the two layers' opacity: the compositor's work, so no card
-// is styled, laid out or painted in that frame (drawing 40 cards at once took 115–313 ms on a
-// CPU slowed 4×, docs/benchmarks.md). On a fitted screen each card sits in a slot (the grid's
-// cell): chromium never lays out a grid item on its own, but a card with `contain: strict`
-// inside a slot is a layout boundary, so a tick lays out that card alone.
+// same place and covered by it, the next page (#grid-next), built a few cards an animation
+// frame before its turn. The turn swaps the two layers' z-index: both are painted already, so
+// no card is styled, laid out or painted in that frame (drawing 40 cards at once took 115–313
+// ms on a CPU slowed 4×, docs/benchmarks.md). On a fitted screen each card sits in a slot (the
+// grid's cell): chromium never lays out a grid item on its own, but a card with `contain:
+// strict` inside a slot is a layout boundary, so a tick lays out that card alone.
 "use strict";
 (function () {
   const QZ = window.QZ;
-  QZ.BUILD_PER_FRAME = 3; // cards made ready in the next layer per animation frame
+  QZ.BUILD_PER_FRAME = 2; // cards made ready in the next layer per animation frame
   const GAP = 6; // px between cards (style.css, body.fit .grid)
 
   QZ.PageLayers = class {
@@ -49,14 +49,14 @@
       layer.dataset.rows = g.rows;
     }
 
-    // Build the next page in the transparent layer, BUILD_PER_FRAME cards an animation frame;
+    // Build the next page in the covered layer, BUILD_PER_FRAME cards an animation frame;
     // `ready(card)` is called as each card goes in (the caller shows it and draws its time).
     build(cards, ready) {
       this.stop();
       if (this.fit) this.fitTo(this.next, cards.length);
       this.job = { cards, holders: cards.map((c) => this.holder(c)), ready, i: 0, frame: 0 };
       const keep = new Set(this.job.holders);
-      // What the layer still holds of an earlier page is not drawn: it goes in one step.
+      // What the layer still holds of an earlier page is covered: it goes in one step.
       for (const el of [...this.next.children]) if (!keep.has(el)) el.remove();
       const job = this.job;
       const step = () => {
@@ -84,7 +84,7 @@
     }
 
     // The turn: the next layer (finished now if its build has not) becomes the page on the
-    // screen; the old one turns transparent, its cards left in it undrawn until the next build.
+    // screen; the old one goes below it, its cards left there (not ticking) until the next build.
     turn(cards, ready) {
       const job = this.job;
       const same = job && job.cards.length === cards.length && job.cards.every((c, i) => c === cards[i]);
