@@ -71,14 +71,14 @@
   // Paging: every page_s seconds (counted from the load, without drift) the next page turns
   // up; it is built from BUILD_LEAD_MS before (at most half a page's time), its cards shown
   // (ticking) as they go in, so it turns up with every time as it is now.
-  const BUILD_LEAD_MS = 2000;
+  const BUILD_LEAD_MS = 3000;
   let turnAt = performance.now() + pageS * 1000, buildTimer = null;
   function ready(c) { c.show(true); c.tick(QZ.clock.now()); }
   function planBuild() {
     clearTimeout(buildTimer);
     if (!pageS || pageList.length < 2) return;
     const lead = Math.min(BUILD_LEAD_MS, pageS * 500);
-    buildTimer = setTimeout(() => layers.build(cardsOf(pageList[(pageNo + 1) % pageList.length]), ready),
+    buildTimer = setTimeout(() => layers.build(cardsOf(pageList[(pageNo + 1) % pageList.length]), ready, turnAt),
       Math.max(0, turnAt - lead - performance.now()));
   }
   function turn() {
