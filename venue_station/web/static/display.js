@@ -71,7 +71,7 @@
   // Paging: every page_s seconds (counted from the load, without drift) the next page turns
   // up; it is built from BUILD_LEAD_MS before (at most half a page's time), its cards shown
   // (ticking) as they go in, so it turns up with every time as it is now.
-  const BUILD_LEAD_MS = 3000;
+  const BUILD_LEAD_MS = 2000;
   let turnAt = performance.now() + pageS * 1000, buildTimer = null;
   function ready(c) { c.show(true); c.tick(QZ.clock.now()); }
   function planBuild() {

@@ -13,7 +13,7 @@
   const GAP = 6; // px between cards (style.css, body.fit .grid)
   const REMOVE_PER_FRAME = 4; // cards of the old page taken out of the covered layer a frame
   const FRAME_MS = 50; // a frame's spacing assumed when pacing a build to its deadline
-  const SPARE_MS = 500; // a build aims to be complete this long before its turn
+  const SPARE_MS = 300; // a build aims to be complete this long before its turn
 
   QZ.PageLayers = class {
     constructor(shown, next, fit) {
