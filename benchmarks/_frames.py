@@ -17,7 +17,9 @@ processes at full speed, so the /proc figure of display_cpu.py is reported besid
 from __future__ import annotations
 
 import asyncio
+import json
 import time
+from collections import Counter
 from typing import Any
 
 # Installed before the page's own scripts: the frame observer and the card-change counter.
@@ -101,4 +103,48 @@ async def measure(page: Any, cdp: Any, window_s: float) -> dict[str, Any]:
             {"ms": round(f[1]), "style_layout_ms": f[2], "scripts": f[3][:3]} for f in worst
         ],
         "_n0": n0,
+    }
+
+
+# A devtools trace of the window (``--trace``): what the page's main thread spent its time on.
+TRACE_CATEGORIES = ["devtools.timeline", "disabled-by-default-devtools.timeline", "blink"]
+
+
+def trace_summary(raw: bytes, top: int = 14) -> dict[str, Any]:
+    """The renderer main thread's self time by trace event (ms, throttled clock) and its layouts:
+    how many, how many objects each laid out, and their layout roots (partial or the whole
+    document)."""
+    events = json.loads(raw)
+    events = events["traceEvents"] if isinstance(events, dict) else events
+    mains = {(e["pid"], e["tid"]) for e in events
+             if e.get("ph") == "M" and e.get("name") == "thread_name"
+             and e["args"].get("name") == "CrRendererMain"}  # fmt: skip
+    busy = Counter((e["pid"], e["tid"]) for e in events if (e.get("pid"), e.get("tid")) in mains)
+    if not busy:
+        return {}
+    main = busy.most_common(1)[0][0]
+    spans = sorted(
+        (e for e in events if (e.get("pid"), e.get("tid")) == main and e.get("ph") == "X"
+         and "dur" in e),
+        key=lambda e: (e["ts"], -e["dur"]),
+    )  # fmt: skip
+    own: Counter[str] = Counter()
+    stack: list[tuple[int, str]] = []  # (end ts, name)
+    for e in spans:
+        while stack and stack[-1][0] <= e["ts"]:
+            stack.pop()
+        if stack:
+            own[stack[-1][1]] -= e["dur"]
+        own[e["name"]] += e["dur"]
+        stack.append((e["ts"] + e["dur"], e["name"]))
+    layouts = [e for e in spans if e["name"] == "Layout"]
+    objects = [e["args"].get("beginData", {}).get("totalObjects", 0) for e in layouts]
+    partial = sum(1 for e in layouts if e["args"].get("beginData", {}).get("partialLayout"))
+    roots = Counter(len(e["args"].get("endData", {}).get("layoutRoots", [])) for e in layouts)
+    return {
+        "self_ms": {k: round(v / 1000, 1) for k, v in own.most_common(top)},
+        "layouts": len(layouts),
+        "partial_layouts": partial,
+        "objects_per_layout_max": max(objects, default=0),
+        "layout_roots_per_layout": dict(roots),
     }

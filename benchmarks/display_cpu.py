@@ -4,16 +4,20 @@ boards idle (the same-run baseline), for the page as it is and for an older page
 A private Mosquitto, a real station, and one MQTT client per node account publishing the
 boards' retained snapshots (DESIGN.md §4): first every board idle (a game set, not started),
 then every board running with moves (a new snapshot, the other side running) at ``--moves``
-per second over the hall. Debian's chromium at 1920×1080 loads each page variant; the CPU
-time of every chromium process (``/proc/<pid>/stat`` utime+stime of our descendants) over a
-window of ``--window`` seconds gives its share of one core.
+per second over the hall. As a node does, each board's status is published once (a node
+publishes it when it changes) and the station's clock probes are answered (unanswered, the
+station would mark the boards silent and the page would stop their clocks). Debian's
+chromium at 1920×1080 loads each page variant; the CPU time of every chromium process
+(``/proc/<pid>/stat`` utime+stime of our descendants) over a window of ``--window`` seconds
+gives its share of one core.
 
 Variants: ``old`` is the display of commit ``--old`` (its display.js/common.js/style.css
 served through Playwright's routing in place of today's files), ``all`` is today's ``/``,
 ``paged`` today's hall screen ``/?page_s=20`` (40 boards a page), ``range`` ``/?boards=1-40``,
 ``paged_slow`` the hall screen with the renderer's CPU throttled ``--throttle`` times (×4, a
 stand-in for a Pi 4 core): its frames over 50 ms, longest frame, share of the throttled core
-and cost per changed card (``_frames.py``).
+and cost per changed card (``_frames.py``); ``--trace FILE`` also records a devtools trace
+of that window and prints where the renderer's main thread spent it.
 ``--records 2``: boards 1 and 2 are recorded, a move every 2 s (the hall screen then shows their
 positions beside the grid, positions.js).
 
@@ -42,7 +46,7 @@ import _frames
 from _common import emit, parse_args
 from _station_bench import VENUE, client, start_broker, station_config, stop_broker
 
-from wire_contract.messages import Topics
+from wire_contract.messages import Command, ProbeTimes, Reply, Topics, encode
 
 REPO = Path(__file__).resolve().parents[1]
 CHROMIUM = "/usr/bin/chromium"
@@ -102,25 +106,46 @@ async def cpu_pct(window_s: float) -> float:
 
 
 class Hall:
-    """The boards' snapshots, published as their nodes would."""
+    """The boards' snapshots, published as their nodes would: a board's status once (a node
+    publishes it when it changes), a snapshot per move, and an answer to every clock probe of
+    the station (unanswered, the station would show the boards silent and stop their clocks).
+    """
 
     def __init__(self, broker: Any, nodes: dict[str, list[str]]) -> None:
         self.broker, self.nodes = broker, nodes
         self.topics = Topics(VENUE)
         self.clients: dict[str, Any] = {}
+        self.answering: list[asyncio.Task[None]] = []
         self.seq: dict[str, int] = {}
         self.snap: dict[str, dict[str, Any]] = {}
+        self.online: set[str] = set()
         self.node_of = {b: n for n, bs in nodes.items() for b in bs}
         self.rng = random.Random(7)
 
     async def __aenter__(self) -> Hall:
-        for node in self.nodes:
-            self.clients[node] = await client(self.broker, node).__aenter__()
+        for node, boards in self.nodes.items():
+            c = self.clients[node] = await client(self.broker, node).__aenter__()
+            for b in boards:
+                await c.subscribe(self.topics.cmd(b), qos=1)
+            self.answering.append(asyncio.create_task(self._answer(c)))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        for task in self.answering:
+            task.cancel()
+        await asyncio.gather(*self.answering, return_exceptions=True)
         for c in self.clients.values():
             await c.__aexit__(None, None, None)
+
+    async def _answer(self, c: Any) -> None:
+        """Answer the station's clock probes with this machine's wall clock, as a node does."""
+        async for message in c.messages:
+            received = wall_ms()
+            cmd = Command.model_validate_json(message.payload)
+            if cmd.cmd == "clock_probe":
+                board = str(message.topic).split("/")[4]
+                reply = Reply(txn=cmd.txn, ok=True, clock=ProbeTimes(rx=received, tx=wall_ms()))
+                await c.publish(self.topics.reply(board), encode(reply), qos=1)
 
     async def publish(self, board: str, **state: Any) -> None:
         node = self.node_of[board]
@@ -133,8 +158,10 @@ class Hall:
         }  # fmt: skip
         self.snap[board] = body
         c = self.clients[node]
-        status = {"state": "online", "node": node, "session": 1, "ts": wall_ms()}
-        await c.publish(self.topics.status(board), json.dumps(status), qos=1, retain=True)
+        if board not in self.online:
+            self.online.add(board)
+            status = {"state": "online", "node": node, "session": 1, "ts": wall_ms()}
+            await c.publish(self.topics.status(board), json.dumps(status), qos=1, retain=True)
         await c.publish(self.topics.state(board), json.dumps(body), qos=1, retain=True)
 
     async def all_idle(self) -> None:
@@ -208,7 +235,12 @@ def _server(text: str, kind: str) -> Any:
 
 
 async def measure(
-    browser: Any, url: str, old: dict[str, str] | None, window: float, throttle: float = 0
+    browser: Any,
+    url: str,
+    old: dict[str, str] | None,
+    window: float,
+    throttle: float = 0,
+    trace: Path | None = None,
 ) -> dict[str, Any]:
     context = await browser.new_context(viewport={"width": 1920, "height": 1080})
     try:
@@ -228,7 +260,13 @@ async def measure(
         await asyncio.sleep(3)  # loaded, fonts in, first frames drawn
         if cdp is None:
             return {"pct": await cpu_pct(window)}
+        if trace is not None:
+            await browser.start_tracing(page=page, categories=_frames.TRACE_CATEGORIES)
         pct, frames = await asyncio.gather(cpu_pct(window), _frames.measure(page, cdp, window))
+        if trace is not None:
+            raw = await browser.stop_tracing()
+            trace.write_bytes(raw)
+            frames["trace"] = _frames.trace_summary(raw)
         return {"pct": pct, **frames}
     finally:
         await context.close()
@@ -249,6 +287,12 @@ async def main() -> None:
             ),
             p.add_argument("--variants", default=",".join(VARIANTS), help="which pages, a,b"),
             p.add_argument("--throttle", type=float, default=4.0, help="paged_slow's CPU rate"),
+            p.add_argument(
+                "--trace",
+                type=Path,
+                default=None,
+                help="paged_slow running: a devtools trace of the window to this file (+ summary)",
+            ),
         ),
     )
     window = args.window or (6.0 if args.quick else 30.0)
@@ -285,8 +329,9 @@ async def main() -> None:
                         path = VARIANTS[variant]
                         url = station.http_url + path
                         rate = args.throttle if variant == "paged_slow" else 0
+                        traced = args.trace if rate and phase == "running" else None
                         m = await measure(
-                            browser, url, old if variant == "old" else None, window, rate
+                            browser, url, old if variant == "old" else None, window, rate, traced
                         )
                         pct = m.pop("pct")
                         results[variant][phase + "_pct"] = round(pct, 1)

@@ -179,6 +179,48 @@ async def test_a_paged_hall_of_120_boards_advances_page_by_page(
     assert abs(int(m) * 60 + int(s) - left_s) <= 1.5, (text, left_s)
 
 
+async def test_the_next_page_is_drawn_before_its_turn_below_the_page_on_the_screen(
+    screen: Any, hall: WebStation
+) -> None:
+    await fill_hall(hall)
+    await screen.goto(hall.url + "/?page_s=6")
+    await screen.wait_for_selector('#page[data-page="1"]')
+    # Before its turn the next page is built below the one on the screen (issue 30: drawing 40
+    # cards in the turn's frame took up to 313 ms on a slow CPU): its cards are there, ticking,
+    # and covered: the eye and the pointer reach page 1 only.
+    await screen.wait_for_function(
+        "document.querySelectorAll('#grid-next .card').length === 40", timeout=8000
+    )
+    boards = await screen.eval_on_selector_all(
+        "#grid-next .card", "cards => cards.map((c) => c.dataset.board)"
+    )
+    assert boards == [str(b) for b in range(41, 81)]
+    on_top = await screen.evaluate("""() => {
+        const card = document.querySelector('#grid-next .card[data-board="41"]');
+        const r = card.getBoundingClientRect();
+        return document.elementFromPoint(r.x + r.width / 2, r.y + r.height / 2)
+            .closest(".card").dataset.board;
+    }""")  # fmt: skip
+    assert on_top == "1"
+    shown = hall.station.ingest.boards["41"].as_dict()["state"]  # type: ignore[union-attr]
+    side = shown["running"]
+    text = await screen.text_content(f'#grid-next .card[data-board="41"] .side.{side} .time')
+    left_s = (shown[f"{side}_ms"] - (wall_ms() - shown["ts"])) / 1000
+    m, s = (text or "").split(":")
+    assert abs(int(m) * 60 + int(s) - left_s) <= 1.5, (text, left_s)
+    # The turn shows those very cards; the old page then leaves the covered layer.
+    await screen.evaluate("() => { window.builtAhead = document.querySelector("
+                          "'#grid-next .card[data-board=\"41\"]'); }")  # fmt: skip
+    await screen.wait_for_selector('#page[data-page="2"]', timeout=6000)
+    assert await screen.evaluate(
+        "() => document.querySelector('#grid .card[data-board=\"41\"]') === window.builtAhead"
+    )
+    assert_fits(await geometry(screen), [str(b) for b in range(41, 81)])
+    await screen.wait_for_function(
+        "document.querySelectorAll('#grid-next .card').length === 0", timeout=5000
+    )
+
+
 MUTATIONS = """(ms) => new Promise((done) => {
     const per = {};
     const obs = new MutationObserver((list) => { for (const m of list) {

@@ -175,6 +175,25 @@
     return el;
   };
 
+  // An element's text, written only when it differs, into the element's one text node (its
+  // data changes; no new node): a card's tick is then one text change, laid out and painted
+  // within the card (docs/benchmarks.md, the hall screen under CPU throttling).
+  QZ.setText = function (el, text) {
+    const node = el.firstChild;
+    if (node && node.nodeType === 3 && !node.nextSibling) {
+      if (node.data !== text) node.data = text;
+    } else if (el.textContent !== text) {
+      el.textContent = text;
+    }
+  };
+  // An attribute (or a dataset entry) set only when it changes: the same value written again
+  // is still a DOM mutation, and may send the card through style recalculation.
+  QZ.setAttr = function (el, name, value) {
+    if (value === null) { if (el.hasAttribute(name)) el.removeAttribute(name); }
+    else if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+  };
+  QZ.setHidden = function (el, hidden) { if (el.hidden !== hidden) el.hidden = hidden; };
+
   // -- the station's clock ------------------------------------------------------------------
   // Every SSE message carries the station's wall clock (station_ts) when it was sent. A sample
   // station_ts - now_here = offset - delay <= offset, so the largest recent sample is the best
@@ -224,8 +243,13 @@
     const mm = h ? String(m).padStart(2, "0") : String(m);
     return (h ? h + ":" : "") + mm + ":" + String(sec).padStart(2, "0");
   };
+  // One formatter a language (toLocaleTimeString builds one a call: ~0.5 ms on this machine).
+  const timeFormats = {};
   QZ.time = function (wallMs) {
-    return new Date(wallMs).toLocaleTimeString(QZ.lang === "en" ? "en-GB" : "zh-CN", { hour12: false });
+    const locale = QZ.lang === "en" ? "en-GB" : "zh-CN";
+    const format = timeFormats[locale] || (timeFormats[locale] = new Intl.DateTimeFormat(locale,
+      { hour12: false, hour: "numeric", minute: "numeric", second: "numeric" }));
+    return format.format(new Date(wallMs));
   };
   QZ.boardKey = function (a, b) {
     const na = Number(a), nb = Number(b);
@@ -245,11 +269,11 @@
         let data;
         try { data = JSON.parse(msg.data); } catch (e) { return; }
         QZ.clock.sample(data.station_ts);
-        if (banner) banner.hidden = true;
+        if (banner && !banner.hidden) banner.hidden = true; // (rewriting it is a DOM change: a frame)
         if (handlers[kind]) handlers[kind](data);
       });
     }
-    es.addEventListener("error", () => { if (banner) banner.hidden = false; });
+    es.addEventListener("error", () => { if (banner && banner.hidden) banner.hidden = false; });
     return es;
   };
 
@@ -276,7 +300,7 @@
         const time = e("span", { class: "time", "data-side": side });
         const marks = e("span", { class: "marks" });
         const row = e("div", { class: "side " + side }, e("span", { class: "dot" }), name, time, marks);
-        this.sides[side] = { row, name, time, marks, text: null };
+        this.sides[side] = { row, name, time, marks, text: null, marksKey: null };
       }
       this.el = e(
         link ? "a" : "div",
@@ -309,22 +333,24 @@
     render() {
       if (!this.shown) { this.stale = true; return; }
       this.stale = false;
+      // Every write below happens only when its value changed (QZ.setText, QZ.setAttr): a
+      // snapshot that moves one clock leaves the rest of the card untouched.
       const st = this.view.state, status = this.view.status;
-      this.no.textContent = QZ.t("board", { n: this.board });
-      this.game.textContent = st && st.phase ? QZ.tOr("phase." + st.phase, "ev.other") + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "";
+      QZ.setText(this.no, QZ.t("board", { n: this.board }));
+      QZ.setText(this.game, st && st.phase ? QZ.tOr("phase." + st.phase, "ev.other") + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "");
       // A finished game shows its result where people look: the score and why.
       const result = st && st.result && typeof st.result === "object" ? st.result : null;
-      this.result.textContent = result ? QZ.score(result) + (result.reason ? " · " + QZ.reason(result.reason) : "") : "";
-      this.result.hidden = !result;
-      this.el.dataset.result = result ? QZ.score(result) : "";
+      QZ.setText(this.result, result ? QZ.score(result) + (result.reason ? " · " + QZ.reason(result.reason) : "") : "");
+      QZ.setHidden(this.result, !result);
+      QZ.setAttr(this.el, "data-result", result ? QZ.score(result) : "");
       // The arbiter's marks: open alerts and decisions waiting on this board.
       // (an open alert and the board's pending proposal are often the same decision)
       const pending = this.marks && st && Array.isArray(st.pending) ? st.pending.length : 0;
       const need = Math.max(this.attention.alerts, pending);
-      this.attn.textContent = need ? QZ.t("attention.count", { n: need }) : "";
-      this.attn.title = need ? QZ.t("attention") : "";
-      this.attn.hidden = !need;
-      if (need) this.el.dataset.attention = String(need); else delete this.el.dataset.attention;
+      QZ.setText(this.attn, need ? QZ.t("attention.count", { n: need }) : "");
+      QZ.setAttr(this.attn, "title", need ? QZ.t("attention") : "");
+      QZ.setHidden(this.attn, !need);
+      QZ.setAttr(this.el, "data-attention", need ? String(need) : null);
       // A board online by its status but silent past the station's bound (a node gone
       // without its will): unknown since its last message, its clock not run on past it.
       const silent = status && status.state === "online" && status.silent_since_ms;
@@ -332,31 +358,36 @@
       // the station unreachable) no board is known to be anything: unknown since then.
       const blind = (this.blind = window.QZ_STALE || null);
       const online = this.missing ? "missing" : blind && status ? "blind" : silent ? "silent" : status ? status.state : "unknown";
-      this.el.dataset.online = online;
-      this.el.dataset.phase = st ? st.phase : "none";
+      QZ.setAttr(this.el, "data-online", online);
+      QZ.setAttr(this.el, "data-phase", st ? st.phase : "none");
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
       const fault = st && st.clock_fault;
-      this.badge.textContent = online === "online" ? (fault ? QZ.t("clock_fault") : "")
+      QZ.setText(this.badge, online === "online" ? (fault ? QZ.t("clock_fault") : "")
         : online === "silent" ? QZ.t("silent_since", { t: QZ.hhmmss(silent) })
         : online === "blind" ? QZ.t("blind_since", { t: QZ.hhmmss(blind) })
-        : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : online === "missing" ? "no_such_board" : "unknown");
-      this.badge.className = "badge" + (online === "online" && !fault ? "" : " off");
-      this.badge.title = fault || ""; // the face's own words, for a technician (on hover only)
+        : QZ.t(online === "lost" ? "lost" : online === "offline" ? "offline" : online === "missing" ? "no_such_board" : "unknown"));
+      QZ.setAttr(this.badge, "class", "badge" + (online === "online" && !fault ? "" : " off"));
+      QZ.setAttr(this.badge, "title", fault || ""); // the face's own words, for a technician (on hover only)
       for (const side of ["red", "black"]) {
         const s = this.sides[side];
         const player = st && st[side] ? st[side] : QZ.t(side);
-        s.name.textContent = player;
-        s.marks.textContent = "";
+        QZ.setText(s.name, player);
         const flagged = !!(st && st.flag === side);
         s.row.classList.toggle("running", !!(st && st.phase === "running" && st.running === side));
         s.row.classList.toggle("flagged", flagged);
-        if (flagged) s.marks.append(QZ.el("span", { class: "flag-mark", text: "⚑ " + QZ.t("flag") }));
         // 让二先: the receiver of a handicap game (Wulong) makes its first moves in a row
         const handicap = st && st.handicap && st.handicap.receiver === side ? st.handicap : null;
-        if (handicap) s.marks.append(QZ.el("span", { class: "handicap-mark", "data-moves": handicap.moves, text: QZ.t("handicap", { n: QZ.lang === "en" ? handicap.moves : "〇一二三四五六七八九十"[handicap.moves] }), title: QZ.t("handicap.title", { n: handicap.moves }) }));
         const fouls = st && st.fouls ? st.fouls[side] : 0;
-        if (fouls) s.marks.append(QZ.el("span", { class: "foul-mark", "data-fouls": fouls, text: QZ.t("fouls", { n: fouls }) }));
-        s.text = null; // re-render the time on the next tick
+        // The marks are built again only when they change (a flag, a handicap, a foul).
+        const marks = [flagged, handicap && handicap.moves, fouls, QZ.lang].join("|");
+        if (marks !== s.marksKey) {
+          s.marksKey = marks;
+          s.marks.textContent = "";
+          if (flagged) s.marks.append(QZ.el("span", { class: "flag-mark", text: "⚑ " + QZ.t("flag") }));
+          if (handicap) s.marks.append(QZ.el("span", { class: "handicap-mark", "data-moves": handicap.moves, text: QZ.t("handicap", { n: QZ.lang === "en" ? handicap.moves : "〇一二三四五六七八九十"[handicap.moves] }), title: QZ.t("handicap.title", { n: handicap.moves }) }));
+          if (fouls) s.marks.append(QZ.el("span", { class: "foul-mark", "data-fouls": fouls, text: QZ.t("fouls", { n: fouls }) }));
+        }
+        s.text = null; // the time is worked out again on the next tick (written if it changed)
       }
       this.el.classList.toggle("has-flag", !!(st && st.flag));
     }
@@ -372,8 +403,10 @@
         const ms = QZ.remaining(st, side, now);
         const text = QZ.fmt(ms);
         if (text !== s.text) {
-          s.time.textContent = text;
-          s.time.dataset.ms = ms === null ? "" : String(Math.round(ms));
+          if (s.time.textContent !== text) {
+            QZ.setText(s.time, text);
+            s.time.dataset.ms = ms === null ? "" : String(Math.round(ms));
+          }
           s.text = text;
           s.row.classList.toggle("low", ms !== null && ms < 60000);
           s.row.classList.toggle("critical", ms !== null && ms < 10000);
@@ -411,7 +444,9 @@
     woken = true;
     setTimeout(() => { woken = false; for (const loop of loops) loop(); }, 0);
   };
-  QZ.animate = function (cards) {
+  // `others`: more things drawn in the same frames, each with tick(now) and nextChange(now)
+  // (the hall screen's clock and round line).
+  QZ.animate = function (cards, others = []) {
     let timer = null;
     function run() {
       if (timer !== null) clearTimeout(timer);
@@ -421,6 +456,10 @@
       for (const card of cards.values()) {
         card.tick(now);
         next = Math.min(next, card.nextChange(now));
+      }
+      for (const other of others) {
+        other.tick(now);
+        next = Math.min(next, other.nextChange(now));
       }
       if (next < Infinity) timer = setTimeout(run, next + QZ.DRAW_SLACK_MS);
     }

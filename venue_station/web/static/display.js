@@ -6,7 +6,6 @@
 "use strict";
 (function () {
   const cards = new Map();
-  const grid = document.getElementById("grid");
   const params = new URLSearchParams(location.search);
   const onlyRound = params.get("round");
   const problems = [];
@@ -36,31 +35,26 @@
   function onScreen(board) { return !range || range.has(board); }
 
   // -- which cards are in the grid ----------------------------------------------------------
-  let pageNo = 0, pageList = [[]], laidOut = "";
+  // #grid is the page on the screen; on a paging screen the next page is built in the layer
+  // behind it before its turn (pagelayers.js).
+  let pageNo = 0, pageList = [[]];
+  const layers = new QZ.PageLayers(document.getElementById("grid"), document.getElementById("grid-next"), fit);
   function sortedBoards() { return [...cards.keys()].sort(QZ.boardKey); }
+  function cardsOf(list) { return list.map((b) => cards.get(b)); }
 
   function layout() {
     const boards = sortedBoards();
     pageList = fit ? QZ.pages(boards, pageS ? perPage : Math.max(boards.length, 1)) : [boards];
     if (pageNo >= pageList.length) pageNo = 0;
-    const shown = new Set(pageList[pageNo]);
-    const key = pageList[pageNo].join(",") + "|" + grid.clientWidth + "x" + grid.clientHeight;
-    if (fit && key !== laidOut) {
-      laidOut = key;
-      const gap = 6;
-      const g = QZ.fitGrid(Math.max(1, shown.size), grid.clientWidth, grid.clientHeight, gap);
-      grid.style.setProperty("--cols", g.cols);
-      grid.style.setProperty("--rows", g.rows);
-      grid.dataset.cols = g.cols;
-      grid.dataset.rows = g.rows;
+    layers.place(cardsOf(fit ? pageList[pageNo] : boards));
+    if (fit) {
+      const shown = new Set(pageList[pageNo]);
+      for (const [b, c] of cards) c.show(shown.has(b));
     }
-    const wanted = fit ? pageList[pageNo].map((b) => cards.get(b).el) : boards.map((b) => cards.get(b).el);
-    const current = [...grid.children];
-    if (wanted.length !== current.length || wanted.some((el, i) => el !== current[i])) grid.replaceChildren(...wanted);
-    if (fit) for (const [b, c] of cards) c.show(shown.has(b));
     positions.boards(boards);
-    if (!boards.length) grid.replaceChildren(QZ.el("p", { class: "empty", text: QZ.t("no_boards") }));
+    if (!boards.length) layers.shown.replaceChildren(QZ.el("p", { class: "empty", text: QZ.t("no_boards") }));
     showPage();
+    planBuild();
   }
 
   const pageEl = document.getElementById("page");
@@ -74,8 +68,37 @@
     pageEl.dataset.pages = String(pageList.length);
   }
 
-  if (pageS) setInterval(() => { pageNo = (pageNo + 1) % pageList.length; layout(); }, pageS * 1000);
-  if (fit) new ResizeObserver(() => layout()).observe(grid);
+  // Paging: every page_s seconds (counted from the load, without drift) the next page turns
+  // up; it is built from BUILD_LEAD_MS before (at most half a page's time), its cards shown
+  // (ticking) as they go in, so it turns up with every time as it is now.
+  const BUILD_LEAD_MS = 2000;
+  let turnAt = performance.now() + pageS * 1000, buildTimer = null;
+  function ready(c) { c.show(true); c.tick(QZ.clock.now()); }
+  function planBuild() {
+    clearTimeout(buildTimer);
+    if (!pageS || pageList.length < 2) return;
+    const lead = Math.min(BUILD_LEAD_MS, pageS * 500);
+    buildTimer = setTimeout(() => layers.build(cardsOf(pageList[(pageNo + 1) % pageList.length]), ready, turnAt),
+      Math.max(0, turnAt - lead - performance.now()));
+  }
+  function turn() {
+    turnAt += pageS * 1000;
+    setTimeout(turn, Math.max(0, turnAt - performance.now()));
+    if (pageList.length < 2) return;
+    const before = pageList[pageNo];
+    pageNo = (pageNo + 1) % pageList.length;
+    layers.turn(cardsOf(pageList[pageNo]), ready);
+    const shown = new Set(pageList[pageNo]);
+    for (const b of before) if (!shown.has(b)) cards.get(b).show(false);
+    showPage();
+    planBuild();
+  }
+  if (pageS) setTimeout(turn, pageS * 1000);
+  if (fit) {
+    const resized = new ResizeObserver(() => layout());
+    resized.observe(layers.shown);
+    resized.observe(layers.next);
+  }
 
   // Without paging, the page scrolls: a card is drawn only while it is on the screen.
   const watcher = fit ? null : new IntersectionObserver((entries) => {
@@ -108,7 +131,7 @@
 
   QZ.applyI18n();
   QZ.langButton(document.getElementById("lang"));
-  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); positions.redraw(); showRound(); showPage(); QZ.roundBar.draw(); });
+  QZ.onLang.push(() => { for (const c of cards.values()) c.render(); positions.redraw(); showRound(); showPage(); barSecond = null; QZ.wake(); });
   if (onlyRound) document.getElementById("round").dataset.round = onlyRound;
   function showRound() {
     const r = document.getElementById("round");
@@ -131,13 +154,20 @@
     event(d) { if (d.event && d.event.type === "started") QZ.roundBar.started(d.event); },
   });
 
-  QZ.animate(cards);
   layout();
-  // The wall clock at the top: one write a second, at the second.
+  // The wall clock at the top and the round line: written once a second, in the frames that
+  // draw the cards' seconds (at most QZ.DRAW_SLACK_MS late), not in frames of their own.
   const nowEl = document.getElementById("now");
-  (function clock() {
-    const now = QZ.clock.now();
-    nowEl.textContent = QZ.time(now);
-    setTimeout(clock, 1000 - (now % 1000) + 1);
-  })();
+  let barSecond = null;
+  const bar = {
+    tick(now) {
+      const second = Math.floor(now / 1000);
+      if (second === barSecond) return;
+      barSecond = second;
+      QZ.setText(nowEl, QZ.time(now));
+      QZ.roundBar.draw();
+    },
+    nextChange(now) { return 1000 - (now % 1000) + 1; },
+  };
+  QZ.animate(cards, [bar]);
 })();

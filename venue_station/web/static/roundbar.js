@@ -1,13 +1,14 @@
 // The round on the hall screen: its number, the time since it started, the late deadline
 // counting down at its start with the sides still absent (no press yet), by board, and the
 // next round's start from the schedule. /api/round says what the station knows; the absent
-// sides come from the live snapshots. One write a second at most, only of changed text.
+// sides come from the live snapshots. One write a second at most (the page calls draw() each
+// second), only of changed text.
 "use strict";
 (function () {
   const QZ = window.QZ;
   const MAX_ABSENT = 16; // listed by board; more are counted ("+n")
   const els = {};
-  let info = null, cards = null, timer = null;
+  let info = null, cards = null;
 
   function set(el, text) {
     if (el.textContent !== text) el.textContent = text;
@@ -60,17 +61,11 @@
     set(els.next, next && next.time ? QZ.t("screen.next", { n: next.round, time: next.time, date: next.date || "" }) : "");
   }
 
-  function loop() {
-    draw();
-    const now = QZ.clock.now();
-    timer = setTimeout(loop, 1000 - (now % 1000) + 1);
-  }
-
   QZ.roundBar = {
+    // The page calls draw() each second (display.js: in the frames that draw its cards).
     start(allCards) {
       cards = allCards;
       for (const id of ["round", "elapsed", "late", "next"]) els[id] = document.getElementById(id);
-      if (timer === null) loop();
     },
     async refresh() {
       try {
