@@ -5,19 +5,29 @@ the clock core with the instant of its edge, the flag is a ``loop.call_at`` at t
 instant, and the face is refreshed when the digits it shows change. Each fact the core or the
 referee decides becomes one journaled event (seq from the journal) before anyone is told; a
 journal whose disk refuses holds it (journal.py) and the face shows DISK: no clock stops.
+
+The board holds the game and decides; its timers are collaborators it creates and closes
+(``FlagGuard``, ``FaceRefresher``, ``RoundStart``, ``LateWatch``), its checkpoint is read and
+written in ``board_checkpoint.py`` and its retained state built in ``board_state.py``. The
+station's commands are checked in ``commands.py`` and change the board only through its
+methods (``set_game``, ``start``, ``pause`` ...), so each change keeps the board whole.
 """
 
 from __future__ import annotations
 
-import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from typing import Any
 
+from board_nodes.board_checkpoint import checkpoint_of, saved_game
 from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy, phase_of
-from board_nodes.board_state import snapshot_of
+from board_nodes.board_state import clock_part_of, face_view_of, snapshot_of
+from board_nodes.event_recorder import EventRecorder
+from board_nodes.face_refresher import FaceRefresher
 from board_nodes.flag_guard import FlagGuard
 from board_nodes.journal import Journal
+from board_nodes.round_timers import LateWatch, RoundStart
 from board_nodes.timesource import NodeTime
 from clock_service import GameClock, Proposal, ProposalStatus, Referee, Regulation, Side
 from firmware_bridge.face import ClockFace, FaceEvent, FaceEventKind, FaceView
@@ -28,14 +38,13 @@ __all__ = ["Board", "NodeTime"]
 
 log = logging.getLogger(__name__)
 
-CHECKPOINT_VERSION = 1
 # A move published at least this long after its press (a resend: the first try is acknowledged
 # within 100 ms, docs/protocol.md §5) says how late in ``arrived_after_ms``.
 LATE_MS = 100
 
 
 class Board:
-    """The per-board pipeline. Commands are applied by :mod:`board_nodes.commands`."""
+    """The per-board pipeline. Commands are checked by :mod:`board_nodes.commands`."""
 
     def __init__(
         self,
@@ -68,22 +77,21 @@ class Board:
         # Who holds a stop (board_phase.HeldBy); None: a player's pause, the pause key resumes.
         self.held_by: HeldBy | None = None
         self.proposal_seq: dict[int, int] = {}  # referee proposal id -> seq of its first event
-        # The station's command being applied: the events it causes carry its txn, which is
-        # what lets the station tell an arbiter's decision from a board's proposal.
-        self.command_txn: str | None = None
-        self.last_seq = journal.board(board_id).last_seq
+        self.events = EventRecorder(
+            journal, board_id=board_id, node=node, session=session, now=self.now
+        )
         # listeners: the MQTT link wakes on these
         self.on_event: Callable[[dict[str, Any]], None] = lambda payload: None
         self.on_state: Callable[[], None] = lambda: None
         # why the clock face cannot serve (it failed to open, refused, lost its link)
         self.clock_fault: str | None = None
-        # timers
+        # timers, each its own collaborator; ``close`` closes them all
         self.flag = FlagGuard(face, clock=lambda: self.clock, stand=self._flag_stands)
-        self._display_timer: asyncio.TimerHandle | None = None
-        self._late_timer: asyncio.TimerHandle | None = None
-        self._start_timer: asyncio.TimerHandle | None = None
-        self.face_errors = 0
-        self._dated: tuple[int, int] | None = None  # (seq, ts) of an event dated earlier
+        self.face_refresher = FaceRefresher(face, view=self.view, board_id=board_id)
+        self.round_start = RoundStart(start=self._round_starts)
+        self.late_watch = LateWatch(late=self._sides_late)
+        self._face_events_failed = 0  # face events the board could not apply
+        self._closed = False
 
     def __repr__(self) -> str:
         return f"<Board {self.id} {self.phase} seq={self.last_seq}>"
@@ -98,55 +106,44 @@ class Board:
             return None
         return self.clock.side_on_move
 
-    def clock_part(self) -> wire.ClockPart:
-        if self.clock is None:
-            return wire.ClockPart(red_ms=0, black_ms=0, running=None)
-        running = self.clock.running
-        return wire.ClockPart(
-            red_ms=self.clock.remaining_ms(Side.RED),
-            black_ms=self.clock.remaining_ms(Side.BLACK),
-            running=running.value if running else None,
-        )
-
     def snapshot(self) -> wire.StateSnapshot:
         """The retained ``state`` of DESIGN.md §4 (built in ``board_state``)."""
         return snapshot_of(self)
 
+    def view(self) -> FaceView:
+        """What the clock face shows now (built in ``board_state``)."""
+        return face_view_of(self)
+
+    @property
+    def last_seq(self) -> int:
+        return self.events.last_seq
+
     @property
     def dated(self) -> tuple[int, int] | None:
         """(seq, ts) of the latest event if it was dated before its publication."""
-        return self._dated
+        return self.events.dated
+
+    @property
+    def face_errors(self) -> int:
+        """Face events the board could not apply, and views the face refused."""
+        return self._face_events_failed + self.face_refresher.refused
 
     # -- the journal ------------------------------------------------------------------------------
     def checkpoint_data(self) -> dict[str, Any]:
-        return {
-            "v": CHECKPOINT_VERSION,
-            "game": self.game,
-            "clock": self.clock.snapshot() if self.clock else None,
-            "referee": self.referee.snapshot() if self.referee else None,
-            "result": self.result,
-            "arbiter_mode": self.arbiter_mode,
-            "round_start_ms": self.round_start_ms,
-            "proposal_seq": {str(k): v for k, v in self.proposal_seq.items()},
-            "power_off": self.power_off_ns is not None,
-            "held_by": self.held_by,
-        }
+        """What the journal keeps of this board's game (``board_checkpoint.py``)."""
+        return checkpoint_of(self)
 
     def restore(self, checkpoint: dict[str, Any]) -> None:
         """Bring the board back from its last checkpoint, with the clock paused."""
-        if checkpoint.get("v") != CHECKPOINT_VERSION:
-            raise ValueError(f"board {self.id}: checkpoint version {checkpoint.get('v')!r}")
-        self.game = checkpoint["game"]
-        self.result = checkpoint["result"]
-        self.arbiter_mode = bool(checkpoint["arbiter_mode"])
-        self.round_start_ms = checkpoint["round_start_ms"]
-        self.proposal_seq = {int(k): v for k, v in checkpoint["proposal_seq"].items()}
-        self.held_by = HeldBy(checkpoint["held_by"]) if checkpoint.get("held_by") else None
-        if self.game is not None and checkpoint["clock"] is not None:
-            self.clock = GameClock.restore(checkpoint["clock"], now=self.now)
-            if self.clock.running is not None:
-                self.clock.pause()
-            self.referee = Referee.restore(self.regulation, checkpoint["referee"])
+        saved = saved_game(checkpoint, board_id=self.id, regulation=self.regulation, now=self.now)
+        self.game = saved.game
+        self.result = saved.result
+        self.arbiter_mode = saved.arbiter_mode
+        self.round_start_ms = saved.round_start_ms
+        self.proposal_seq = saved.proposal_seq
+        self.held_by = saved.held_by
+        if saved.clock is not None:  # a checkpoint without a game leaves the clock as it is
+            self.clock, self.referee = saved.clock, saved.referee
 
     def emit(self, type_: str, data: dict[str, Any], *, at_ns: int | None = None) -> dict[str, Any]:
         """Journal one event (with the checkpoint it leads to), then tell the listeners.
@@ -154,39 +151,18 @@ class Board:
         Its ``ts`` is the wall time of its instant (docs/wire.md, "Which instant a ts
         carries"): ``at_ns`` (a flag's deadline, a late press's own instant), else the board's
         time, which is the act's instant while a face event is applied, so ``ts`` and the
-        ``clock`` part speak of the same instant however late the event is published.
-
-        The envelope is built and checked by the contract's model: a field the contract does
-        not know fails here, on the node, not silently at the station."""
+        ``clock`` part speak of the same instant however late the event is published
+        (``EventRecorder`` builds its envelope and journals it)."""
         if type_ != "warning":  # a warning changes nothing on the clock: no floor
             self.now.mark()  # the clock's state changed: a later act cannot go before this
-        checkpoint = self.checkpoint_data()
-        clock = self.clock_part()
-        game = self.game["game"] if self.game else None
-        instant = self.now() if at_ns is None else at_ns
-        ts = self.now.wall_ms_of(instant)
-
-        def build(seq: int) -> dict[str, Any]:
-            envelope = wire.EventEnvelope(
-                board=self.id,
-                node=self.node,
-                game=game,
-                session=self.session,
-                seq=seq,
-                ts=ts,
-                type=type_,
-                clock=clock,
-                data=data,
-                txn=self.command_txn,
-            )
-            return wire.to_payload(envelope)
-
-        payload = self.journal.record(self.id, build, checkpoint=checkpoint, wall_ms=wall_ms())
-        self.last_seq = payload["seq"]
-        # An event dated before its publication: the state right after it says that instant
-        # too (the flag's state is as of its deadline), until the next event.
-        self._dated = (self.last_seq, ts) if self.now.lag_ms(instant) > 0 else None
-        log.info("board %s seq %d %s %s", self.id, self.last_seq, type_, data)
+        payload = self.events.record(
+            type_,
+            data,
+            at_ns=at_ns,
+            checkpoint=self.checkpoint_data(),  # the checkpoint and the clock as of the event
+            clock=clock_part_of(self.clock),
+            game=self.game["game"] if self.game else None,
+        )
         self.on_event(payload)
         return payload
 
@@ -249,7 +225,7 @@ class Board:
                     self.handle_face(event)
             except Exception:
                 # A face fact the board could not apply must not stop the board.
-                self.face_errors += 1
+                self._face_events_failed += 1
                 log.exception("board %s: cannot apply %r", self.id, event)
             self.changed()
 
@@ -293,7 +269,7 @@ class Board:
             return
         if self.result is not None:
             return
-        if self.phase is BoardPhase.READY and side is Side.BLACK and self._start_timer is None:
+        if self.phase is BoardPhase.READY and side is Side.BLACK and not self.round_start.pending:
             # The usual way to start a clock: black presses, red's time runs.
             self.emit_clock_events(clock.start())
             return
@@ -353,7 +329,7 @@ class Board:
     def changed(self) -> None:
         """After any change: reschedule the flag and the display, tell the link."""
         self._schedule_flag()
-        self._refresh_display()
+        self.face_refresher.refresh()
         self.on_state()
 
     def _schedule_flag(self) -> None:
@@ -369,91 +345,20 @@ class Board:
         self.emit_clock_events(self.clock.settle())
         self.changed()
 
-    def _refresh_display(self) -> None:
-        if self._display_timer is not None:
-            self._display_timer.cancel()
-            self._display_timer = None
-        view = self.view()
-        asyncio.get_running_loop().create_task(self._show(view))
-        if view.running is None or view.flag is not None:
-            return
-        # Wake when the running side's digits next change: the next whole second, or the
-        # next tenth below 20 s.
-        remaining = view.red_ms if view.running is Side.RED else view.black_ms
-        step = 100 if remaining <= 20_000 else 1000
-        wait_ms = remaining % step or step
-        loop = asyncio.get_running_loop()
-        self._display_timer = loop.call_at(loop.time() + wait_ms / 1000, self._refresh_display)
-
-    async def _show(self, view: FaceView) -> None:
-        try:
-            await self.face.show(view)
-        except Exception:
-            self.face_errors += 1
-            log.warning("board %s: the face refused a view", self.id, exc_info=True)
-
-    def view(self) -> FaceView:
-        now = self.now()
-        if self.clock is None:
-            return FaceView(0, 0, text=f"b{self.id}"[:8], mono_ns=now)
-        text = ""
-        if self.power_off_ns is not None:
-            text = "OFF"
-        elif self.arbiter_mode:
-            text = "ARB"
-        elif self.phase is BoardPhase.PAUSED:
-            text = "PAUSE"
-        elif self.journal.failing_since is not None:
-            text = "DISK"
-        return FaceView(
-            self.clock.remaining_ms(Side.RED),
-            self.clock.remaining_ms(Side.BLACK),
-            running=self.clock.running,
-            flag=FlagGuard.standing(self.clock),  # only a flag that stands is shown
-            text=text,
-            mono_ns=now,
-        )
-
-    def schedule_start(self, at_wall_ms: int | None) -> None:
-        """Start the clock now, or at a wall-clock instant (a round start announced ahead)."""
-        self.round_start_ms = at_wall_ms or wall_ms()
-        delay_s = max(0.0, (self.round_start_ms - wall_ms()) / 1000)
-        loop = asyncio.get_running_loop()
-        if self._start_timer is not None:
-            self._start_timer.cancel()
-        self._start_timer = loop.call_later(delay_s, self._start_due)
-        self._schedule_late()
-
-    def _start_due(self) -> None:
-        self._start_timer = None
+    def _round_starts(self) -> None:
+        """The announced round start is due (``RoundStart``)."""
         if self.clock is not None and self.phase is BoardPhase.READY:
             self.emit_clock_events(self.clock.start())
         self.changed()
 
-    def _schedule_late(self) -> None:
-        if self._late_timer is not None:
-            self._late_timer.cancel()
-            self._late_timer = None
-        if self.referee is None or self.round_start_ms is None:
-            return
-        due_ms = self.referee.late_deadline_ms(self.round_start_ms)
-        delay_s = max(0.0, (due_ms - wall_ms()) / 1000)
-        self._late_timer = asyncio.get_running_loop().call_later(delay_s, self._late_due)
-
-    def _late_due(self) -> None:
-        self._late_timer = None
-        if self.referee is None or self.clock is None or self.round_start_ms is None:
-            return
-        sides = self.referee.late_sides(
-            now_ms=wall_ms(),
-            round_start_ms=self.round_start_ms,
-            red_moves=self.clock.moves(Side.RED),
-            black_moves=self.clock.moves(Side.BLACK),
-        )
+    def _sides_late(self, sides: tuple[Side, ...]) -> None:
+        """The late deadline passed (``LateWatch``) and these sides have not moved."""
+        referee = self.referee
+        assert referee is not None  # the watch is this game's: a new game or a reset cancels it
         for side in sides:  # both when neither has moved: a proposed double forfeit follows
             if self.result is None:
                 self.emit("late", {"side": side.value})
-                self.emit_proposals(self.referee.late(side))
+                self.emit_proposals(referee.late(side))
         if sides:
             self.changed()
 
@@ -463,30 +368,111 @@ class Board:
             return self.checkpoint_data()
         return None
 
-    def set_game(
-        self, game: dict[str, Any] | None, clock: GameClock | None, referee: Referee | None
-    ) -> None:
-        """A new game (``set_game``) or none (``reset``): all of the last one's state goes."""
+    def cancel_timers(self) -> None:
+        self.flag.cancel_timer()
+        self.late_watch.cancel()
+        self.round_start.cancel()
+
+    def close(self) -> None:
+        """Close every timer and journal a running clock's time; again, it does nothing."""
+        if self._closed:
+            return
+        self._closed = True
+        for timer in (self.flag, self.face_refresher, self.round_start, self.late_watch):
+            timer.close()
+        if self.clock is not None and self.clock.running is not None:
+            self.journal.checkpoint(self.id, self.checkpoint_data(), wall_ms())
+
+    # -- what the station and the node ask (checked in commands.py and node.py) -----------------
+    def applying(self, txn: str | None) -> contextlib.AbstractContextManager[None]:
+        """The station's command ``txn`` is being applied: the events it causes carry its txn,
+        which is what lets the station tell an arbiter's decision from a board's proposal."""
+        return self.events.applying(txn)
+
+    def set_game(self, game: dict[str, Any], clock: GameClock, referee: Referee) -> None:
+        """A new game: all of the last one's state goes, and ``ready`` says what is set."""
+        self._forget_game()
+        self.game, self.clock, self.referee = game, clock, referee
+        data = {key: game[key] for key in ("game", "tc", "red", "black")}
+        for optional in ("black_tc", "handicap"):
+            if game[optional] is not None:
+                data[optional] = game[optional]
+        self.emit("ready", data)
+
+    def reset(self) -> None:
+        """No game: all of the last one's state goes, and the checkpoint says so at once."""
+        self._forget_game()
+        self.journal.checkpoint(self.id, self.checkpoint_data(), 0)
+
+    def _forget_game(self) -> None:
         self.cancel_timers()
         self.flag.stood = None
-        self.game, self.clock, self.referee = game, clock, referee
+        self.game = self.clock = self.referee = None
         self.result = self.round_start_ms = None
         self.proposal_seq = {}
         self.held_by = None
 
-    def cancel_timers(self) -> None:
-        self.flag.cancel_timer()
-        for name in ("_late_timer", "_start_timer"):
-            handle = getattr(self, name)
-            if handle is not None:
-                handle.cancel()
-                setattr(self, name, None)
+    def start(self, at_wall_ms: int | None) -> None:
+        """Start the clock now, or at a wall-clock instant (a round start announced ahead); the
+        late deadline counts from that instant."""
+        self.round_start_ms = at_wall_ms or wall_ms()
+        self.round_start.schedule(self.round_start_ms)
+        self.late_watch.watch(self.referee, self.clock, self.round_start_ms)
 
-    def close(self) -> None:
-        self.cancel_timers()
-        self.flag.close()
-        if self._display_timer is not None:
-            self._display_timer.cancel()
-            self._display_timer = None
-        if self.clock is not None and self.clock.running is not None:
-            self.journal.checkpoint(self.id, self.checkpoint_data(), wall_ms())
+    def pause(self) -> None:
+        """The arbiter's pause: the stop is held until the arbiter resumes it."""
+        assert self.clock is not None
+        self.held_by = HeldBy.ARBITER
+        self.emit_clock_events(self.clock.pause(), by="arbiter")
+
+    def resume(self) -> None:
+        """The arbiter resumes, whoever held the stop."""
+        assert self.clock is not None
+        self.held_by = None
+        self.emit_clock_events(self.clock.resume())
+
+    def adjust(self, side: Side, delta_ms: int) -> None:
+        """The arbiter gives ``side`` time (or takes it, ``delta_ms`` < 0)."""
+        assert self.clock is not None
+        self.emit_clock_events(self.clock.adjust(side, delta_ms), by="arbiter")
+
+    def set_arbiter_mode(self, on: bool) -> None:
+        self.arbiter_mode = on
+
+    def resolve(self, proposal_id: int, status: ProposalStatus) -> None:
+        """The arbiter confirms or rejects a proposal of the referee."""
+        assert self.referee is not None
+        self.emit_proposals(self.referee.resolve(proposal_id, status))
+
+    def enter_result(self, winner: Side | None, reason: str) -> None:
+        """The arbiter enters a result (``winner`` None: a draw); the referee proposes it."""
+        assert self.referee is not None and self.clock is not None
+        moves = self.referee.full_moves(self.clock.moves(Side.RED), self.clock.moves(Side.BLACK))
+        self.emit_proposals(self.referee.result_entered(winner, reason, moves=moves))
+
+    def call_foul(self, side: Side, reason: str) -> None:
+        assert self.referee is not None
+        self.emit_proposals(self.referee.arbiter_foul(side, reason))
+
+    def start_move_count(self, limit: int | None) -> None:
+        assert self.referee is not None and self.clock is not None
+        proposals = self.referee.start_move_count(
+            red_moves=self.clock.moves(Side.RED),
+            black_moves=self.clock.moves(Side.BLACK),
+            limit=limit,
+        )
+        self.emit_proposals(proposals)
+
+    def hold_after_restart(self, outage_ms: int) -> None:
+        """The node restarted with this game paused: the stop is the arbiter's to lift, and a
+        ``shutdown`` says how long the node was gone."""
+        self.held_by = HeldBy.NODE_RESTART
+        side = self.clock.side_on_move if self.clock is not None else None
+        self.emit_shutdown(HeldBy.NODE_RESTART, outage_ms, side, authorised=False)
+
+    def report_clock_fault(self, fault: str | None) -> None:
+        """The clock face does not open (``fault`` says why) or opens again (None): the state
+        and a journaled ``warning`` say so."""
+        self.clock_fault = fault
+        self.emit("warning", {"reason": "clock_fault", "detail": fault or "the clock face is back"})
+        self.changed()

@@ -1,6 +1,9 @@
-"""The retained ``state`` of one board (DESIGN.md §4): the one place it is built.
+"""One board's state as others see it, each built in one place: the retained ``state``
+(DESIGN.md §4) the station is told, the ``clock`` part of each event, and the view the players
+see on the clock face. (What the node itself keeps, to carry on after a restart, is the
+checkpoint: ``board_checkpoint.py``.)
 
-Its ``ts`` is now while the clock runs (the readings are as of now). Right after an event
+The state's ``ts`` is now while the clock runs (the readings are as of now). Right after an event
 dated before its publication (a flag that waited for its proof, docs/wire.md "Which instant
 a ts carries") and while the clock is stopped, it is that event's ``ts``, until the next
 event: the state that shows a flag is as of the deadline.
@@ -10,20 +13,59 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from board_nodes.board_phase import BoardPhase
 from board_nodes.flag_guard import FlagGuard
 from clock_service import GameClock, Proposal, Side
+from firmware_bridge.face import FaceView
 from wire_contract import messages as wire
 from wire_contract.wallclock import wall_ms
 
 if TYPE_CHECKING:
     from board_nodes.board import Board
 
-__all__ = ["snapshot_of"]
+__all__ = ["clock_part_of", "face_view_of", "snapshot_of"]
+
+
+def clock_part_of(clock: GameClock | None) -> wire.ClockPart:
+    if clock is None:
+        return wire.ClockPart(red_ms=0, black_ms=0, running=None)
+    running = clock.running
+    return wire.ClockPart(
+        red_ms=clock.remaining_ms(Side.RED),
+        black_ms=clock.remaining_ms(Side.BLACK),
+        running=running.value if running else None,
+    )
+
+
+def face_view_of(board: Board) -> FaceView:
+    """The digits and the word the face shows: why the clock is stopped, or that the
+    journal's disk refuses (the first that applies)."""
+    now = board.now()
+    clock = board.clock
+    if clock is None:
+        return FaceView(0, 0, text=f"b{board.id}"[:8], mono_ns=now)
+    text = ""
+    if board.power_off_ns is not None:
+        text = "OFF"
+    elif board.arbiter_mode:
+        text = "ARB"
+    elif board.phase is BoardPhase.PAUSED:
+        text = "PAUSE"
+    elif board.journal.failing_since is not None:
+        text = "DISK"
+    return FaceView(
+        clock.remaining_ms(Side.RED),
+        clock.remaining_ms(Side.BLACK),
+        running=clock.running,
+        flag=FlagGuard.standing(clock),  # only a flag that stands is shown
+        text=text,
+        mono_ns=now,
+    )
 
 
 def snapshot_of(board: Board) -> wire.StateSnapshot:
     clock = board.clock
-    part = board.clock_part()
+    part = clock_part_of(clock)
     referee = board.referee
     flag = FlagGuard.standing(clock)
     game = board.game or {}

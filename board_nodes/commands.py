@@ -1,7 +1,8 @@
 """Apply a validated command (DESIGN.md §4) to a board.
 
-Each handler either changes the board and journals what it did, or raises ``CommandError``
-with the reason before changing anything; the link turns that into ``ok: false``.
+Each handler checks that the command can be applied now and raises ``CommandError`` with the
+reason before changing anything (the link turns that into ``ok: false``); else it asks the
+board, through the board's method of the same name, to do it and journal what it did.
 """
 
 from __future__ import annotations
@@ -9,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from board_nodes.board import Board
-from board_nodes.board_phase import IN_PROGRESS, BoardPhase, HeldBy
+from board_nodes.board_phase import IN_PROGRESS, BoardPhase
 from board_nodes.errors import BoardNodeError
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 from clock_service.handicap import Handicap
@@ -86,12 +87,6 @@ def _set_game(board: Board, args: wire.SetGameArgs) -> None:
     }
     referee = Referee(board.regulation, tiebreak_game=args.tiebreak, handicap=handicap)
     board.set_game(game, clock, referee)
-    data: dict[str, Any] = {"game": args.game, "tc": str(tc), "red": args.red, "black": args.black}
-    if black_tc:
-        data["black_tc"] = str(black_tc)
-    if handicap:
-        data["handicap"] = handicap.as_dict()
-    board.emit("ready", data)
 
 
 def _start(board: Board, args: wire.StartArgs) -> None:
@@ -105,12 +100,11 @@ def _start(board: Board, args: wire.StartArgs) -> None:
         raise CommandError(
             f"the clock cannot start: it is {board.phase}", code, phase=str(board.phase)
         )
-    board.schedule_start(args.at)
+    board.start(args.at)
 
 
 def _pause(board: Board, args: object) -> None:
     _in_game(board)
-    assert board.clock is not None
     if board.phase is not BoardPhase.RUNNING:
         code = {BoardPhase.FINISHED: "finished", BoardPhase.PAUSED: "already_paused"}.get(
             board.phase, "not_running"
@@ -118,13 +112,11 @@ def _pause(board: Board, args: object) -> None:
         raise CommandError(
             f"the clock is not running ({board.phase})", code, phase=str(board.phase)
         )
-    board.held_by = HeldBy.ARBITER
-    board.emit_clock_events(board.clock.pause(), by="arbiter")
+    board.pause()
 
 
 def _resume(board: Board, args: object) -> None:
     _in_game(board)
-    assert board.clock is not None
     if board.phase is not BoardPhase.PAUSED:
         code = {BoardPhase.FINISHED: "finished", BoardPhase.RUNNING: "already_running"}.get(
             board.phase, "not_paused"
@@ -132,66 +124,49 @@ def _resume(board: Board, args: object) -> None:
         raise CommandError(f"the clock is not paused ({board.phase})", code, phase=str(board.phase))
     if board.power_off_ns is not None:
         raise CommandError("the clock face is switched off", "clock_switched_off")
-    board.held_by = None
-    board.emit_clock_events(board.clock.resume())
+    board.resume()
 
 
 def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     _in_game(board)
-    assert board.clock is not None
     if board.phase is BoardPhase.FINISHED:
         raise CommandError("the game is finished", "finished")
-    board.emit_clock_events(board.clock.adjust(Side.parse(args.side), args.delta_ms), by="arbiter")
+    board.adjust(Side.parse(args.side), args.delta_ms)
 
 
 def _arbiter_mode(board: Board, args: wire.ArbiterModeArgs) -> None:
-    board.arbiter_mode = args.on
+    board.set_arbiter_mode(args.on)
 
 
 def _resolve(board: Board, args: wire.ResolveArgs) -> None:
     _in_game(board)
-    assert board.referee is not None
     proposal_id = next((pid for pid, seq in board.proposal_seq.items() if seq == args.seq), None)
     if proposal_id is None:
         raise CommandError(
             f"event {args.seq} is not a proposal of this game", "not_a_proposal", seq=args.seq
         )
-    proposals = board.referee.resolve(proposal_id, ProposalStatus.parse(args.status))
-    board.emit_proposals(proposals)
+    board.resolve(proposal_id, ProposalStatus.parse(args.status))
 
 
 def _result(board: Board, args: wire.ResultArgs) -> None:
     _in_game(board)
-    assert board.referee is not None and board.clock is not None
-    winner = Side.parse(args.winner) if args.winner else None
-    full_moves = board.referee.full_moves(
-        board.clock.moves(Side.RED), board.clock.moves(Side.BLACK)
-    )
-    board.emit_proposals(board.referee.result_entered(winner, args.reason, moves=full_moves))
+    board.enter_result(Side.parse(args.winner) if args.winner else None, args.reason)
 
 
 def _foul(board: Board, args: wire.FoulArgs) -> None:
     _in_game(board)
-    assert board.referee is not None
-    board.emit_proposals(board.referee.arbiter_foul(Side.parse(args.side), args.reason))
+    board.call_foul(Side.parse(args.side), args.reason)
 
 
 def _move_count(board: Board, args: wire.MoveCountArgs) -> None:
     _in_game(board)
-    assert board.referee is not None and board.clock is not None
-    proposals = board.referee.start_move_count(
-        red_moves=board.clock.moves(Side.RED),
-        black_moves=board.clock.moves(Side.BLACK),
-        limit=args.limit,
-    )
-    board.emit_proposals(proposals)
+    board.start_move_count(args.limit)
 
 
 def _reset(board: Board, args: object) -> None:
     if board.phase is BoardPhase.RUNNING:
         raise CommandError("pause the clock before resetting the board", "running")
-    board.set_game(None, None, None)
-    board.journal.checkpoint(board.id, board.checkpoint_data(), 0)
+    board.reset()
 
 
 _HANDLERS: dict[str, Any] = {

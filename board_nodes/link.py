@@ -414,11 +414,8 @@ class BoardLink:
                 assert isinstance(args, wire.RebirthArgs)
                 await self._rebirth_asked(client, args.from_seq)
             else:
-                board.command_txn = command.txn
-                try:
+                with board.applying(command.txn):
                     apply_command(board, command.cmd, args)
-                finally:
-                    board.command_txn = None
             reply = wire.Reply(txn=command.txn, ok=True)
             self.counters["commands_applied"] += 1
         except (wire.WireError, CommandError) as exc:

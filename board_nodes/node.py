@@ -16,7 +16,7 @@ from typing import Any
 
 from board_nodes import sdnotify
 from board_nodes.board import Board, NodeTime
-from board_nodes.board_phase import BoardPhase, HeldBy
+from board_nodes.board_phase import BoardPhase
 from board_nodes.config import NodeConfig
 from board_nodes.faces import make_face
 from board_nodes.journal import Journal
@@ -93,10 +93,8 @@ class Node:
         board.restore(record.checkpoint)
         if board.phase is not BoardPhase.PAUSED:
             return  # no game in progress: nothing was interrupted
-        board.held_by = HeldBy.NODE_RESTART
         outage_ms = max(0, wall_ms() - (record.checkpoint_wall_ms or wall_ms()))
-        side = board.clock.side_on_move if board.clock is not None else None
-        board.emit_shutdown(HeldBy.NODE_RESTART, outage_ms, side, authorised=False)
+        board.hold_after_restart(outage_ms)
         log.warning("board %s: restored after %d ms without the node", board.id, outage_ms)
 
     async def run(self) -> None:
@@ -137,17 +135,13 @@ class Node:
             reason = f"{type(error).__name__}: {error}"[:200]
             if reason != reported:  # once per reason, not once per try
                 log.warning("board %s: the clock face does not open: %s", board.id, reason)
-                board.clock_fault = reason
-                board.emit("warning", {"reason": "clock_fault", "detail": reason})
-                board.changed()
+                board.report_clock_fault(reason)
                 reported = reason
             await asyncio.sleep(FACE_RETRY_S)
             error = await _try_open(board.face)
         if reported is not None:
             log.info("board %s: the clock face is open", board.id)
-            board.clock_fault = None
-            board.emit("warning", {"reason": "clock_fault", "detail": "the clock face is back"})
-            board.changed()
+            board.report_clock_fault(None)
         await board.run_face()
 
     async def _checkpoints(self) -> None:
