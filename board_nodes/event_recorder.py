@@ -32,9 +32,9 @@ class EventRecorder:
     ) -> None:
         self._journal = journal
         self._board_id = board_id
-        self._node = node
-        self._session = session
         self._now = now
+        # who says it, in every envelope of this board's events
+        self._sender: dict[str, Any] = {"board": board_id, "node": node, "session": session}
         self.last_seq = journal.board(board_id).last_seq
         # (seq, ts) of the latest event if it was dated before its publication
         self.dated: tuple[int, int] | None = None
@@ -64,19 +64,10 @@ class EventRecorder:
         instant = self._now() if at_ns is None else at_ns
         ts = self._now.wall_ms_of(instant)
 
-        def build(seq: int) -> dict[str, Any]:
-            envelope = wire.EventEnvelope(
-                board=self._board_id,
-                node=self._node,
-                game=game,
-                session=self._session,
-                seq=seq,
-                ts=ts,
-                type=type_,
-                clock=clock,
-                data=data,
-                txn=self.txn,
-            )
+        event: dict[str, Any] = {"game": game, "ts": ts, "type": type_, "clock": clock}
+
+        def build(seq: int) -> dict[str, Any]:  # the journal numbers it
+            envelope = wire.EventEnvelope(**self._sender, **event, seq=seq, data=data, txn=self.txn)
             return wire.to_payload(envelope)
 
         payload = self._journal.record(

@@ -12,6 +12,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from board_nodes.timer_slot import TimerSlot
 from clock_service import Side
 from firmware_bridge.face import ClockFace, FaceView
 
@@ -29,12 +30,12 @@ class FaceRefresher:
         self.face = face
         self._view = view
         self._board_id = board_id  # for the log: which board's face refused
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = TimerSlot()
         self._showing: set[asyncio.Task[None]] = set()  # held: the loop keeps only weak refs
         self.refused = 0  # views the face refused
 
     def refresh(self) -> None:
-        self.cancel()
+        self._timer.cancel()
         view = self._view()
         loop = asyncio.get_running_loop()
         task = loop.create_task(self._show(view))
@@ -45,7 +46,7 @@ class FaceRefresher:
         remaining = view.red_ms if view.running is Side.RED else view.black_ms
         step = 100 if remaining <= TENTHS_BELOW_MS else 1000
         wait_ms = remaining % step or step
-        self._timer = loop.call_at(loop.time() + wait_ms / 1000, self.refresh)
+        self._timer.call_at(loop.time() + wait_ms / 1000, self.refresh)
 
     async def _show(self, view: FaceView) -> None:
         try:
@@ -54,10 +55,6 @@ class FaceRefresher:
             self.refused += 1
             log.warning("board %s: the face refused a view", self._board_id, exc_info=True)
 
-    def cancel(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
-
     def close(self) -> None:
-        self.cancel()
+        """Stop refreshing (a view already on its way to the face is left to arrive)."""
+        self._timer.cancel()

@@ -2,55 +2,35 @@
 
 Both are instants the station names in wall-clock ms (a round start announced ahead, the
 regulation's late deadline counted from it), unlike the flag, which is a deadline on the
-board's monotonic clock (``flag_guard.py``). Each one holds a single ``loop.call_later``
-handle: arming it again replaces the last one, so a start sent twice starts once. What
+board's monotonic clock (``flag_guard.py``). Each one holds a single pending call
+(``TimerSlot``): arming it again replaces the last one, so a start sent twice starts once. What
 happens when one is due (starting the clock, journaling a ``late``) is the board's: these
 only keep the time and say when.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable
 
+from board_nodes.timer_slot import TimerSlot
 from clock_service import GameClock, Referee, Side
 from wire_contract.wallclock import wall_ms
 
 __all__ = ["LateWatch", "RoundStart"]
 
 
-class _WallTimer:
-    """One pending call at a wall-clock instant, or none; an instant passed is due at once."""
-
-    def __init__(self, due: Callable[[], None], *, wall: Callable[[], int]) -> None:
-        self._due = due
-        self._wall = wall
-        self._handle: asyncio.TimerHandle | None = None
-
-    @property
-    def pending(self) -> bool:
-        return self._handle is not None
-
-    def arm_at(self, at_wall_ms: int) -> None:
-        self.cancel()
-        delay_s = max(0.0, (at_wall_ms - self._wall()) / 1000)
-        self._handle = asyncio.get_running_loop().call_later(delay_s, self._fire)
-
-    def _fire(self) -> None:
-        self._handle = None  # no longer pending while the board acts on it
-        self._due()
-
-    def cancel(self) -> None:
-        if self._handle is not None:
-            self._handle.cancel()
-            self._handle = None
+def _seconds_until(at_wall_ms: int, wall: Callable[[], int]) -> float:
+    """How long until a wall-clock instant; one already passed is due at once."""
+    return max(0.0, (at_wall_ms - wall()) / 1000)
 
 
 class RoundStart:
     """Starts a board's clock at the round's announced instant (now, if it has passed)."""
 
     def __init__(self, *, start: Callable[[], None], wall: Callable[[], int] = wall_ms) -> None:
-        self._timer = _WallTimer(start, wall=wall)
+        self._start = start
+        self._wall = wall
+        self._timer = TimerSlot()
 
     @property
     def pending(self) -> bool:
@@ -58,7 +38,7 @@ class RoundStart:
         return self._timer.pending
 
     def schedule(self, at_wall_ms: int) -> None:
-        self._timer.arm_at(at_wall_ms)
+        self._timer.call_later(_seconds_until(at_wall_ms, self._wall), self._start)
 
     def cancel(self) -> None:
         self._timer.cancel()
@@ -76,7 +56,7 @@ class LateWatch:
     ) -> None:
         self._late = late
         self._wall = wall
-        self._timer = _WallTimer(self._due, wall=wall)
+        self._timer = TimerSlot()
         # What the deadline was armed for; a new game or a new start re-arms it.
         self._game: tuple[Referee, GameClock | None, int] | None = None
 
@@ -87,7 +67,8 @@ class LateWatch:
         if referee is None or round_start_ms is None:
             return
         self._game = (referee, clock, round_start_ms)
-        self._timer.arm_at(referee.late_deadline_ms(round_start_ms))
+        due_ms = referee.late_deadline_ms(round_start_ms)
+        self._timer.call_later(_seconds_until(due_ms, self._wall), self._due)
 
     def _due(self) -> None:
         game, self._game = self._game, None
