@@ -17,6 +17,7 @@ import asyncio
 import logging
 from collections.abc import Callable
 
+from board_nodes.timer_slot import TimerSlot
 from clock_service import GameClock, Side
 from firmware_bridge.face import ClockFace
 
@@ -42,7 +43,7 @@ class FlagGuard:
         self._clock = clock
         self._stand = stand  # settle the core and publish what it returns
         self.proof_s = proof_s
-        self._timer: asyncio.TimerHandle | None = None
+        self._timer = TimerSlot()
         self._probe: asyncio.Task[None] | None = None
         self._probe_deadline: int | None = None
         # the flag that stood: (side, deadline ns), for a press from before it arriving late
@@ -64,11 +65,9 @@ class FlagGuard:
             return
         deadline = clock.deadline_ns()
         if deadline is not None:
-            loop = asyncio.get_running_loop()
-            self._timer = loop.call_at(deadline / 1e9, self._due)
+            self._timer.call_at(deadline / 1e9, self._due)
 
     def _due(self) -> None:
-        self._timer = None
         clock = self._clock()
         if clock is None:
             return
@@ -112,9 +111,7 @@ class FlagGuard:
         return (self.stood[1] - instant_ns) // 1_000_000
 
     def cancel_timer(self) -> None:
-        if self._timer is not None:
-            self._timer.cancel()
-            self._timer = None
+        self._timer.cancel()
 
     def close(self) -> None:
         self.cancel_timer()
