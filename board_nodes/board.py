@@ -7,8 +7,9 @@ referee decides becomes one journaled event (seq from the journal) before anyone
 journal whose disk refuses holds it (journal.py) and the face shows DISK: no clock stops.
 
 The board holds the game and decides; its timers are collaborators it creates and closes
-(``FlagGuard``, ``FaceRefresher``, ``RoundStart``, ``LateWatch``), its checkpoint is read and
-written in ``board_checkpoint.py`` and its retained state built in ``board_state.py``. The
+(``FlagGuard``, ``FaceRefresher``, ``RoundStart``, ``LateWatch``), ``EventRecorder`` puts its
+events in their envelope and journals them, its checkpoint is read and written in
+``board_checkpoint.py`` and what others see of it is built in ``board_state.py``. The
 station's commands are checked in ``commands.py`` and change the board only through its
 methods (``set_game``, ``start``, ``pause`` ...), so each change keeps the board whole.
 """
