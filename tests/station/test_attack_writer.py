@@ -11,11 +11,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import os
 import signal
 import sqlite3
 import subprocess
-import sys
 import time
 import urllib.request
 from pathlib import Path
@@ -24,6 +22,7 @@ from typing import Any
 import httpx
 import pytest
 from support.station import FakeNode, envelope, station_config, wait_until
+from support.station_proc import http_port, start_process, write_station_toml
 
 from venue_station.domain.station import Station
 from wire_contract.messages import ClockPart, EventEnvelope
@@ -143,47 +142,7 @@ async def test_a_locked_database_makes_healthz_503_and_stops_nothing(
     assert "qz_task_restarts" in metrics and "qz_writer_stuck 0" in metrics
 
 
-# -- a real station process ------------------------------------------------------------------
-def write_station_toml(tmp_path: Path, broker: Any) -> Path:
-    user, password = broker.credentials("station")
-    path = tmp_path / "station.toml"
-    path.write_text(
-        'venue = "test"\n'
-        "rebirth_grace_ms = 1500\n"
-        f'data_dir = "{tmp_path / "data"}"\n'
-        "[broker]\n"
-        f'url = "mqtt://{broker.host}:{broker.port}"\n'
-        f'username = "{user}"\n'
-        f'password = "{password}"\n'
-        f'client_id = "qz-station-proc-{os.getpid()}-{time.monotonic_ns()}"\n'
-        "[http]\n"
-        'host = "127.0.0.1"\n'
-        "port = 0\n",
-        encoding="utf-8",
-    )
-    return path
-
-
-def start_process(config: Path, log: Path) -> subprocess.Popen[bytes]:
-    out = open(log, "wb")  # noqa: SIM115 - closed with the process
-    return subprocess.Popen(
-        [sys.executable, "-m", "qizhong", "station", "--config", str(config), "--log-level",
-         "INFO"],
-        stdout=out, stderr=subprocess.STDOUT,
-    )  # fmt: skip
-
-
-def http_port(log: Path, proc: subprocess.Popen[bytes], timeout: float = 30) -> int:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, log.read_text()
-        for line in log.read_text(errors="replace").splitlines():
-            if "http port" in line and " up:" in line:
-                return int(line.rsplit("http port", 1)[1].strip())
-        time.sleep(0.1)
-    raise AssertionError(f"the station did not start: {log.read_text()}")
-
-
+# -- a real station process (support/station_proc.py) ------------------------------------------
 async def until_http(port: int, path: str, check: Any, *, within: float = 15) -> None:
     deadline = time.monotonic() + within
     body: Any = None

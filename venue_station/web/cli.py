@@ -14,17 +14,22 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import gc
 import getpass
 import logging
+import os
 import signal
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from venue_station.config import StationConfig
     from venue_station.web.web_server import StationWithWeb
 
-__all__ = ["add_arguments", "run"]
+__all__ = ["add_arguments", "loop_factory", "run"]
+
+log = logging.getLogger("venue_station.web.cli")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -75,16 +80,47 @@ def _hash_password(args: argparse.Namespace) -> int:
     return 0
 
 
+def loop_factory() -> Callable[[], asyncio.AbstractEventLoop] | None:
+    """The station's event loop: uvloop's where it is installed (the station's x86_64 and
+    aarch64 Linux: pyproject's dependencies), asyncio's own otherwise or with
+    ``QZ_EVENT_LOOP=asyncio``. Every message, write and stream goes through a few turns of the
+    loop; uvloop's turn is the cheaper (the arbiter's stream p50 0.77-0.89 -> 0.66-0.72 ms,
+    p99 1.6-2.0 -> 1.05-1.13 ms, docs/benchmarks.md, issue 30). The tests run the station in
+    their own (asyncio's) loop and as this process: both loops are tested."""
+    if os.environ.get("QZ_EVENT_LOOP", "").strip().lower() == "asyncio":
+        return None
+    try:
+        import uvloop
+    except ImportError:
+        return None
+    return uvloop.new_event_loop
+
+
 async def _serve(station: StationWithWeb, *, rebuild: bool = False) -> None:
     loop = asyncio.get_running_loop()
+    log.info("event loop: %s", type(loop).__module__.split(".")[0])
     for sig in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(sig, station.request_stop)
     task = asyncio.create_task(_rounds_back(station)) if rebuild else None
+    settled = asyncio.create_task(_settle_memory(station))
     try:
         await station.run()
     finally:
+        settled.cancel()
         if task is not None:
             task.cancel()
+
+
+async def _settle_memory(station: StationWithWeb) -> None:
+    """Once the station is up, everything it made to start (modules, tables, the views) is
+    frozen out of the garbage collector's generations: a full collection then walks only what
+    the running station makes, not the ~10^5 objects of its start (a few ms each time, in the
+    middle of somebody's wait: the arbiter stream's p99, issue 30)."""
+    while station.ingest is None:  # noqa: ASYNC110 (no start event)
+        await asyncio.sleep(0.5)
+    await asyncio.sleep(2.0)  # what the first connection brings in
+    gc.collect()
+    gc.freeze()
 
 
 async def _rounds_back(station: StationWithWeb) -> None:
@@ -244,7 +280,8 @@ def run(args: argparse.Namespace) -> int:
         station = StationWithWeb(StationConfig.load(args.config))
         # promote, as rebuild: what came after the last copy (the decisions by their signed
         # txns, a round paired since by its signed set_games) comes back from the boards
-        asyncio.run(_serve(station, rebuild=args.action in ("rebuild", "promote")))
+        with asyncio.Runner(loop_factory=loop_factory()) as runner:
+            runner.run(_serve(station, rebuild=args.action in ("rebuild", "promote")))
     except StationError as exc:
         print(f"qizhong station: {exc}", file=sys.stderr)
         return 2
