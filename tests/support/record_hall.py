@@ -4,14 +4,13 @@ that play, record and read the round through the station's HTTP API and the arbi
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
+from tournament.hall import wait_for
 from tournament.seed_rules import Game
 
 from clock_service import Side
@@ -120,16 +119,8 @@ class Hall:
 
 
 async def until(predicate: Callable[[], Any], what: str, timeout: float = 15.0) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
-        value = predicate()
-        if asyncio.iscoroutine(value):
-            value = await value
-        if value:
-            return
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
-        await asyncio.sleep(0.05)
+    """``tournament.hall.wait_for`` with this hall's longer patience (twelve boards)."""
+    await wait_for(predicate, what, timeout)
 
 
 @contextlib.asynccontextmanager
