@@ -7,6 +7,10 @@ all the events that queued behind the last one) and hands the loop back a :class
 in order. The loop publishes an event only once a ``Written`` says its transaction has
 committed (``synchronous=FULL``: the WAL is fsync'd before COMMIT returns).
 
+Within one transaction the events (with their checkpoints) are written before the periodic
+checkpoints; a periodic checkpoint queued before an event of its board is left out (the
+event's own is newer), so the board's checkpoint is always the newest the loop gave.
+
 A transaction the disk refuses keeps its events (and sent marks) in the writer, in order, at
 the head of the next try: nothing later is ever written before them. Checkpoints and pruning
 that fail are dropped (the next supersedes them), replies too (a repeated txn is then applied
@@ -175,7 +179,12 @@ class JournalWriter:
         for op in ops:
             kind = op[0]
             if kind == "event":
-                self._events.append(op[1])
+                held: Held = op[1]
+                self._events.append(held)
+                if held.checkpoint is not None:
+                    # The events are written before the periodic checkpoints: one queued
+                    # before this event is older than the event's own, and must not win.
+                    work.checkpoints = [c for c in work.checkpoints if c[0] != held.board]
             elif kind == "checkpoints":
                 work.checkpoints.extend((board, cp, op[2]) for board, cp in op[1])
             elif kind == "mark":

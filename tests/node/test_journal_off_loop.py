@@ -191,3 +191,29 @@ async def test_the_writer_batches_what_queued_behind_a_slow_commit(tmp_path):
         journal.close()
     with Journal(tmp_path / "j.sqlite3") as again:
         assert again.board("1").last_seq == 50
+
+
+async def test_a_checkpoint_queued_before_an_event_never_overwrites_the_events_own(tmp_path):
+    """The board's periodic checkpoint taken just before a press, then the press's event
+    with its own (newer) checkpoint, in one group commit: the newer one is what a restart
+    restores (chaos: a clock restored 1 s off, the press before the power cut undone)."""
+    disk = SlowDisk(0.0)
+    journal = Journal(tmp_path / "j.sqlite3", before_commit=disk).open()
+    journal.start_writer()
+    try:
+        disk.gate.clear()
+        journal.record("9", lambda seq: {"seq": seq})  # holds the writer in its commit
+        while disk.commits < 1:
+            await asyncio.sleep(0.001)
+        journal.checkpoints([("1", {"red_ms": 26041}), ("2", {"red_ms": 5})], 1000)
+        journal.record("1", lambda seq: {"seq": seq}, checkpoint={"red_ms": 27042}, wall_ms=1001)
+        journal.checkpoints([("2", {"red_ms": 4})], 1002)
+        disk.gate.set()
+        await journal.idle()
+        assert disk.commits == 2  # the three queued behind the first went in one commit
+        assert journal.board("1").checkpoint == {"red_ms": 27042}
+        assert journal.board("1").checkpoint_wall_ms == 1001
+        assert journal.board("2").checkpoint == {"red_ms": 4}  # the later periodic one
+    finally:
+        disk.gate.set()
+        journal.close()
