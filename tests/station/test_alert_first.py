@@ -158,3 +158,73 @@ async def test_alerts_stored_with_the_stations_ids_keep_the_id_sequence_ahead(st
     assert await store.insert_events([], alerts=[row("b", id=8)]) == set()  # known key: nothing
     assert await store.alert_index() == ({"a", "b"}, 7)
     assert await store.insert_alert(row("c")) == 8  # the database's own id comes after
+
+
+def store_commits_during_its_read(station: Station, name: str, blocker: sqlite3.Connection) -> None:
+    """The store's ``name`` reads, then, before it answers, the writer commits what it held
+    (the blocker lets go): the read answers what was there before the commit."""
+    assert station.ingest is not None and station.store is not None
+    ingest, read = station.ingest, getattr(station.store, name)
+
+    async def racing(*args: Any, **kw: Any) -> Any:
+        answer = await read(*args, **kw)
+        if blocker.in_transaction:
+            blocker.execute("COMMIT")
+            await ingest.flush()
+            assert not ingest.alert_ledger.unstored()
+        return answer
+
+    setattr(station.store, name, racing)
+
+
+async def login(client: httpx.AsyncClient) -> str:
+    r = await client.post(
+        "/api/auth/login", json={"username": ARBITER, "password": ARBITER_PASSWORD}
+    )
+    assert r.status_code == 200
+    return str(r.json()["csrf"])
+
+
+async def test_an_alert_stored_while_the_list_is_read_is_listed(station: Station) -> None:
+    """A page (re)loading its alerts as the writer commits one: the alert is in the store's
+    answer or among the unstored, never in neither (an early-draw warning went missing from
+    /api/alerts so, under load)."""
+    queue = station.hub.subscribe()
+    blocker = sqlite3.connect(db_file(station), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
+        (shown,) = alerts_on(queue)
+        store_commits_during_its_read(station, "alerts", blocker)
+        async with httpx.AsyncClient(base_url=station.http_url) as client:
+            await login(client)
+            listed = (await client.get("/api/alerts")).json()["alerts"]
+        assert [a["id"] for a in listed] == [shown["id"]]
+    finally:
+        if blocker.in_transaction:
+            blocker.execute("COMMIT")
+        blocker.close()
+
+
+async def test_an_alert_stored_while_a_ruling_looks_it_up_is_ruled(station: Station) -> None:
+    """The arbiter's click as the writer commits the alert: ruled, not 404."""
+    queue = station.hub.subscribe()
+    blocker = sqlite3.connect(db_file(station), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
+    try:
+        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
+        (shown,) = alerts_on(queue)
+        store_commits_during_its_read(station, "alert", blocker)
+        async with httpx.AsyncClient(base_url=station.http_url) as client:
+            csrf = await login(client)
+            r = await client.post(
+                f"/api/alerts/{shown['id']}",
+                json={"action": "ack"},
+                headers={"X-CSRF-Token": csrf},
+            )
+        assert r.status_code == 200, r.text
+        assert r.json()["alert"]["status"] == "acked"
+    finally:
+        if blocker.in_transaction:
+            blocker.execute("COMMIT")
+        blocker.close()

@@ -221,11 +221,16 @@ async def alerts(request: Request) -> Response:
             where="query.status",
         )
     limit = int_param(request, "limit", default=200, low=1, high=1000) or 200
-    rows = await station.store.alerts(status=status, limit=limit)
+    # Decided and already on the stream, not yet committed: a page (re)loading now sees them.
+    # Taken before the store is read: one the writer commits meanwhile is in the one or the
+    # other (taken after, it was in neither).
+    unstored = []
     if station.ingest is not None and status in (None, "open", "active"):
-        # Decided and already on the stream, not yet committed: a page (re)loading now sees them.
+        unstored = station.ingest.alert_ledger.unstored()
+    rows = await station.store.alerts(status=status, limit=limit)
+    if unstored:
         stored = {a["id"] for a in rows}
-        early = [a for a in station.ingest.alert_ledger.unstored() if a["id"] not in stored]
+        early = [a for a in unstored if a["id"] not in stored]
         if early:
             rows = sorted(early + rows, key=lambda a: a["id"], reverse=True)[:limit]
     return json_response({"alerts": rows})

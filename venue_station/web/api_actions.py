@@ -210,8 +210,10 @@ async def alert_action(request: Request) -> Response:
     assert station.store is not None
     alert_id = path_int(request, "id", high=2**31 - 1)
     action = (await parse_body(request, AlertAction)).action
+    # Asked before the store is read: an alert the writer commits meanwhile was unstored.
+    unstored = bool(station.ingest and station.ingest.alert_ledger.is_unstored(alert_id))
     alert = await station.store.alert(alert_id)
-    if alert is None and station.ingest and station.ingest.alert_ledger.is_unstored(alert_id):
+    if alert is None and station.ingest and unstored:
         await station.ingest.flush()  # shown before it was stored: rule on the stored row
         alert = await station.store.alert(alert_id)
     if alert is None:
