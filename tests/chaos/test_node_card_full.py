@@ -31,7 +31,7 @@ from typing import Any
 import pytest
 from support.chaos import ChaosPlan
 from support.chaos_checks import compare_store, read_journals, read_store
-from support.chaos_faults import SerialVenue, caught_up, start_round
+from support.chaos_faults import SerialVenue, caught_up, start_round, stop_nodes
 from support.chaos_round import Api, until
 from support.clock_residual import Press, residuals
 from support.full_disk import fill, small_disk
@@ -128,10 +128,14 @@ async def test_a_full_sd_card_stops_no_clock_and_loses_nothing(tmp_path: Path) -
                 await asyncio.sleep(3)  # a few presses with room again
                 stop.set()
                 await pressing
-                stored = await caught_up(venue, work / "station" / "station.db", 30)
-                rows.append(("… every journaled event stored", f"{stored:.2f} s later"))
                 spells = await asyncio.to_thread(journal_alerts, api, pi_boards)
                 assert proc.poll() is None
+                # The other boards play on by themselves: the nodes stop first (an event they
+                # journal after the store caught up would otherwise meet a stopped station),
+                # then the station must hold every journaled event.
+                await asyncio.to_thread(stop_nodes, venue)
+                stored = await caught_up(venue, work / "station" / "station.db", 30)
+                rows.append(("… every journaled event stored", f"{stored:.2f} s later"))
             finally:
                 stop.set()
                 if pressing is not None and not pressing.done():

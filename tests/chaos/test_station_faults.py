@@ -29,7 +29,7 @@ from typing import Any
 
 import pytest
 from support.chaos import ChaosPlan, ChaosVenue
-from support.chaos_faults import alarm_codes, all_journals, caught_up, start_round
+from support.chaos_faults import alarm_codes, all_journals, caught_up, start_round, stop_nodes
 from support.chaos_round import Api, store_keys, until
 from support.full_disk import fill, small_disk
 
@@ -131,6 +131,8 @@ async def test_station_disk_full_and_broker_down_on_every_page(tmp_path: Path, p
             await asyncio.sleep(3)
             stored = await caught_up(venue, db, 30)
             rows.append(("… every journaled event stored", f"{stored:.2f} s later"))
+            await asyncio.to_thread(stop_nodes, venue)  # no event after the comparison's
+            await caught_up(venue, db, 30)
         finally:
             await asyncio.to_thread(venue.stop)
         want = all_journals(venue)
