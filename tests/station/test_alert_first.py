@@ -6,8 +6,10 @@ under the id the pages were shown."""
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import sqlite3
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -160,11 +162,16 @@ async def test_alerts_stored_with_the_stations_ids_keep_the_id_sequence_ahead(st
     assert await store.insert_alert(row("c")) == 8  # the database's own id comes after
 
 
-def store_commits_during_its_read(station: Station, name: str, blocker: sqlite3.Connection) -> None:
-    """The store's ``name`` reads, then, before it answers, the writer commits what it held
-    (the blocker lets go): the read answers what was there before the commit."""
+@contextlib.contextmanager
+def committed_during_its_read(station: Station, name: str) -> Iterator[dict[str, Any]]:
+    """A flag's alert shown while the store is locked (yielded as shown); the store's read
+    ``name`` then reads, and before it answers the writer commits the alert (the lock lets
+    go): the read answers what was there before the commit."""
     assert station.ingest is not None and station.store is not None
     ingest, read = station.ingest, getattr(station.store, name)
+    queue = station.hub.subscribe()
+    blocker = sqlite3.connect(db_file(station), isolation_level=None)
+    blocker.execute("BEGIN IMMEDIATE")
 
     async def racing(*args: Any, **kw: Any) -> Any:
         answer = await read(*args, **kw)
@@ -174,7 +181,15 @@ def store_commits_during_its_read(station: Station, name: str, blocker: sqlite3.
             assert not ingest.alert_ledger.unstored()
         return answer
 
-    setattr(station.store, name, racing)
+    try:
+        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
+        (shown,) = alerts_on(queue)
+        setattr(station.store, name, racing)
+        yield shown
+    finally:
+        if blocker.in_transaction:
+            blocker.execute("COMMIT")
+        blocker.close()
 
 
 async def login(client: httpx.AsyncClient) -> str:
@@ -189,32 +204,16 @@ async def test_an_alert_stored_while_the_list_is_read_is_listed(station: Station
     """A page (re)loading its alerts as the writer commits one: the alert is in the store's
     answer or among the unstored, never in neither (an early-draw warning went missing from
     /api/alerts so, under load)."""
-    queue = station.hub.subscribe()
-    blocker = sqlite3.connect(db_file(station), isolation_level=None)
-    blocker.execute("BEGIN IMMEDIATE")
-    try:
-        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
-        (shown,) = alerts_on(queue)
-        store_commits_during_its_read(station, "alerts", blocker)
+    with committed_during_its_read(station, "alerts") as shown:
         async with httpx.AsyncClient(base_url=station.http_url) as client:
             await login(client)
             listed = (await client.get("/api/alerts")).json()["alerts"]
-        assert [a["id"] for a in listed] == [shown["id"]]
-    finally:
-        if blocker.in_transaction:
-            blocker.execute("COMMIT")
-        blocker.close()
+    assert [a["id"] for a in listed] == [shown["id"]]
 
 
 async def test_an_alert_stored_while_a_ruling_looks_it_up_is_ruled(station: Station) -> None:
     """The arbiter's click as the writer commits the alert: ruled, not 404."""
-    queue = station.hub.subscribe()
-    blocker = sqlite3.connect(db_file(station), isolation_level=None)
-    blocker.execute("BEGIN IMMEDIATE")
-    try:
-        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
-        (shown,) = alerts_on(queue)
-        store_commits_during_its_read(station, "alert", blocker)
+    with committed_during_its_read(station, "alert") as shown:
         async with httpx.AsyncClient(base_url=station.http_url) as client:
             csrf = await login(client)
             r = await client.post(
@@ -222,9 +221,5 @@ async def test_an_alert_stored_while_a_ruling_looks_it_up_is_ruled(station: Stat
                 json={"action": "ack"},
                 headers={"X-CSRF-Token": csrf},
             )
-        assert r.status_code == 200, r.text
-        assert r.json()["alert"]["status"] == "acked"
-    finally:
-        if blocker.in_transaction:
-            blocker.execute("COMMIT")
-        blocker.close()
+    assert r.status_code == 200, r.text
+    assert r.json()["alert"]["status"] == "acked"
