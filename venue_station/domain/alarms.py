@@ -67,7 +67,7 @@ class AlarmWatch:
         ingest, collector = st.ingest, st.collector
         if ingest is None or not ingest.deciding:
             return
-        writer = ingest.writer_health
+        writer = ingest.writer.health
         if writer.retrying or writer.stuck():
             if self.store_since_ms is None:
                 self.store_since_ms = wall_ms()
@@ -121,7 +121,7 @@ def alarms(station: Any, watch: AlarmWatch) -> list[dict[str, Any]]:
         out.append({"code": "broker_down", "since_ms": blind_since})
     ingest = station.ingest
     if ingest is not None and waiting is None:
-        writer = ingest.writer_health
+        writer = ingest.writer.health
         if writer.stuck() or writer.retrying:
             since = watch.store_since_ms
             out.append({"code": "store_failing", "since_ms": since, "detail": writer.last_error})

@@ -162,8 +162,8 @@ class Station:
             {
                 "qz_tasks_down": lambda: len(supervisor.down()),
                 "qz_task_restarts": lambda: sum(s.restarts for s in supervisor.states.values()),
-                "qz_writer_stuck": lambda: int(ingest.writer_health.stuck()),
-                "qz_set_aside": lambda: ingest.writer_health.set_aside,
+                "qz_writer_stuck": lambda: int(ingest.writer.health.stuck()),
+                "qz_set_aside": lambda: ingest.writer.health.set_aside,
                 "qz_boards_flooding": lambda: len(ingest.flood.throttled()),
                 # What the anonymous streams were spared (docs/station.md, SSE).
                 "qz_public_superseded": lambda: self.hub.public.superseded,
@@ -446,7 +446,7 @@ class Station:
     def health(self) -> dict[str, Any]:
         """``/healthz``: ok while connected, every task up and the writer not stuck."""
         info = self.info()
-        writer = self.ingest.writer_health.as_dict() if self.ingest is not None else {}
+        writer = self.ingest.writer.health.as_dict() if self.ingest is not None else {}
         down = self.supervisor.down()
         ok = (
             (info["connected"] or not self.connect)

@@ -128,7 +128,6 @@ class Ingest:
             alert_ledger=self.alert_ledger,
             raise_alert=self.raise_alert,
         )
-        self.writer_health = self.writer.health
         self.silence = SilentBoards(
             boards=self.boards,
             hub=hub,
