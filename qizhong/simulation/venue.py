@@ -263,8 +263,9 @@ class LocalVenue:
             "work": str(self.work),
         }
 
-    def stop(self) -> None:
-        """Nodes first (each says offline), then the station, then the broker."""
+    def stop_nodes(self) -> None:
+        """Every node ends as systemd ends it (SIGTERM; killed after 10 s), each saying
+        offline; the station and the broker stay up."""
         procs = [p for p in self.nodes.values() if p.poll() is None]
         for proc in procs:
             proc.send_signal(signal.SIGTERM)
@@ -273,6 +274,10 @@ class LocalVenue:
                 proc.wait(10)
             except subprocess.TimeoutExpired:
                 proc.kill()
+
+    def stop(self) -> None:
+        """Nodes first (each says offline), then the station, then the broker."""
+        self.stop_nodes()
         if self.station_proc is not None and self.station_proc.poll() is None:
             self.station_proc.send_signal(signal.SIGTERM)
             try:

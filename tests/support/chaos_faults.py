@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import re
-import signal
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -67,15 +66,13 @@ def all_journals(venue: ChaosVenue) -> set[tuple[str, int, int]]:
 
 
 def stop_nodes(venue: ChaosVenue) -> None:
-    """Every node ends as systemd ends it (SIGTERM), the station and the broker left up: the
-    boards that play by themselves journal nothing more, so a store that catches up after
-    this holds everything (caught up while they played, the next event may meet a stopped
-    station)."""
-    procs = [p for p in venue.nodes.values() if p.poll() is None]
-    for proc in procs:
-        proc.send_signal(signal.SIGTERM)
-    for proc in procs:
-        assert proc.wait(15) == 0, f"a node ended with {proc.returncode}"
+    """Every node ends (``LocalVenue.stop_nodes``), cleanly, the station and the broker left
+    up: the boards that play by themselves journal nothing more, so a store that catches up
+    after this holds everything (caught up while they played, the next event may meet a
+    stopped station)."""
+    venue.stop_nodes()
+    ended = {node: proc.returncode for node, proc in venue.nodes.items()}
+    assert set(ended.values()) == {0}, f"nodes ended with {ended}"
 
 
 async def caught_up(venue: ChaosVenue, db: Path, timeout_s: float) -> float:
