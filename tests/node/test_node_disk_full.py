@@ -94,4 +94,8 @@ async def test_a_full_card_stops_no_clock_and_loses_no_press(venue_broker, tmp_p
             seqs = [e["seq"] for e in events]
             assert seqs == sorted(set(seqs)) == list(range(1, len(seqs) + 1))
             assert journaled_seqs(config.data_dir / "journal.sqlite3", "1") == seqs
-            assert probe.states["1"]["moves"] == {"red": 3, "black": 3}
+            # the state naming the last seq follows the events (the recovery's warning had
+            # its own commit): waited for, not read at the instant the status cleared
+            await probe.wait_for(
+                lambda: probe.states["1"]["moves"] == {"red": 3, "black": 3}, timeout=5
+            )
