@@ -11,6 +11,7 @@ with a sentence, the QR route refuses them too, and a recorder's session is fenc
 
 from __future__ import annotations
 
+import asyncio
 import io
 from pathlib import Path
 from typing import Any
@@ -146,7 +147,12 @@ async def test_the_chief_prints_a_qr_code_per_required_board(
         await page.goto(links["1"] + "&lang=zh")
         await page.wait_for_selector('#xq button[data-sq="e0"]')
         assert await page.locator("#login-box").is_hidden()
-        session = await (await page.request.get(f"{web.url}/api/auth/session")).json()
+        # the page trades the link's key for a session after drawing the board: wait for it
+        for _ in range(50):
+            session = await (await page.request.get(f"{web.url}/api/auth/session")).json()
+            if "role" in session:
+                break
+            await asyncio.sleep(0.1)
         assert session["role"] == "recorder" and session["boards"] == ["1"]
         csrf = {"X-CSRF-Token": session["csrf"]}
         r = await page.request.post(
