@@ -3,6 +3,7 @@ raw QoS 1 round trip that most of them take as their same-run baseline."""
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 import os
@@ -68,9 +69,11 @@ async def qos1_round_trips(
     publisher: str = "station",
     subscriber: str = "station",
     payload: Callable[[int], bytes] = lambda i: str(i).encode(),
+    gap_s: float = 0.0,
 ) -> list[float]:
     """The raw broker round trip in ms: QoS 1 publish as ``publisher`` until ``subscriber``
-    has the message. ``topic`` must be one both accounts' ACL allow and nothing else uses."""
+    has the message. ``topic`` must be one both accounts' ACL allow and nothing else uses.
+    ``gap_s``: the machine idle this long before each (back to back by default)."""
     out: list[float] = []
     async with contextlib.AsyncExitStack() as stack:
         pub = await stack.enter_async_context(client(broker, publisher))
@@ -83,6 +86,8 @@ async def qos1_round_trips(
         await sub.subscribe(topic, qos=1)
         messages = sub.messages
         for i in range(count):
+            if gap_s:
+                await asyncio.sleep(gap_s)
             t0 = time.perf_counter()
             await pub.publish(topic, payload(i), qos=1)
             await anext(messages)

@@ -71,8 +71,9 @@ class EventRecorder:
             return wire.to_payload(envelope)
 
         payload = self._journal.record(
-            self._board_id, build, checkpoint=checkpoint, wall_ms=wall_ms()
-        )
+            self._board_id, build, checkpoint=checkpoint, wall_ms=wall_ms(),
+            urgent=type_ == "flag",  # the arbiter waits for it: on disk at once where it can
+        )  # fmt: skip
         self.last_seq = payload["seq"]
         # An event dated before its publication: the state right after it says that instant
         # too (the flag's state is as of its deadline), until the next event.

@@ -65,7 +65,7 @@ class FlagGuard:
             return
         deadline = clock.deadline_ns()
         if deadline is not None:
-            self._timer.call_at(deadline / 1e9, self._due)
+            self._timer.call_exactly_at(deadline / 1e9, self._due)
 
     def _due(self) -> None:
         clock = self._clock()

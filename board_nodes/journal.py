@@ -30,52 +30,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from board_nodes.errors import BoardNodeError
+from board_nodes.journal_file import JournalError, disk_refuses, open_for_writing, snapshot
 from board_nodes.journal_writer import Held, JournalWriter, Written
 
 __all__ = ["BoardRecord", "Journal", "JournalError", "OutboxRow"]
 
 log = logging.getLogger(__name__)
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-CREATE TABLE IF NOT EXISTS board (
-    board TEXT PRIMARY KEY,
-    last_seq INTEGER NOT NULL DEFAULT 0,
-    checkpoint TEXT,
-    checkpoint_wall_ms INTEGER
-);
-CREATE TABLE IF NOT EXISTS outbox (
-    id INTEGER PRIMARY KEY AUTOINCREMENT,
-    board TEXT NOT NULL,
-    seq INTEGER NOT NULL,
-    payload TEXT NOT NULL,
-    sent INTEGER NOT NULL DEFAULT 0,
-    UNIQUE (board, seq)
-);
-CREATE INDEX IF NOT EXISTS outbox_unsent ON outbox (sent, board, id);
-CREATE TABLE IF NOT EXISTS txn (
-    board TEXT NOT NULL,
-    txn TEXT NOT NULL,
-    reply TEXT NOT NULL,
-    id INTEGER NOT NULL,
-    PRIMARY KEY (board, txn)
-);
-"""
-_SCHEMA_VERSION = "1"
-
-
-class JournalError(BoardNodeError):
-    """The journal cannot be opened or is from an incompatible version."""
-
-
-def _disk_refuses(exc: sqlite3.DatabaseError) -> bool:
-    """A disk that will not take a write (full, an I/O error, a read-only remount), as
-    opposed to a file that is not a journal (corrupt, another program's)."""
-    code = getattr(exc, "sqlite_errorcode", None)
-    if code is None:
-        return "disk is full" in str(exc) or "disk I/O error" in str(exc)
-    return code & 0xFF in (sqlite3.SQLITE_FULL, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_READONLY)
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,6 +86,7 @@ class Journal:
         self._replies: dict[tuple[str, str], str] = {}  # remembered, not yet written
         self._dropped = 0  # unsent events pruned past capacity, not yet reported
         self._submitted = self._applied = 0
+        self._wake_due = False
         self._caught_up: asyncio.Event | None = None  # set once applied meets submitted
         # Called on the loop after the writer's news: the boards whose events are now on
         # disk (empty when only the journal's health changed).
@@ -148,7 +109,7 @@ class Journal:
         except sqlite3.DatabaseError as exc:
             if wdb is not None:
                 wdb.close()
-            if not _disk_refuses(exc):
+            if not disk_refuses(exc):
                 raise JournalError(f"{self.path}: cannot open the journal: {exc}") from None
             log.error(
                 "journal %s cannot be opened for writing (%s): the node starts from what it "
@@ -167,51 +128,10 @@ class Journal:
 
     def _open_for_writing(self) -> sqlite3.Connection:
         """The writer's connection, the schema made or checked (JournalError: another's)."""
-        wdb = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
-        try:
-            wdb.execute("PRAGMA journal_mode=WAL")
-            wdb.execute(f"PRAGMA synchronous={self._sync}")
-            wdb.executescript(_SCHEMA)
-            version = wdb.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-            if version is None:
-                wdb.execute("INSERT INTO meta VALUES ('schema', ?)", (_SCHEMA_VERSION,))
-            elif version[0] != _SCHEMA_VERSION:
-                raise JournalError(
-                    f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}"
-                )
-        except BaseException:
-            wdb.close()
-            raise
-        return wdb
+        return open_for_writing(self.path, sync=self._sync)
 
     def _snapshot(self) -> sqlite3.Connection:
-        """What the journal file holds, copied into memory without writing a byte (read as
-        immutable when its WAL is empty; through the WAL's index when a killed node left one),
-        for the loop to read until the writer can open the file."""
-        mem = sqlite3.connect(":memory:", isolation_level=None)
-        if self.path.exists() and self.path.stat().st_size > 0:
-            wal = Path(f"{self.path}-wal")
-            live = wal.exists() and wal.stat().st_size > 0
-            uri = self.path.resolve().as_uri() + ("?mode=ro" if live else "?immutable=1")
-            try:
-                src = sqlite3.connect(uri, uri=True)
-                try:
-                    src.backup(mem)
-                finally:
-                    src.close()
-            except sqlite3.DatabaseError as exc:
-                mem.close()
-                raise JournalError(
-                    f"{self.path}: cannot open the journal, nor read it on a disk that "
-                    f"refuses writes: {exc}"
-                ) from None
-        mem.executescript(_SCHEMA)  # a file never written holds no schema yet
-        version = mem.execute("SELECT value FROM meta WHERE key='schema'").fetchone()
-        if version is not None and version[0] != _SCHEMA_VERSION:
-            mem.close()
-            raise JournalError(f"{self.path}: journal schema {version[0]} is not {_SCHEMA_VERSION}")
-        mem.execute("PRAGMA query_only=ON")
-        return mem
+        return snapshot(self.path)
 
     def start_writer(self, loop: asyncio.AbstractEventLoop | None = None) -> None:
         """From now on write in the writer thread; its news comes back on ``loop`` (the
@@ -303,12 +223,15 @@ class Journal:
         *,
         checkpoint: dict[str, Any] | None = None,
         wall_ms: int | None = None,
+        urgent: bool = False,
     ) -> dict[str, Any]:
         """Give the next seq of ``board`` to ``build`` and queue what it builds for the disk,
         with the checkpoint it leads to (one transaction).
 
         Returns the payload at once: the board goes on. The event is *held* until the writer
-        has committed it; the link publishes it only then (``on_written``)."""
+        has committed it; the link publishes it only then (``on_written``). An ``urgent``
+        event (the flag) is written on the loop at once where that cannot stall it
+        (``JournalWriter.write_now``): on disk, and ``on_written`` told, before this returns."""
         if board not in self._last_seq:
             self._last_seq[board] = self.board(board).last_seq
         seq = self._last_seq[board] + 1
@@ -319,7 +242,8 @@ class Journal:
         )  # fmt: skip
         self._last_seq[board] = seq
         self._held.append(held)
-        self._submit("event", held)
+        if not (urgent and self._write_now("event", held)):
+            self._submit("event", held)
         return payload
 
     @property
@@ -352,9 +276,39 @@ class Journal:
     def _submit(self, *op: Any) -> None:
         writer = self._w
         self._submitted += 1
+        if writer.threaded and self._loop is not None:
+            writer.submit(*op, wake=False)
+            if not self._wake_due:
+                self._wake_due = True
+                self._loop.call_soon(self._wake_writer)
+            return
         writer.submit(*op)
         if not writer.threaded:
             self._write_inline()
+
+    def _wake_writer(self) -> None:
+        """End of the loop's turn: the writer takes what the turn gave it, in one go. Woken
+        at each ``submit`` it only waited for the GIL the turn holds, and took a core from
+        the broker and the station while the turn's first event was on its way (issue 30)."""
+        self._wake_due = False
+        if self._writer is not None:
+            self._writer.wake()
+
+    def _write_now(self, *op: Any) -> bool:
+        """Write ``op`` on the loop now, if the writer may (``JournalWriter.write_now``) and
+        none of its news is still on its way here (applied in order, always)."""
+        writer = self._w
+        if not writer.threaded or self._applied < self._submitted or self.failing_since:
+            return False
+        written = writer.write_now(*op)
+        if written is None:
+            return False
+        self._submitted += 1
+        try:
+            self._apply(written)
+        except Exception:  # a listener's failure is not the record's: the event is on disk
+            log.exception("journal %s: the news of an urgent write failed its listener", self.path)
+        return True
 
     def _write_inline(self) -> None:
         written = self._w.write()

@@ -25,7 +25,6 @@ Told truthfully to the station (docs/wire.md "Status order" and "Clock probe"):
 from __future__ import annotations
 
 import asyncio
-import json
 import logging
 import random
 from collections import Counter
@@ -37,26 +36,22 @@ import aiomqtt
 from board_nodes.board import Board
 from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
-from board_nodes.journal import Journal, OutboxRow
+from board_nodes.journal import Journal
+from board_nodes.publish_window import MAX_INFLIGHT, PUBLISH_TIMEOUT_S, PublishWindow
 from wire_contract import messages as wire
 from wire_contract.broker import mqtt_client
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["BoardLink", "broker_keepalive", "reconnect_delays"]
+__all__ = ["MAX_INFLIGHT", "BoardLink", "broker_keepalive", "reconnect_delays"]
 
 log = logging.getLogger(__name__)
 
 DRAIN_BATCH = 64
-# QoS 1 publishes awaiting their PUBACK per connection. aiomqtt warns on every call past 10
-# pending calls (subscribes included), so stay below it; 8 overlapping round trips already
-# keep a 200 ms link busy at 40 events/s, far beyond a board's rate.
-MAX_INFLIGHT = 8
 # A rebirth's replay (a fresh station rebuilding from the whole journal) at most this many
 # events a second: the station lets an asked replay past its flood gate, the node keeps it
 # to what the station's writer stores comfortably (20,000 kept events: ~20 s).
 REPLAY_RATE_PER_S = 1000.0
 MOSQUITTO_CHECK_S = 6  # Mosquitto 2 checks keepalives when 5 whole seconds have passed
-PUBLISH_TIMEOUT_S = 10  # a PUBACK (or CONNACK) not back by then: the connection is dead
 
 
 def broker_keepalive(keepalive_s: int) -> int:
@@ -130,9 +125,12 @@ class BoardLink:
         self._alarmed = False
         self._closed = False  # ``close`` said offline: nothing more to say
         self.conn = 0  # the epoch of the latest connection attempt (wall ms, increasing)
-        self._inflight = asyncio.Semaphore(MAX_INFLIGHT)
+        self.window = PublishWindow(board.id)  # every publish of this board takes a turn in it
         self._tasks: asyncio.TaskGroup | None = None  # the live connection's tasks
         self._replay: asyncio.Task[None] | None = None  # a rebirth's replay in flight
+        # The drain's client while the drain waits with nothing in flight (``durable`` may
+        # then publish at once, ``PublishWindow.launch``).
+        self._parked: aiomqtt.Client | None = None
         board.on_event = self._event_journaled
         board.on_state = self._state_changed
 
@@ -143,7 +141,20 @@ class BoardLink:
         self._state_dirty.set()
 
     def durable(self) -> None:
-        """The journal's writer committed events of this board: send them."""
+        """The journal committed events of this board: send them.
+
+        While the drain waits with nothing in flight, they are published here, in the call
+        that says they are on disk (the socket takes them before it returns): woken, the
+        drain would publish them only a turn of the loop later, after whatever else this turn
+        holds (the flag's result, the next state: ~0.5 ms of a flag's way to the arbiter,
+        issue 30). The drain then waits for their acknowledgements and marks them sent, as
+        for its own."""
+        client = self._parked
+        if client is not None and not self.window.launched:
+            self._parked = None  # until the drain has taken these over
+            rows = self.journal.unsent(self.board.id, limit=MAX_INFLIGHT)
+            topic = self.topics.event(self.board.id)
+            self.window.launch(client, topic, rows, replayed_upto=self._backlog_upto)
         self._wake.set()
 
     def _state_changed(self) -> None:
@@ -193,6 +204,7 @@ class BoardLink:
             timeout=PUBLISH_TIMEOUT_S,
             logger=_paho_log,
             max_inflight_messages=MAX_INFLIGHT,
+            write_at_once=True,  # an event on disk goes out in the turn it is published
         )
         return client
 
@@ -201,7 +213,7 @@ class BoardLink:
         b = self.broker
         delays = reconnect_delays(b.reconnect_min_s, b.reconnect_max_s)
         while True:
-            self._inflight = asyncio.Semaphore(MAX_INFLIGHT)  # none left held by a dead one
+            self.window.reset()  # no slot left held by a dead connection
             try:
                 async with self._client() as client:
                     self.client = client
@@ -227,7 +239,7 @@ class BoardLink:
         # is heard (it was lost when sent between the status and the subscription).
         for topic in (self.topics.cmd(board.id), self.topics.venue_cmd, self.topics.station_status):
             await client.subscribe(topic, qos=1)
-        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
+        await self._say_online(client)
         self._state_dirty.set()
         self._wake.set()
         self.connected.set()
@@ -245,9 +257,14 @@ class BoardLink:
         """Send the outbox in order, then the state: a state never names a seq not yet sent."""
         topic = self.topics.event(self.board.id)
         while True:
+            if self.window.launched:  # published by ``durable``: see them acknowledged
+                launched = await self.window.settle()
+                self.journal.mark_sent([row.id for row in launched])
+                self.counters["events_sent"] += len(launched)
+                continue
             rows = self.journal.unsent(self.board.id, limit=DRAIN_BATCH)
             if rows:
-                await self._publish(
+                await self.window.events(
                     client, topic, rows, replay=lambda r: r.id <= self._backlog_upto
                 )
                 self.journal.mark_sent([row.id for row in rows])
@@ -260,11 +277,14 @@ class BoardLink:
                 continue
             if self._status_dirty:
                 self._status_dirty = False
-                status = self._status("online")
-                await self._send(client, self.topics.status(self.board.id), status, retain=True)
+                await self._say_online(client)
                 continue
             self._wake.clear()
-            await self._wake.wait()
+            self._parked = client
+            try:
+                await self._wake.wait()
+            finally:
+                self._parked = None
 
     def check_outbox(self) -> int:
         """Warn once the unsent backlog passes the alarm mark; returns the backlog."""
@@ -279,14 +299,17 @@ class BoardLink:
             self._alarmed = False
         return backlog
 
+    async def _say_online(self, client: aiomqtt.Client) -> None:
+        status = self._status("online")
+        await self.window.send(client, self.topics.status(self.board.id), status, retain=True)
+
     async def _send_state(self, client: aiomqtt.Client) -> None:
         body = wire.encode(self.board.snapshot())
-        await self._send(client, self.topics.state(self.board.id), body, retain=True)
+        await self.window.send(client, self.topics.state(self.board.id), body, retain=True)
 
     async def rebirth(self, client: aiomqtt.Client, from_seq: int | None = None) -> None:
         """Publish status and state again, and replay journaled events for the station."""
-        board = self.board
-        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
+        await self._say_online(client)
         self._state_changed()
         if from_seq is not None:
             await self._replay_from(client, from_seq)
@@ -296,7 +319,7 @@ class BoardLink:
         board's other commands are not kept waiting behind a day's journal (~4 s paced). A
         rebirth asked while a replay flows replaces it (the station asked from a new seq)."""
         board = self.board
-        await self._send(client, self.topics.status(board.id), self._status("online"), retain=True)
+        await self._say_online(client)
         self._state_changed()
         if from_seq is None:
             return
@@ -318,39 +341,11 @@ class BoardLink:
         began = loop.time()
         for start in range(0, len(rows), DRAIN_BATCH):
             batch = rows[start : start + DRAIN_BATCH]
-            await self._publish(client, topic, batch, replay=lambda r: True)
+            await self.window.events(client, topic, batch, replay=lambda r: True)
             ahead = began + (start + len(batch)) / REPLAY_RATE_PER_S - loop.time()
             if ahead > 0:  # paced: a long journal is a steady stream, not a burst
                 await asyncio.sleep(ahead)
         self.counters["events_replayed"] += len(rows)
-
-    async def _send(
-        self, client: aiomqtt.Client, topic: str, payload: bytes, *, retain: bool = False
-    ) -> None:
-        """One QoS 1 publish, waiting its turn among at most ``MAX_INFLIGHT``. The semaphore
-        wakes its waiters first come, first served, so publishes reach paho in call order."""
-        async with self._inflight:
-            await client.publish(topic, payload, qos=1, retain=retain)
-
-    async def _publish(
-        self,
-        client: aiomqtt.Client,
-        topic: str,
-        rows: list[OutboxRow],
-        *,
-        replay: Callable[[OutboxRow], bool],
-    ) -> None:
-        """Publish journaled events, marked ``replay`` where asked. paho sends in call order
-        on one connection, so overlapping QoS 1 publishes (a window of ``MAX_INFLIGHT``) keep
-        the events' order while overlapping their round trips."""
-        await asyncio.gather(
-            *(
-                self._send(
-                    client, topic, (_as_replay(r.payload) if replay(r) else r.payload).encode()
-                )
-                for r in rows
-            )
-        )
 
     # -- incoming --------------------------------------------------------------------------------
     async def _receive(self, client: aiomqtt.Client) -> None:
@@ -397,7 +392,7 @@ class BoardLink:
             if earlier is not None:
                 # At most once per txn: the same answer again, nothing applied twice.
                 self.counters["commands_repeated"] += 1
-                await self._send(client, self.topics.reply(board.id), earlier.encode())
+                await self.window.send(client, self.topics.reply(board.id), earlier.encode())
                 return
         try:
             command, args = wire.parse_command(payload, venue_wide=venue_wide)
@@ -408,7 +403,7 @@ class BoardLink:
                 probe = wire.Reply(
                     txn=command.txn, ok=True, clock=wire.ProbeTimes(rx=received, tx=wall_ms())
                 )
-                await self._send(client, self.topics.reply(board.id), wire.encode(probe))
+                await self.window.send(client, self.topics.reply(board.id), wire.encode(probe))
                 return
             if command.cmd == "rebirth":
                 assert isinstance(args, wire.RebirthArgs)
@@ -428,7 +423,7 @@ class BoardLink:
             reply = wire.Reply(txn=txn, ok=False, error=str(exc), code=code, args=reasons or None)
         body = wire.encode(reply)
         self.journal.remember_reply(board.id, reply.txn, body.decode())
-        await self._send(client, self.topics.reply(board.id), body)
+        await self.window.send(client, self.topics.reply(board.id), body)
 
     async def _say_gone(self, client: aiomqtt.Client) -> None:
         """The link ends without a clean stop (the node is ending on an error): its
@@ -457,9 +452,3 @@ class BoardLink:
                 )  # fmt: skip
             except aiomqtt.MqttError as exc:
                 log.warning("board %s: could not say offline: %s", self.board.id, exc)
-
-
-def _as_replay(payload: str) -> str:
-    obj = json.loads(payload)
-    obj["replay"] = True
-    return json.dumps(obj, ensure_ascii=False, separators=(",", ":"))

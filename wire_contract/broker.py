@@ -107,11 +107,15 @@ def mqtt_client(
     identifier: str,
     keepalive_s: int | None = None,
     connect_timeout_s: float | None = None,
+    write_at_once: bool = False,
     **options: Any,
 ) -> aiomqtt.Client:
     """An MQTT 5 client for ``broker``: its host, port, credentials, TLS and TCP_NODELAY.
 
-    ``options`` go to :class:`aiomqtt.Client` as they are (will, clean_start, properties, …).
+    ``write_at_once``: a publish goes on the socket in the call that makes it, not two turns
+    of the loop later (``CancellableClient.write_at_once``): for a client whose every publish
+    someone waits for (a board's link). ``options`` go to :class:`aiomqtt.Client` as they are
+    (will, clean_start, properties, …).
     """
     username, password = broker.credentials()
     client = CancellableClient(
@@ -126,6 +130,7 @@ def mqtt_client(
         socket_options=NODELAY,
         **options,
     )
+    client.write_at_once = write_at_once
     if connect_timeout_s is not None:
         # paho's TCP connect blocks for up to this (default 5 s); a SYN lost in a cut then holds
         # the next attempt back long after the link returned. aiomqtt has no argument for it.

@@ -19,6 +19,7 @@ from wire_contract.aiomqtt_adapter import (
     gate_reading,
     link_gone,
     paho_client,
+    publish_now,
     set_connect_timeout,
     socket_reader,
 )
@@ -125,3 +126,48 @@ async def test_a_gone_link_puts_its_marker_in_the_message_queue(broker_factory) 
         assert isinstance(error, aiomqtt.MqttError)
         with pytest.raises(aiomqtt.MqttError):
             raise error
+
+
+async def test_paho_says_as_we_read_it_whether_it_runs_a_callback() -> None:
+    """``write_at_once`` writes in the publishing call only outside paho's callbacks, told by
+    paho's ``_in_callback_mutex`` as paho's own ``_packet_queue`` tells it."""
+    inner = paho_client(CancellableClient("127.0.0.1", 1))
+    mutex = inner._in_callback_mutex
+    assert mutex.acquire(False), "paho's callback mutex is held with no callback running"
+    mutex.release()
+    source = inspect.getsource(paho.Client._packet_queue)
+    assert "_in_callback_mutex.acquire(False)" in source, (
+        "paho no longer tells a callback by _in_callback_mutex before writing in the caller"
+    )
+
+
+async def test_aiomqtt_hands_paho_the_publish_callback_we_extend() -> None:
+    client = CancellableClient("127.0.0.1", 1)
+    assert paho_client(client).on_publish == client._on_publish
+    assert client._on_publish.__func__ is CancellableClient._on_publish  # type: ignore[attr-defined]
+    params = list(inspect.signature(aiomqtt.Client._on_publish).parameters)
+    assert params == ["self", "client", "userdata", "mid", "reason_code", "properties"], params
+
+
+@pytest.mark.broker
+@pytest.mark.parametrize("at_once", [True, False])
+async def test_publish_now_is_on_the_socket_in_its_call_with_write_at_once(
+    venue_broker, at_once: bool
+) -> None:
+    """With ``write_at_once`` paho has nothing left to write when ``publish_now`` returns;
+    without, the packet waits for the loop. Either way the future ends at the PUBACK and the
+    message arrives."""
+    async with (
+        mqtt_client(venue_broker, "station") as station,
+        mqtt_client(venue_broker, "node-a") as node,
+    ):
+        node.write_at_once = at_once  # type: ignore[attr-defined]
+        await station.subscribe(TOPICS.event("1"), qos=1)
+        acks = []
+        for i in range(3):
+            acks.append(publish_now(node, TOPICS.event("1"), f"{i}".encode()))
+            assert paho_client(node).want_write() is not at_once
+        await asyncio.wait_for(asyncio.gather(*acks), 5)
+        got = await collect(station, 3, within=5)
+        assert [m.payload for m in got] == [b"0", b"1", b"2"]
+        assert not node._acks  # type: ignore[attr-defined]

@@ -225,4 +225,6 @@ def test_the_scan_sees_an_override_of_a_library_private() -> None:
     rel = "wire_contract/aiomqtt_adapter.py"
     tree = ast.parse((ROOT / rel).read_text(encoding="utf-8"))
     names = sorted(hit.split(".")[-1] for hit in overrides(rel, tree))
-    assert names == ["_on_socket_open", "_on_socket_register_write", "_wait_for"], names
+    assert names == ["_on_publish", "_on_socket_open", "_on_socket_register_write", "_wait_for"], (
+        names
+    )

@@ -66,9 +66,7 @@ async def test_a_fresh_station_rebuilds_a_long_journal_without_flood_or_drop(
         assert link._replay is not None and not link._replay.done(), answered_s
         # the pause is journaled after them: by the journal's writer thread, so its event may
         # still be on its way to the disk (held, in no outbox yet) when nothing is unsent
-        await _wait(
-            lambda: node.journal.unsent_count("1") == 0 and not node.journal.holds("1"), 30
-        )
+        await _wait(lambda: node.journal.unsent_count("1") == 0 and not node.journal.holds("1"), 30)
         last = node.journal.events_from("1", 1)[-1].seq
         seqs = fresh.ingest.seqs.get("1")
         await _wait(lambda: seqs.watermark == last and not seqs.has_gap, 120)
