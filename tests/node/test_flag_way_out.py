@@ -19,7 +19,7 @@ import time
 
 import pytest
 from support.broker import VENUE
-from support.node import Probe, node_config, running_node
+from support.node import Probe, journaled_seqs, node_config, running_node
 
 from board_nodes import journal_writer
 from board_nodes.journal import Journal
@@ -78,15 +78,6 @@ class Disk:
         time.sleep(self.delay_s)
 
 
-def on_file(path, board: str) -> list[int]:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute("SELECT seq FROM outbox WHERE board=? ORDER BY seq", (board,))
-        return [r[0] for r in rows]
-    finally:
-        db.close()
-
-
 async def warmed(journal: Journal, n: int = journal_writer.FAST_COMMITS) -> None:
     """``n`` events written by the writer thread, one commit each: the disk's record."""
     for _ in range(n):
@@ -115,7 +106,7 @@ async def test_on_a_fast_disk_an_urgent_event_is_on_disk_when_record_returns(jou
     journal.record("1", lambda seq: {"seq": seq, "type": "flag"}, urgent=True)
     assert journal.held == 0 and journal.on_disk("1", 1)
     assert told == [frozenset({"1"})]  # the link heard before record returned
-    assert on_file(tmp_path / "j.sqlite3", "1") == [1]
+    assert journaled_seqs(tmp_path / "j.sqlite3", "1") == [1]
     assert journal.disk.threads[-1] == threading.current_thread().name  # written on the loop
 
 
@@ -149,11 +140,11 @@ async def test_an_urgent_event_never_passes_an_event_queued_before_it(journal, t
         await asyncio.sleep(0.001)  # the thread is in its commit
     journal.record("1", lambda seq: {"seq": seq, "type": "flag"}, urgent=True)
     assert journal.held == 2
-    assert on_file(tmp_path / "j.sqlite3", "1") == []
+    assert journaled_seqs(tmp_path / "j.sqlite3", "1") == []
     journal.disk.gate.set()
     await journal.idle()
     assert journal.held == 0
-    assert on_file(tmp_path / "j.sqlite3", "1") == [1, 2]
+    assert journaled_seqs(tmp_path / "j.sqlite3", "1") == [1, 2]
 
 
 @pytest.mark.allow_error_log  # the journal says the disk refuses: that is the case
@@ -169,7 +160,7 @@ async def test_a_refused_urgent_write_is_held_and_the_thread_tries_again(journal
         while journal.held:
             await asyncio.sleep(0.01)
     assert journal.failing_since is None
-    assert on_file(tmp_path / "j.sqlite3", "1") == [1, 2]
+    assert journaled_seqs(tmp_path / "j.sqlite3", "1") == [1, 2]
     assert frozenset({"1"}) in told
 
 

@@ -16,15 +16,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import gc
-import sqlite3
 import statistics
 import threading
 import time
 from collections.abc import AsyncIterator
-from pathlib import Path
 
 import pytest
-from support.node import Probe, node_config, running_node
+from support.node import Probe, journaled_seqs, node_config, running_node
 
 from board_nodes.journal import Journal
 from clock_service import Side
@@ -74,15 +72,6 @@ async def loop_lag() -> AsyncIterator[list[float]]:
         task.cancel()
         if collecting:
             gc.enable()
-
-
-def journaled_seqs(path: Path, board: str) -> list[int]:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute("SELECT seq FROM outbox WHERE board=? ORDER BY seq", (board,))
-        return [r[0] for r in rows]
-    finally:
-        db.close()
 
 
 async def test_a_slow_disk_delays_neither_the_flag_nor_the_clock(venue_broker, tmp_path):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import sqlite3
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -190,3 +191,14 @@ class Probe:
         payload = json.dumps({"txn": txn, "cmd": cmd, "args": args or {}})
         await self.client.publish(f"{self.root}/venue/cmd", payload, qos=1)
         return txn
+
+
+def journaled_seqs(path: Path, board: str) -> list[int]:
+    """The seqs of ``board``'s events in the journal file at ``path``, read as another process
+    would (read-only, beside the node's own connections)."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT seq FROM outbox WHERE board=? ORDER BY seq", (board,))
+        return [r[0] for r in rows]
+    finally:
+        db.close()
