@@ -28,8 +28,8 @@ same code runs inline: ``write`` is called by the loop itself.
 
 One event may skip the thread: the flag, which the arbiter waits for. Handing it over costs
 a millisecond or more here (the thread wakes only once the loop's turn lets the GIL go, and
-its statements take the GIL back from a loop busy with the flag's fallout), against ~0.1 ms
-for the commit itself on a fast card. ``write_now`` writes it on the loop, through the same
+its statements take the GIL back from a loop busy with the flag's fallout), against ~0.3 ms
+for the commit itself on a fast disk. ``write_now`` writes it on the loop, through the same
 ``write``, but only when that cannot stall the loop or reorder anything: the thread is idle
 and the loop has applied all its news (the caller's part), nothing refused waits, and the
 last ``FAST_COMMITS`` durable commits each took under ``FAST_COMMIT_S`` (an SD card's fsync
@@ -160,11 +160,11 @@ class JournalWriter:
         """Write ``op`` (and anything queued) on the caller's thread, now; None, with ``op``
         not taken, when the disk is not known fast, something refused waits, or the thread
         is writing. The caller must have applied every ``Written`` the thread posted."""
-        if not (self.fast and self.db is not None) or self._events or self._marks:
-            return None
         if not self._turn.acquire(blocking=False):
             return None
-        try:
+        try:  # the writer's own state, read while the thread cannot be writing
+            if not (self.fast and self.db is not None) or self._events or self._marks:
+                return None
             with self._cond:
                 self._queue.append(op)
             written = self.write()
