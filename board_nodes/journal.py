@@ -279,8 +279,11 @@ class Journal:
         if writer.threaded and self._loop is not None:
             writer.submit(*op, wake=False)
             if not self._wake_due:
-                self._wake_due = True
-                self._loop.call_soon(self._wake_writer)
+                try:
+                    self._loop.call_soon(self._wake_writer)
+                    self._wake_due = True
+                except RuntimeError:  # the loop is closed (the node has stopped): now
+                    writer.wake()
             return
         writer.submit(*op)
         if not writer.threaded:
