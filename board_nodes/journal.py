@@ -5,12 +5,14 @@ published, so a power cut loses nothing the node has decided. Each event is writ
 same transaction as the checkpoint of the board that caused it, so after a restart the board's
 state and its event history agree.
 
-The loop never waits for the disk (``journal_writer.py``): ``record`` gives the event its seq
+The loop does not wait for the disk (``journal_writer.py``): ``record`` gives the event its seq
 and payload at once and queues it for the writer thread, which writes whatever has queued in
 one transaction (one fsync for all) and tells the loop when it has committed
 (``on_written``). Until then the event is *held*: not in the outbox the link reads, so never
-published. The outbox is read on the loop (its own read-only connection), and only up to the
-last event the writer said is committed.
+published. The one exception is the flag (``urgent``), written on the loop while the disk has
+shown itself fast (``JournalWriter.write_now``): at most one commit that turns slow on the loop,
+then the thread again. The outbox is read on the loop (its own read-only connection), and
+only up to the last event the writer said is committed.
 
 A journal that cannot be written (a full SD card, an I/O error) never stops a clock either:
 the writer keeps the refused events, in order, and tries them again (each new write, each
@@ -307,6 +309,10 @@ class Journal:
         if written is None:
             return False
         self._submitted += 1
+        if not written.ok:  # refused: held, and told as the thread's news is (a turn later),
+            assert self._loop is not None  # not inside the board's emit
+            self._loop.call_soon(self._apply, written)
+            return True
         try:
             self._apply(written)
         except Exception:  # a listener's failure is not the record's: the event is on disk

@@ -150,12 +150,16 @@ class BoardLink:
         issue 30). The drain then waits for their acknowledgements and marks them sent, as
         for its own."""
         client = self._parked
-        if client is not None and not self.window.launched:
-            self._parked = None  # until the drain has taken these over
-            rows = self.journal.unsent(self.board.id, limit=MAX_INFLIGHT)
-            topic = self.topics.event(self.board.id)
-            self.window.launch(client, topic, rows, replayed_upto=self._backlog_upto)
-        self._wake.set()
+        try:
+            if client is not None and not self.window.launched:
+                self._parked = None  # until the drain has taken these over
+                rows = self.journal.unsent(self.board.id, limit=MAX_INFLIGHT)
+                topic = self.topics.event(self.board.id)
+                self.window.launch(client, topic, rows, replayed_upto=self._backlog_upto)
+        except Exception:  # (a card that fails the read): never into the board's turn
+            log.exception("board %s: publishing at once failed", self.board.id)
+        finally:
+            self._wake.set()  # the drain sends what was not launched
 
     def _state_changed(self) -> None:
         self._state_dirty.set()

@@ -100,7 +100,7 @@ class Node:
     async def run(self) -> None:
         if not self.boards:
             self.setup()
-        self.journal.start_writer()  # from now on the loop never waits for the disk
+        self.journal.start_writer()  # from now on the loop does not wait for the disk
         try:
             async with asyncio.TaskGroup() as tg:
                 self._task_group = tg

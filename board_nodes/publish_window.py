@@ -9,7 +9,10 @@ and overlapping round trips keep the events' order. aiomqtt warns past 10 pendin
 (``BoardLink.durable``): published in that very call (``publish_now``; the board's client
 writes to the socket in the call that publishes), their acknowledgements left for the drain
 to await (``settle``) and mark sent. A task would publish them only a turn of the loop later,
-after whatever else the turn holds (for a flag: its result, the next state; issue 30).
+after whatever else the turn holds (for a flag: its result, the next state; issue 30). They
+take no turn in the window: at most ``MAX_INFLIGHT`` of them, launched only while nothing of
+the drain's is in flight; beside a replay or a reply in flight paho queues what passes its
+own limit of ``MAX_INFLIGHT``, in order, and aiomqtt never counts them as pending calls.
 """
 
 from __future__ import annotations

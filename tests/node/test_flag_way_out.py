@@ -29,7 +29,9 @@ from firmware_bridge.simulated import SimulatedFace
 
 
 # -- the timer -------------------------------------------------------------------------------
-async def test_an_exact_timer_runs_at_its_instant_and_never_before_it() -> None:
+async def test_an_exact_timer_never_runs_before_its_instant() -> None:
+    """It wakes ``SPIN_S`` early: what it then does must not run the callback early. (How
+    soon after the instant it runs is measured by benchmarks/flag_latency.py, *decided*.)"""
     loop = asyncio.get_running_loop()
     ran: list[tuple[float, float]] = []
     slots = []
@@ -85,8 +87,15 @@ async def warmed(journal: Journal, n: int = journal_writer.FAST_COMMITS) -> None
         await journal.idle()
 
 
+# Whether the disk counts as fast is judged on real commits: generous here, so a loaded CI
+# machine's commits still count as fast, and a "slow" commit is slower than that.
+FAST_S = 0.25
+SLOW_S = 0.3
+
+
 @pytest.fixture
-async def journal(tmp_path):
+async def journal(tmp_path, monkeypatch):
+    monkeypatch.setattr(journal_writer, "FAST_COMMIT_S", FAST_S)
     disk = Disk()
     journal = Journal(tmp_path / "j.sqlite3", before_commit=disk).open()
     journal.disk = disk  # type: ignore[attr-defined]
@@ -111,7 +120,7 @@ async def test_on_a_fast_disk_an_urgent_event_is_on_disk_when_record_returns(jou
 
 
 async def test_a_disk_not_known_fast_takes_an_urgent_event_in_the_writer_thread(journal):
-    journal.disk.delay_s = journal_writer.FAST_COMMIT_S * 1.5  # a card's fsync
+    journal.disk.delay_s = SLOW_S  # a card's fsync
     await warmed(journal, 1)  # one slow commit is enough
     loop_thread = threading.current_thread().name
     journal.record("1", lambda seq: {"seq": seq, "type": "flag"}, urgent=True)
@@ -123,7 +132,7 @@ async def test_a_disk_not_known_fast_takes_an_urgent_event_in_the_writer_thread(
 
 async def test_one_slow_commit_on_the_loop_sends_the_next_urgent_events_to_the_thread(journal):
     await warmed(journal)
-    journal.disk.delay_s = journal_writer.FAST_COMMIT_S * 1.5  # the card turns slow
+    journal.disk.delay_s = SLOW_S  # the card turns slow
     journal.record("1", lambda seq: {"seq": seq, "type": "flag"}, urgent=True)
     assert journal.on_disk("1", 1)  # that one stalled the loop (once, bounded)
     journal.record("2", lambda seq: {"seq": seq, "type": "flag"}, urgent=True)
@@ -147,6 +156,32 @@ async def test_an_urgent_event_never_passes_an_event_queued_before_it(journal, t
     assert journaled_seqs(tmp_path / "j.sqlite3", "1") == [1, 2]
 
 
+async def test_an_urgent_event_waits_for_a_writer_thread_that_is_writing(journal, tmp_path):
+    """The thread in its ``write`` (here: its turn taken by another thread) with nothing
+    queued: the urgent event does not wait for it on the loop, it queues behind it."""
+    await warmed(journal)
+    writer = journal._w
+    taken, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with writer._turn:
+            taken.set()
+            release.wait(10)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    try:
+        assert taken.wait(5)
+        journal.record("1", lambda seq: {"seq": seq, "type": "flag"}, urgent=True)
+        assert journal.held == 1
+        assert journaled_seqs(tmp_path / "j.sqlite3", "1") == []
+    finally:
+        release.set()
+        holder.join()
+    await journal.idle()
+    assert journaled_seqs(tmp_path / "j.sqlite3", "1") == [1]
+
+
 @pytest.mark.allow_error_log  # the journal says the disk refuses: that is the case
 async def test_a_refused_urgent_write_is_held_and_the_thread_tries_again(journal, tmp_path):
     told: list[frozenset[str]] = []
@@ -154,7 +189,10 @@ async def test_a_refused_urgent_write_is_held_and_the_thread_tries_again(journal
     journal.on_written = told.append
     journal.disk.refuse = 1
     journal.record("1", lambda seq: {"seq": seq, "type": "flag"}, urgent=True)
-    assert journal.held == 1 and journal.failing_since is not None
+    assert journal.held == 1
+    assert journal.failing_since is None  # told a turn later, as the thread's news, not
+    await asyncio.sleep(0)  # inside the board's emit that recorded the flag
+    assert journal.failing_since is not None
     journal.record("1", lambda seq: {"seq": seq, "type": "result"})
     async with asyncio.timeout(journal_writer.RETRY_S * 6):
         while journal.held:
