@@ -162,11 +162,25 @@ async def test_alerts_stored_with_the_stations_ids_keep_the_id_sequence_ahead(st
     assert await store.insert_alert(row("c")) == 8  # the database's own id comes after
 
 
+FLAG = [envelope("1", 1, type="flag", data={"side": "red"})]
+# A confirmed result answering a command this station never sent (its predecessor's disk
+# lost): stored as a proposal, and an ``unverified_decision`` alert.
+FOREIGN_DECISION = [
+    envelope("1", 1, type="started", data={"side_on_move": "red"}),
+    envelope(
+        "1", 2, type="result", txn="st-of-a-station-gone",
+        data={"winner": "red", "reason": "resignation", "status": "confirmed"},
+    ),
+]  # fmt: skip
+
+
 @contextlib.contextmanager
-def committed_during_its_read(station: Station, name: str) -> Iterator[dict[str, Any]]:
-    """A flag's alert shown while the store is locked (yielded as shown); the store's read
-    ``name`` then reads, and before it answers the writer commits the alert (the lock lets
-    go): the read answers what was there before the commit."""
+def committed_during_its_read(
+    station: Station, name: str, events: list[dict[str, Any]] = FLAG
+) -> Iterator[dict[str, Any]]:
+    """An alert (a flag's, by default) shown while the store is locked (yielded as shown);
+    the store's read ``name`` then reads, and before it answers the writer commits the alert
+    (the lock lets go): the read answers what was there before the commit."""
     assert station.ingest is not None and station.store is not None
     ingest, read = station.ingest, getattr(station.store, name)
     queue = station.hub.subscribe()
@@ -182,7 +196,8 @@ def committed_during_its_read(station: Station, name: str) -> Iterator[dict[str,
         return answer
 
     try:
-        feed(station, envelope("1", 1, type="flag", data={"side": "red"}))
+        for ev in events:
+            feed(station, ev)
         (shown,) = alerts_on(queue)
         setattr(station.store, name, racing)
         yield shown
@@ -223,3 +238,16 @@ async def test_an_alert_stored_while_a_ruling_looks_it_up_is_ruled(station: Stat
             )
     assert r.status_code == 200, r.text
     assert r.json()["alert"]["status"] == "acked"
+
+
+async def test_an_unverified_decision_stored_while_it_is_counted_counts_once(
+    station: Station,
+) -> None:
+    """The banner's count of decisions stored unverified, taken as the writer commits one:
+    counted, once (read the store first and the unstored after, it was in neither)."""
+    with committed_during_its_read(station, "open_alert_ids", FOREIGN_DECISION) as shown:
+        assert shown["kind"] == "unverified_decision"
+        await station.watch._count_unverified()
+    assert station.watch.unverified == 1
+    await station.watch._count_unverified()  # and once stored, still one
+    assert station.watch.unverified == 1

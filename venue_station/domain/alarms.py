@@ -89,15 +89,18 @@ class AlarmWatch:
         st = self.station
         if st.store is None or st.ingest is None or not st.ingest.deciding:
             return
+        # The unstored ones first, then the store, each alert by its id: one the writer
+        # commits meanwhile is in both and counts once (read the other way round it was in
+        # neither, and the banner's count one short for a tick).
+        unstored = {
+            a["id"] for a in st.ingest.alert_ledger.unstored() if a["kind"] == "unverified_decision"
+        }
         try:
-            stored = await st.store.count_open_alerts("unverified_decision")
+            stored = await st.store.open_alert_ids("unverified_decision")
         except Exception as exc:  # the store failing is its own alarm
             log.debug("could not count the unverified decisions: %s", exc)
             return
-        unstored = sum(
-            1 for a in st.ingest.alert_ledger.unstored() if a["kind"] == "unverified_decision"
-        )
-        self.unverified = stored + unstored
+        self.unverified = len(stored | unstored)
 
 
 def broker_down_since(station: Any) -> int | None:

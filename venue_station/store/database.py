@@ -368,12 +368,13 @@ class Store:
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
 
-    async def count_open_alerts(self, kind: str) -> int:
-        """How many alerts of ``kind`` are open (no one has acknowledged or ruled them)."""
+    async def open_alert_ids(self, kind: str) -> set[int]:
+        """The ids of the alerts of ``kind`` that are open (no one has acknowledged or ruled
+        them): beside the ledger's unstored ones, an alert committed meanwhile counts once."""
         a = t.alerts
-        q = sa.select(sa.func.count()).where(a.c.kind == kind, a.c.status == "open")
+        q = sa.select(a.c.id).where(a.c.kind == kind, a.c.status == "open")
         async with self.engine.connect() as conn:
-            return int((await conn.execute(q)).scalar_one())
+            return {int(row[0]) for row in await conn.execute(q)}
 
     # -- rows set aside -------------------------------------------------------------------
     async def set_aside(self, *, kind: str, board: str | None, reason: str, item: str) -> int:
