@@ -135,7 +135,16 @@ async def test_two_venues_two_hubs_three_nodes_nothing_lost_or_doubled(
                 await asyncio.sleep(1)
             assert len(got) == len(set(got))  # never doubled (the key holds it)
             missing = sorted(want - set(got))
-            assert not missing, f"{len(missing)} events lost at the hub, e.g. {missing[:5]}"
+            if missing:  # where were they lost: before the venue's station, or beyond it?
+                at_station: set[Any] = set()
+                for venue in rosters:
+                    at_station |= (await station_truth(stations[venue], venue))[0]
+                seen = len(set(missing) & at_station)
+                boards = sorted({m[:2] for m in missing})
+                raise AssertionError(
+                    f"{len(missing)} events lost at the hub ({seen} of them stored by their "
+                    f"venue's station), boards {boards}, e.g. {missing[:5]}"
+                )
             assert set(got) == want  # nothing the venues did not number
             assert len(want) > 100
             assert await store.gaps() == []
