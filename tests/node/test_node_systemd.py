@@ -82,6 +82,9 @@ async def test_the_watchdog_trims_sent_events_beyond_replay_keep(venue_broker, t
             journal.record("1", lambda seq: {"seq": seq})
         journal.mark_sent([row.id for row in journal.unsent("1", limit=150)])
     async with running_node(config, {"1": SimulatedFace(mode="idle")}) as node:
+        # the watchdog's first prune was given to the writer thread as the node started (the
+        # link was still connecting); it is on disk once the writer has caught up with it
+        await asyncio.wait_for(node.journal.idle(), 5)
         rows = node.journal.events_from("1", 1)
         assert [r.seq for r in rows][:1] == [51] and len(rows) == 100
         assert node.events_dropped == 0
