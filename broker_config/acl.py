@@ -36,6 +36,7 @@ def rules_for(roster: Roster, username: str) -> list[str]:
             f"topic write {root}/station/status",
             f"topic write {root}/station/decision",  # the station's decisions, to the hub
             f"topic write {root}/station/record/+",  # the boards' game records (issue 29)
+            f"topic write {root}/resent/board/+/event",  # stored events the hub asks again
         ]
     for node in roster.node:
         if node.account == username:

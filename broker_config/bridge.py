@@ -1,12 +1,15 @@
 """The venue's bridge to the federation centre: the roster's ``[federation]`` table, rendered.
 
 The venue stays autonomous: its broker bridges its boards' ``status``, ``state`` and ``event``
-topics OUT to the centre's NATS (MQTT listener) and takes nothing in — no command ever reaches
-a board from the centre. Settings learned against NATS 2.9 and Mosquitto 2.0:
+topics OUT to the centre's NATS (MQTT listener) and takes in one topic only, the hub's asks
+for events it lacks (``station/resend``, read by the station alone) — no command ever reaches
+a board from the centre. The station's answers (``resent/board/+/event``) go out as the boards'
+events. Settings learned against NATS 2.9 and Mosquitto 2.0:
 
 - NATS speaks MQTT 3.1.1 only: ``bridge_protocol_version mqttv311``.
 - ``try_private false``: NATS does not know Mosquitto's private bridge flag and refuses the
-  connection with it (and a ``both`` bridge would then echo messages; ours is ``out`` only).
+  connection with it (and a ``both`` bridge would then echo messages; ours has no ``both``, and
+  nothing it brings in is a topic it sends out).
 - ``cleansession false`` + QoS 1: while the uplink is cut, the venue broker queues the bridge's
   messages (bounded by ``max_queued_messages``, sized for an outage) and sends them on return;
   a re-sent message may arrive twice, the hub stores it once.
@@ -114,7 +117,7 @@ def render_federation_bridge(venue: str, fed: FederationSettings) -> list[str]:
         "# Federation bridge (broker_config/bridge.py): this venue's board status, state and",
         "# events, the station's decisions and game records, OUT to the centre's NATS over",
         "# MQTT 3.1.1, QoS 1.",
-        "# Nothing comes in.",
+        "# Nothing comes in but the hub's asks for events it lacks (station/resend).",
         f"connection {venue}-federation",
         f"address {' '.join(fed.addresses())}",
         "round_robin false",
@@ -141,4 +144,9 @@ def render_federation_bridge(venue: str, fed: FederationSettings) -> list[str]:
     out.append(f"topic station/decision out 1 {local} {remote}")
     # The boards' game records (issue 29), retained at the venue; the hub checks each.
     out.append(f"topic station/record/+ out 1 {local} {remote}")
+    # The hub's mending (docs/federation.md): its asks for events a dying centre node lost
+    # come IN (the one topic that does; only the station reads it, QoS 0: the hub asks again),
+    # and the station's stored copies go OUT as the boards' own events.
+    out.append(f"topic station/resend in 0 {local} {remote}")
+    out.append(f"topic board/+/event out 1 {local}resent/ {remote}")
     return out

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-__all__ = ["CentreNode", "CentreUsers", "render_centre_conf", "state_subjects"]
+__all__ = ["CentreNode", "CentreUsers", "render_centre_conf", "resend_subject", "state_subjects"]
 
 CLUSTER_NAME = "qz-federation"
 
@@ -51,6 +51,11 @@ def record_subjects(prefix: str) -> str:
 
 def venue_subject_root(prefix: str, venue: str) -> str:
     return f"{prefix.replace('/', '.')}.qz.v1.{venue}"
+
+
+def resend_subject(prefix: str, venue: str) -> str:
+    """The hub's asks for a venue's events it lacks; the venue's bridge subscribes (in)."""
+    return f"{venue_subject_root(prefix, venue)}.station.resend"
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,7 +103,9 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
             + [_q(f"{root}.station.decision")]  # the venue station's decisions (issue 27)
             + [_q(f"{root}.station.record.*")]  # its game records (issue 29)
         )
-        perms = f'{{publish: {{allow: [{kinds}]}}, subscribe: {{deny: [">"]}}}}'
+        # It reads one subject: the hub's asks for events it lacks (its bridge brings them in).
+        asks = _q(resend_subject(users.prefix, venue))
+        perms = f"{{publish: {{allow: [{kinds}]}}, subscribe: {{allow: [{asks}]}}}}"
         venue_users.append(_user(user, password, perms))
     records = live_record_subjects(users.prefix)
     public_perms = (

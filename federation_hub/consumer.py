@@ -25,6 +25,7 @@ from nats.aio.msg import Msg
 from sqlalchemy.exc import SQLAlchemyError
 
 from federation_hub.errors import RecordError
+from federation_hub.mender import GapMender
 from federation_hub.records import (
     DecisionRecord,
     is_decision_subject,
@@ -57,6 +58,7 @@ class HubCounters:
     bad: dict[str, int] = field(default_factory=dict)
     states: int = 0
     store_failures: int = 0
+    mend_asks: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -65,6 +67,7 @@ class HubCounters:
             "bad": dict(self.bad),
             "states": self.states,
             "store_failures": self.store_failures,
+            "mend_asks": self.mend_asks,
         }
 
 
@@ -80,6 +83,7 @@ class HubConsumer:
         batch: int = 200,
         workers: int = 1,
         name: str = "hub",
+        mend_every_s: float | None = 5.0,
     ) -> None:
         if not servers:
             raise ValueError("servers: give at least one nats:// URL")
@@ -92,6 +96,12 @@ class HubConsumer:
         self.user, self.password = user, password
         self.store, self.plan, self.batch, self.name = store, plan, batch, name
         self.counters = HubCounters()
+        # Asks the venues again for the events a dying centre node lost (None: never).
+        self.mender = None
+        if mend_every_s is not None:
+            self.mender = GapMender(
+                store, prefix=plan.prefix, every_s=mend_every_s, again_s=2 * mend_every_s
+            )
         self.ready = asyncio.Event()
         self._nc: NatsClient | None = None
 
@@ -128,8 +138,16 @@ class HubConsumer:
                 for sub in events:
                     tg.create_task(self._loop(sub, self._store_events))
                 tg.create_task(self._loop(states, self._store_states))
+                if self.mender is not None:
+                    tg.create_task(self.mender.run(self._ask), name="mender")
         finally:
             await self.close()
+
+    async def _ask(self, subject: str, payload: bytes) -> None:
+        if self._nc is None:
+            raise ConnectionError("the hub is not connected to NATS")
+        await self._nc.publish(subject, payload)
+        self.counters.mend_asks += 1
 
     async def close(self) -> None:
         nc, self._nc = self._nc, None

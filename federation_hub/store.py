@@ -289,6 +289,30 @@ class HubStore:
                 for r in await conn.execute(q)
             ]
 
+    async def missing(self, limit: int = 200) -> list[tuple[str, str, int, int]]:
+        """``(venue, board, first, last)`` seq ranges the store lacks: the holes between stored
+        events, and the tail a board's newest state says it numbered beyond its last stored
+        event (what the mender asks the venues for, federation_hub/mender.py)."""
+        holes = [
+            (g["venue"], g["board"], g["after"] + 1, g["before"] - 1) for g in await self.gaps()
+        ]
+        last = (
+            sa.select(events.c.venue, events.c.board, sa.func.max(events.c.seq).label("top"))
+            .group_by(events.c.venue, events.c.board)
+            .subquery()
+        )
+        q = sa.select(boards.c.venue, boards.c.board, boards.c.seq, last.c.top).select_from(
+            boards.outerjoin(
+                last, sa.and_(last.c.venue == boards.c.venue, last.c.board == boards.c.board)
+            )
+        )
+        async with self.engine.connect() as conn:
+            for r in await conn.execute(q):
+                top = r.top or 0
+                if r.seq > top:
+                    holes.append((r.venue, r.board, top + 1, r.seq))
+        return sorted(holes)[:limit]
+
     async def game_facts(self, venue: str) -> list[dict[str, Any]]:
         """A venue's ``ready`` and deciding events (flag, forfeit, result, foul) with a game, in
         report order: what the standings read (federation_hub/standings.py)."""

@@ -185,6 +185,26 @@ def message_components() -> dict[str, Any]:
                 ]
             ),
         ),
+        "ResendAsk": _message(
+            "ResendAsk",
+            "Hub's ask for events",
+            "Hub to station, on `qz/v1/{venue}/station/resend` (QoS 0, not retained; the one "
+            "topic the venue bridge brings in from the centre, read by the station alone): the "
+            "board's seqs `from_seq` to `to_seq` (at most 1,000) the hub lacks after a centre node "
+            "died with them. The station sends its stored copies again on "
+            "`qz/v1/{venue}/resent/board/{board}/event` (station account only, `replay: true`), "
+            "which the bridge carries out as the board's events. No node sends or receives it.",
+            "ResendAsk",
+            _examples(
+                [
+                    (
+                        "a hole of three events",
+                        {"v": 1, "board": "6", "from_seq": 118, "to_seq": 120,
+                         "ts": 1481333470000},
+                    )
+                ]
+            ),
+        ),
         "StationStatus": _message(
             "StationStatus",
             "Station status",

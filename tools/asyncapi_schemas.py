@@ -199,6 +199,8 @@ def schema_components() -> dict[str, Any]:
     # Station -> hub (issue 29): a board's game record, retained.
     schemas["GameRecord"] = model_schema(records.GameRecord)
     schemas["PlyClock"] = model_schema(records.PlyClock)
+    # Hub -> station, brought in by the venue bridge: events the centre lacks (the mending).
+    schemas["ResendAsk"] = model_schema(wire.ResendAsk)
     return schemas
 
 

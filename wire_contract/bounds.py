@@ -53,6 +53,9 @@ MAX_LIST_ITEMS = 64  # a state's open proposals
 # stay under MAX_PAYLOAD_BYTES (41 bytes a ply at worst); longer games are not relayed live.
 MAX_RECORD_PLIES = 360
 MAX_FEN_LEN = 100  # a xiangqi FEN is at most ~90 characters
+# Events one resend ask may name (station/resend, the hub's mending): a whole game's worth; a
+# longer gap is asked in several.
+MAX_RESEND_EVENTS = 1_000
 # Text fields refuse control characters (they would reach every page and export).
 PRINTABLE_PATTERN = r"^[^\x00-\x1f\x7f]*$"
 _PRINTABLE = re.compile(PRINTABLE_PATTERN)

@@ -82,6 +82,7 @@ __all__ = [
     "ProbeTimes",
     "ReadyData",
     "Reply",
+    "ResendAsk",
     "ResultData",
     "ShutdownData",
     "StartedData",
@@ -153,6 +154,26 @@ class Decision(_Model):
     txn: Txn
     by: Annotated[str, Field(max_length=64, pattern=_PRINTABLE)] | None = None
     ts: Ms
+
+
+class ResendAsk(_Model):
+    """The hub's ask for events of one board it lacks (``station/resend``, from the centre):
+    seqs ``from_seq`` … ``to_seq``. The venue's station answers with the copies it stored, on
+    ``resent/board/{board}/event``, which the bridge carries out as the board's events."""
+
+    v: Literal[1] = 1
+    board: Id
+    from_seq: Seq
+    to_seq: Seq
+    ts: Ms
+
+    @model_validator(mode="after")
+    def _a_bounded_range(self) -> ResendAsk:
+        if self.to_seq < self.from_seq:
+            raise ValueError(f"to_seq {self.to_seq} is before from_seq {self.from_seq}")
+        if self.to_seq - self.from_seq >= bounds.MAX_RESEND_EVENTS:
+            raise ValueError(f"more than {bounds.MAX_RESEND_EVENTS} events in one ask")
+        return self
 
 
 class SidePair(_Model):

@@ -24,7 +24,7 @@ class WireError(WireContractError, ValueError):
 @dataclass(frozen=True, slots=True)
 class TopicName:
     venue: str
-    kind: Literal["board", "venue", "station"]
+    kind: Literal["board", "venue", "station", "resent"]
     leaf: str
     board: str | None = None
 
@@ -73,6 +73,17 @@ class Topics:
         """The station's decisions (issue 27): only the station account publishes here."""
         return f"{self.root}/station/decision"
 
+    @property
+    def station_resend(self) -> str:
+        """The hub's asks for events it lacks (``ResendAsk``): the one topic the venue bridge
+        brings IN from the centre; only the station reads it."""
+        return f"{self.root}/station/resend"
+
+    def resent_event(self, board: str) -> str:
+        """The station's stored copy of a board's event, sent again for the hub: only the
+        station account publishes here, and the bridge carries it out as the board's event."""
+        return f"{self.root}/resent/board/{check_id('board', board)}/event"
+
     def station_record(self, board: str) -> str:
         """A board's game record (issue 29, retained): only the station account publishes."""
         return f"{self.root}/station/record/{check_id('board', board)}"
@@ -104,8 +115,12 @@ def parse_topic(topic: str) -> TopicName:
         return TopicName(venue, "venue", "cmd")
     if rest == ["station", "status"]:
         return TopicName(venue, "station", "status")
-    if rest == ["station", "decision"]:
-        return TopicName(venue, "station", "decision")
+    if rest in (["station", "decision"], ["station", "resend"]):
+        return TopicName(venue, "station", rest[1])
+    if len(rest) == 4 and rest[:2] == ["resent", "board"] and rest[3] == "event":
+        if not _ID_RE.match(rest[2]):
+            raise WireError(f"topic {topic!r}: bad board id")
+        return TopicName(venue, "resent", "event", rest[2])
     if len(rest) == 3 and rest[:2] == ["station", "record"] and _ID_RE.match(rest[2]):
         return TopicName(venue, "station", "record", rest[2])
     raise WireError(f"topic {topic!r} is not a topic of the contract")

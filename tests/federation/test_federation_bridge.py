@@ -34,7 +34,7 @@ def fed_roster(venue: str, centre: NatsCentre, **extra: object) -> Roster:
     )
 
 
-def test_bridge_lines_are_out_only_mqtt311_no_private() -> None:
+def test_bridge_lines_are_out_but_the_hubs_asks_mqtt311_no_private() -> None:
     roster = Roster.build(
         venue="va",
         nodes={"n": ["1"]},
@@ -56,8 +56,13 @@ def test_bridge_lines_are_out_only_mqtt311_no_private() -> None:
     ] + [
         "topic station/decision out 1 qz/v1/va/ league/2026/qz/v1/va/",
         "topic station/record/+ out 1 qz/v1/va/ league/2026/qz/v1/va/",
+        # the mending: the hub's asks in (read by the station alone), its copies out as events
+        "topic station/resend in 0 qz/v1/va/ league/2026/qz/v1/va/",
+        "topic board/+/event out 1 qz/v1/va/resent/ league/2026/qz/v1/va/",
     ]
-    assert not any(" in " in t or " both " in t or "cmd" in t for t in topics)
+    inbound = [t for t in topics if " out " not in t]
+    assert inbound == ["topic station/resend in 0 qz/v1/va/ league/2026/qz/v1/va/"]
+    assert not any(" both " in t or "cmd" in t for t in topics)
 
 
 @pytest.mark.parametrize(

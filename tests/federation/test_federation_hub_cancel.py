@@ -32,7 +32,14 @@ class SwallowingFetch:
 
 
 async def test_the_read_loop_ends_on_one_cancel_though_the_fetch_swallows_it() -> None:
-    hub = HubConsumer(servers=["nats://127.0.0.1:1"], user="u", password="p", store=None, plan=None)  # type: ignore[arg-type]
+    hub = HubConsumer(
+        servers=["nats://127.0.0.1:1"],
+        user="u",
+        password="p",
+        store=None,
+        plan=None,
+        mend_every_s=None,
+    )  # type: ignore[arg-type]
     sub = SwallowingFetch()
     handled: list[Any] = []
 

@@ -140,6 +140,40 @@ async def test_a_venue_cannot_read_the_federation(nats_centre: NatsCentre) -> No
         await venue.close()
 
 
+async def test_a_venue_reads_only_the_hubs_asks_for_its_own_events(
+    nats_centre: NatsCentre,
+) -> None:
+    """The mending (docs/federation.md): a venue's user reads one subject, the hub's asks for
+    its own events; not another venue's, and it may not ask anyone itself."""
+    venue, errs = await errors_of(
+        {"servers": nats_centre.urls, "user": "venue-va", "password": "pw-va"}
+    )
+    hub = await nats.connect(nats_centre.urls, user=HUB_USER[0], password=HUB_USER[1])
+    try:
+        got: asyncio.Queue[bytes] = asyncio.Queue()
+
+        async def on_msg(msg: Msg) -> None:
+            got.put_nowait(msg.data)
+
+        await venue.subscribe("fed.qz.v1.va.station.resend", cb=on_msg)
+        await venue.flush()
+        await hub.publish("fed.qz.v1.va.station.resend", b"ask")
+        assert await asyncio.wait_for(got.get(), 5) == b"ask"
+        assert errs == []
+        await venue.subscribe("fed.qz.v1.vb.station.resend")
+        await venue.flush()
+        await asyncio.sleep(0.3)
+        assert len(errs) == 1 and "permissions violation" in str(errs[0]).lower()
+        for subject in ("fed.qz.v1.va.station.resend", "fed.qz.v1.vb.station.resend"):
+            await venue.publish(subject, b"ask")
+        await venue.flush()
+        await asyncio.sleep(0.3)
+        assert len(errs) == 3 and got.empty(), errs
+    finally:
+        await venue.close()
+        await hub.close()
+
+
 async def test_only_the_hub_publishes_the_checked_records(nats_centre: NatsCentre) -> None:
     """Issue 29: the public reads ``fed.live.*.record.*``; a venue may not write there (it would
     skip the hub's check), the hub may, and a viewer gets it."""

@@ -100,6 +100,7 @@ MODELS: dict[str, type[BaseModel]] = {
     "BoardStatus": wire.BoardStatus,
     "StationStatus": wire.StationStatus,
     "Decision": wire.Decision,
+    "ResendAsk": wire.ResendAsk,
     "GameRecord": records.GameRecord,
     "PlyClock": records.PlyClock,
     "StateSnapshot": wire.StateSnapshot,

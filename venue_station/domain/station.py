@@ -32,6 +32,7 @@ from venue_station.domain.record_counts import CountDesk
 from venue_station.domain.record_duties import DutyDesk, record_fouls
 from venue_station.domain.records import RecordDesk
 from venue_station.domain.records_out import relay_records
+from venue_station.domain.resend import Resender, answer_resend_asks
 from venue_station.domain.rulings import Ruling, plan_ruling
 from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
@@ -91,6 +92,7 @@ class Station:
         self.bus: CommandBus | None = None
         self.collector: Collector | None = None
         self.decisions: DecisionOutbox | None = None
+        self.resender: Resender | None = None
         self.session = 0
         self.started_ms = 0
         self.supervisor = Supervisor()
@@ -169,6 +171,9 @@ class Station:
                 "qz_public_superseded": lambda: self.hub.public.superseded,
                 "qz_public_left_off": lambda: self.hub.public.left_off,
                 "qz_public_streams_dropped": lambda: self.hub.public.slow_dropped,
+                # The hub's asks for events it lacks, and the copies sent again (resend.py).
+                "qz_resend_asks": lambda: self.resender.asks if self.resender else 0,
+                "qz_resent_events": lambda: self.resender.sent if self.resender else 0,
             }
         )
         self.supervisor.start("writer", self.ingest.writer.run)
@@ -189,6 +194,7 @@ class Station:
                 "decisions", lambda: outbox.run(collector.publish, collector.connected)
             )
             relay_records(self, collector)  # the records to the hub, retained (issue 29)
+            answer_resend_asks(self, collector)  # events a dying centre node lost, again
             self.supervisor.start("gaps", self._watch_gaps)
             ingest.clock_truth.probing = True  # a node looking behind is judged by round trips
             self.supervisor.start(

@@ -108,6 +108,7 @@ class Ingest:
         self.metrics = metrics
         self.hub = hub
         self.on_reply = on_reply
+        self.on_resend: Callable[[bytes], None] | None = None  # the hub asks (domain/resend.py)
         self._configured = known_boards
         self._paired: set[str] = set()
         self.boards: dict[str, BoardView] = {}
@@ -205,8 +206,12 @@ class Ingest:
             return self._reject(
                 "topic", topic, f"venue {name.venue!r} is not this station's {self.venue!r}"
             )
-        if name.kind == "station":
-            return None  # another station's status (or a stale will): not ours to act on
+        if name.kind == "station" and name.leaf == "resend":
+            if self.on_resend is not None:  # the hub's ask, brought in by the bridge
+                self.on_resend(payload)
+            return None
+        if name.kind in ("station", "resent"):
+            return None  # another station's status (or a stale will), a copy sent again: not ours
         if name.kind == "venue" or name.leaf == "cmd":
             # Our own commands never come back (no-local subscription): someone else sent this.
             return self._reject("foreign_cmd", topic, "a command the station did not send")

@@ -200,6 +200,14 @@ class Store:
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q.order_by(e.c.seq))]
 
+    async def board_events(self, board: str, from_seq: int, to_seq: int) -> list[dict[str, Any]]:
+        """A board's stored events with seq in ``from_seq`` … ``to_seq`` (every session), in
+        seq order: what the hub asks sent again (domain/resend.py)."""
+        e = t.events
+        q = sa.select(e).where(e.c.board == board, e.c.seq.between(from_seq, to_seq))
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q.order_by(e.c.seq, e.c.session))]
+
     async def seqs_by_board(self) -> dict[str, list[int]]:
         """Every stored seq per board, ascending (to rebuild the gap detector at start)."""
         e = t.events

@@ -1,0 +1,93 @@
+"""The hub mends its archive: it asks a venue again for the events it lacks.
+
+NATS acknowledges a bridge's QoS 1 message before the events stream has it: a centre node
+killed with messages in flight to the stream's leader (or a leader killed before they were
+replicated) loses them, and the venue's bridge, having its PUBACKs, never sends them again
+(measured: tests/federation/test_federation_acceptance.py lost 1–296 events this way). A
+board's seq rises by one per event, so the store sees each hole (``HubStore.missing``: between
+stored events, and past the last one up to the seq the board's newest state names).
+
+Every ``every_s`` the mender reads the holes; one seen in the pass before too (not an event
+still on its way) is asked for on ``{prefix}.qz.v1.{venue}.station.resend`` (wire
+``ResendAsk``, at most ``MAX_RESEND_EVENTS`` seqs an ask; the venue's bridge brings it in, its
+station answers with its stored copies as the board's events) and asked again every
+``again_s`` while it stays open. At most ``max_asks`` asks a pass. Core NATS, no ack: an ask
+lost is asked again; several hubs asking the same is harmless (the store keeps a key once).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import time
+from collections.abc import Awaitable, Callable
+
+from federation_hub.centre_conf import resend_subject
+from federation_hub.store import HubStore
+from wire_contract.bounds import MAX_RESEND_EVENTS
+from wire_contract.messages import ResendAsk, encode
+from wire_contract.wallclock import wall_ms
+
+__all__ = ["GapMender"]
+
+log = logging.getLogger(__name__)
+Publish = Callable[[str, bytes], Awaitable[None]]
+Hole = tuple[str, str, int, int]
+
+
+class GapMender:
+    def __init__(
+        self,
+        store: HubStore,
+        *,
+        prefix: str = "fed",
+        every_s: float = 5.0,
+        again_s: float = 10.0,
+        max_asks: int = 100,
+    ) -> None:
+        if every_s <= 0 or again_s < every_s:
+            raise ValueError(f"every_s {every_s}, again_s {again_s}: 0 < every_s <= again_s")
+        self.store, self.prefix = store, prefix
+        self.every_s, self.again_s, self.max_asks = every_s, again_s, max_asks
+        self.asked = 0
+        self._seen: set[Hole] = set()
+        self._asked_at: dict[Hole, float] = {}
+
+    def __repr__(self) -> str:
+        return f"<GapMender asked={self.asked} open={len(self._seen)}>"
+
+    async def run(self, publish: Publish) -> None:
+        while True:
+            await asyncio.sleep(self.every_s)
+            try:
+                await self.mend(publish)
+            except Exception as exc:  # the store or NATS away: the holes wait for the next pass
+                log.warning("mender: pass failed: %s", exc)
+
+    async def mend(self, publish: Publish) -> int:
+        """One pass; returns how many asks it sent."""
+        holes = set(await self.store.missing())
+        due = sorted(holes & self._seen)
+        self._seen = holes
+        now = time.monotonic()
+        self._asked_at = {h: t for h, t in self._asked_at.items() if h in holes}
+        sent = 0
+        for hole in due:
+            if sent >= self.max_asks:
+                break
+            if now - self._asked_at.get(hole, -self.again_s) < self.again_s:
+                continue
+            venue, board, first, last = hole
+            ask = ResendAsk(
+                board=board,
+                from_seq=first,
+                to_seq=min(last, first + MAX_RESEND_EVENTS - 1),
+                ts=wall_ms(),
+            )
+            await publish(resend_subject(self.prefix, venue), encode(ask))
+            self._asked_at[hole] = now
+            sent += 1
+        if sent:
+            log.info("mender: asked the venues again for %d holes", sent)
+        self.asked += sent
+        return sent
