@@ -139,7 +139,8 @@ class HubConsumer:
                     tg.create_task(self._loop(sub, self._store_events))
                 tg.create_task(self._loop(states, self._store_states))
                 if self.mender is not None:
-                    tg.create_task(self.mender.run(self._ask), name="mender")
+                    mark = lambda: _stream_mark(js)  # noqa: E731
+                    tg.create_task(self.mender.run(self._ask, mark), name="mender")
         finally:
             await self.close()
 
@@ -241,6 +242,14 @@ class HubConsumer:
         self.counters.states += len(good)
         for m in keep:
             await _quietly(m.ack())
+
+
+async def _stream_mark(js: Any) -> tuple[int, int]:
+    """The events stream's position as the hubs' consumer sees it (delivered + pending), and
+    the position up to which every message is acked, i.e. stored (the mender's test of a loss)."""
+    info = await js.consumer_info(EVENTS_STREAM, EVENTS_DURABLE)
+    delivered = info.delivered.stream_seq or 0
+    return delivered + (info.num_pending or 0), info.ack_floor.stream_seq or 0
 
 
 def _raise_if_cancelling() -> None:

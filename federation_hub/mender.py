@@ -7,8 +7,11 @@ replicated) loses them, and the venue's bridge, having its PUBACKs, never sends 
 board's seq rises by one per event, so the store sees each hole (``HubStore.missing``: between
 stored events, and past the last one up to the seq the board's newest state names).
 
-Every ``every_s`` the mender reads the holes; one seen in the pass before too (not an event
-still on its way) is asked for on ``{prefix}.qz.v1.{venue}.station.resend`` (wire
+Every ``every_s`` the mender reads the holes. A hole is not yet a loss while its events may
+still wait in the stream for a hub (behind a backlog, or fetched by a hub that died and
+redelivered after ``ack_wait``): the mender notes the stream's position when it first sees a
+hole and asks only once the hubs have stored everything up to it (the consumer's ack floor) and
+the hole is still there. Then it is asked for on ``{prefix}.qz.v1.{venue}.station.resend`` (wire
 ``ResendAsk``, at most ``MAX_RESEND_EVENTS`` seqs an ask; the venue's bridge brings it in, its
 station answers with its stored copies as the board's events) and asked again every
 ``again_s`` while it stays open. At most ``max_asks`` asks a pass. Core NATS, no ack: an ask
@@ -32,6 +35,8 @@ __all__ = ["GapMender"]
 
 log = logging.getLogger(__name__)
 Publish = Callable[[str, bytes], Awaitable[None]]
+# (the events stream's position now, the position up to which every message is stored)
+Mark = Callable[[], Awaitable[tuple[int, int]]]
 Hole = tuple[str, str, int, int]
 
 
@@ -50,25 +55,28 @@ class GapMender:
         self.store, self.prefix = store, prefix
         self.every_s, self.again_s, self.max_asks = every_s, again_s, max_asks
         self.asked = 0
-        self._seen: set[Hole] = set()
+        self._first: dict[Hole, int] = {}  # open hole -> the stream's position when first seen
         self._asked_at: dict[Hole, float] = {}
 
     def __repr__(self) -> str:
-        return f"<GapMender asked={self.asked} open={len(self._seen)}>"
+        return f"<GapMender asked={self.asked} open={len(self._first)}>"
 
-    async def run(self, publish: Publish) -> None:
+    async def run(self, publish: Publish, mark: Mark) -> None:
         while True:
             await asyncio.sleep(self.every_s)
             try:
-                await self.mend(publish)
+                await self.mend(publish, mark)
             except Exception as exc:  # the store or NATS away: the holes wait for the next pass
                 log.warning("mender: pass failed: %s", exc)
 
-    async def mend(self, publish: Publish) -> int:
+    async def mend(self, publish: Publish, mark: Mark) -> int:
         """One pass; returns how many asks it sent."""
+        position, stored = await mark()
         holes = set(await self.store.missing())
-        due = sorted(holes & self._seen)
-        self._seen = holes
+        seen = self._first
+        self._first = {h: seen.get(h, position) for h in holes}
+        # Seen in the pass before, and every message the stream held then is stored: lost.
+        due = sorted(h for h in holes if h in seen and seen[h] <= stored)
         now = time.monotonic()
         self._asked_at = {h: t for h, t in self._asked_at.items() if h in holes}
         sent = 0

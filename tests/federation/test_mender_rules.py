@@ -1,0 +1,87 @@
+"""The mender's rules (federation_hub/mender.py), pure: when a hole is a loss, how often it is
+asked, how a long one is cut. The store is a list of holes and the stream's marks are numbers
+given by the test; tests/federation/test_federation_mending.py runs it with the real parts."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from federation_hub.mender import GapMender
+
+
+class Holes:
+    def __init__(self) -> None:
+        self.now: list[tuple[str, str, int, int]] = []
+
+    async def missing(self) -> list[tuple[str, str, int, int]]:
+        return list(self.now)
+
+
+class Wire:
+    def __init__(self) -> None:
+        self.asks: list[tuple[str, dict[str, Any]]] = []
+
+    async def publish(self, subject: str, payload: bytes) -> None:
+        self.asks.append((subject, json.loads(payload)))
+
+
+def marks(position: int, stored: int) -> Any:
+    async def mark() -> tuple[int, int]:
+        return position, stored
+
+    return mark
+
+
+async def test_a_hole_is_asked_only_once_the_stream_before_it_is_stored() -> None:
+    holes, wire = Holes(), Wire()
+    mender = GapMender(holes, every_s=1, again_s=10)  # type: ignore[arg-type]
+    holes.now = [("va", "1", 5, 7)]
+    assert await mender.mend(wire.publish, marks(100, 40)) == 0  # first seen at 100
+    assert await mender.mend(wire.publish, marks(120, 99)) == 0  # 100 not all stored yet
+    assert await mender.mend(wire.publish, marks(130, 100)) == 1  # it is: the hole is a loss
+    subject, ask = wire.asks[0]
+    assert subject == "fed.qz.v1.va.station.resend"
+    assert (ask["board"], ask["from_seq"], ask["to_seq"]) == ("1", 5, 7)
+
+
+async def test_a_hole_that_fills_is_never_asked() -> None:
+    holes, wire = Holes(), Wire()
+    mender = GapMender(holes, every_s=1, again_s=10)  # type: ignore[arg-type]
+    holes.now = [("va", "1", 5, 7)]
+    await mender.mend(wire.publish, marks(100, 100))
+    holes.now = []  # its events came (they were on their way)
+    assert await mender.mend(wire.publish, marks(100, 100)) == 0
+    holes.now = [("va", "1", 5, 7)]  # the same seqs missing again later: a new hole
+    assert await mender.mend(wire.publish, marks(100, 100)) == 0
+    assert await mender.mend(wire.publish, marks(100, 100)) == 1
+
+
+async def test_an_open_hole_is_asked_again_only_after_again_s(monkeypatch) -> None:
+    clock = [1000.0]
+    monkeypatch.setattr("federation_hub.mender.time.monotonic", lambda: clock[0])
+    holes, wire = Holes(), Wire()
+    mender = GapMender(holes, every_s=1, again_s=10)  # type: ignore[arg-type]
+    holes.now = [("va", "1", 5, 7)]
+    counts = []
+    for _ in range(14):
+        counts.append(await mender.mend(wire.publish, marks(10, 10)))
+        clock[0] += 1
+    assert counts == [0, 1] + [0] * 9 + [1, 0, 0]
+
+
+async def test_a_long_hole_is_asked_a_thousand_at_a_time_and_asks_are_bounded() -> None:
+    holes, wire = Holes(), Wire()
+    mender = GapMender(holes, every_s=1, again_s=10, max_asks=3)  # type: ignore[arg-type]
+    holes.now = [("va", "1", 1, 5000)] + [("vb", str(b), 1, 1) for b in range(10)]
+    await mender.mend(wire.publish, marks(1, 1))
+    assert await mender.mend(wire.publish, marks(1, 1)) == 3
+    long = next(a for s, a in wire.asks if s == "fed.qz.v1.va.station.resend")
+    assert (long["from_seq"], long["to_seq"]) == (1, 1000)
+
+
+def test_the_timing_is_checked() -> None:
+    with pytest.raises(ValueError, match="every_s"):
+        GapMender(Holes(), every_s=10, again_s=5)  # type: ignore[arg-type]
