@@ -3,8 +3,8 @@
 The venue stays autonomous: its broker bridges its boards' ``status``, ``state`` and ``event``
 topics OUT to the centre's NATS (MQTT listener) and takes in one topic only, the hub's asks
 for events it lacks (``station/resend``, read by the station alone) — no command ever reaches
-a board from the centre. The station's answers (``resent/board/+/event``) go out as the boards'
-events. Settings learned against NATS 2.9 and Mosquitto 2.0:
+a board from the centre. The station's answers go out on ``resent/board/+/event``. Settings
+learned against NATS 2.9 and Mosquitto 2.0:
 
 - NATS speaks MQTT 3.1.1 only: ``bridge_protocol_version mqttv311``.
 - ``try_private false``: NATS does not know Mosquitto's private bridge flag and refuses the
@@ -146,7 +146,8 @@ def render_federation_bridge(venue: str, fed: FederationSettings) -> list[str]:
     out.append(f"topic station/record/+ out 1 {local} {remote}")
     # The hub's mending (docs/federation.md): its asks for events a dying centre node lost
     # come IN (the one topic that does; only the station reads it, QoS 0: the hub asks again),
-    # and the station's stored copies go OUT as the boards' own events.
+    # and the station's stored copies go OUT on their own subject: the hub takes them only
+    # for seqs the board itself has numbered.
     out.append(f"topic station/resend in 0 {local} {remote}")
-    out.append(f"topic board/+/event out 1 {local}resent/ {remote}")
+    out.append(f"topic resent/board/+/event out 1 {local} {remote}")
     return out

@@ -102,6 +102,7 @@ def render_centre_conf(node: CentreNode, users: CentreUsers, store_dir: Path) ->
             [_q(f"{root}.board.*.{k}") for k in ("status", "state", "event")]
             + [_q(f"{root}.station.decision")]  # the venue station's decisions (issue 27)
             + [_q(f"{root}.station.record.*")]  # its game records (issue 29)
+            + [_q(f"{root}.resent.board.*.event")]  # its copies of events the hub asked again
         )
         # It reads one subject: the hub's asks for events it lacks (its bridge brings them in).
         asks = _q(resend_subject(users.prefix, venue))

@@ -29,8 +29,10 @@ from federation_hub.mender import GapMender
 from federation_hub.records import (
     DecisionRecord,
     is_decision_subject,
+    is_resent_subject,
     parse_decision,
     parse_event,
+    parse_resent,
     parse_state,
 )
 from federation_hub.store import HubStore
@@ -59,6 +61,7 @@ class HubCounters:
     states: int = 0
     store_failures: int = 0
     mend_asks: int = 0
+    mended: int = 0
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -68,6 +71,7 @@ class HubCounters:
             "states": self.states,
             "store_failures": self.store_failures,
             "mend_asks": self.mend_asks,
+            "mended": self.mended,
         }
 
 
@@ -186,12 +190,14 @@ class HubConsumer:
         log.warning("hub %s: dropped a bad message: %s", self.name, exc)
 
     async def _store_events(self, msgs: list[Msg]) -> None:
-        good, keep = [], []
+        good, keep, resent = [], [], []
         decided: list[DecisionRecord] = []
         for m in msgs:
             try:
                 if is_decision_subject(m.subject, self.plan.prefix):
                     decided.append(parse_decision(m.subject, m.data, self.plan.prefix))
+                elif is_resent_subject(m.subject, self.plan.prefix):
+                    resent.append(parse_resent(m.subject, m.data, self.plan.prefix))
                 else:
                     good.append(parse_event(m.subject, m.data, self.plan.prefix))
                 keep.append(m)
@@ -201,6 +207,7 @@ class HubConsumer:
         try:
             await self.store.add_decisions(decided)
             new = await self.store.add_events(good)
+            mended, refused = await self.store.add_resent(resent)
         except (SQLAlchemyError, OSError) as exc:
             # Not acked: JetStream hands them out again after ack_wait (or at once with nak).
             self.counters.store_failures += 1
@@ -214,8 +221,16 @@ class HubConsumer:
                 await _quietly(m.nak(delay=1.0))
             await asyncio.sleep(RETRY_S)
             return
-        self.counters.stored += new
-        self.counters.duplicates += len(good) - new
+        self.counters.stored += new + mended
+        self.counters.duplicates += len(good) - new + len(resent) - mended - refused
+        self.counters.mended += mended
+        if refused:  # a station's copy past what its board numbered: never stored
+            self.counters.bad["resent_unnumbered"] = (
+                self.counters.bad.get("resent_unnumbered", 0) + refused
+            )
+            log.warning(
+                "hub %s: %d resent events past their board's seq refused", self.name, refused
+            )
         for m in keep:
             await _quietly(m.ack())
 

@@ -162,6 +162,22 @@ def parse_state(subject: str, data: bytes, prefix: str) -> StateRecord | None:
     return StateRecord(venue, board, st.session, st.seq, st.ts, body)
 
 
+def is_resent_subject(subject: str, prefix: str) -> bool:
+    """A venue station's stored copy of a board's event, sent again because the hub asked
+    (``{prefix}.qz.v1.{venue}.resent.board.{board}.event``; federation_hub/mender.py)."""
+    head = prefix.replace("/", ".") + ".qz.v1."
+    return subject.startswith(head) and ".resent.board." in subject[len(head) :]
+
+
+def parse_resent(subject: str, data: bytes, prefix: str) -> EventRecord:
+    """As ``parse_event``, for the board's event the station sent again."""
+    head = prefix.replace("/", ".") + ".qz.v1."
+    venue, _, rest = subject[len(head) :].partition(".resent.board.")
+    if not is_resent_subject(subject, prefix) or "." in venue:
+        raise RecordError(f"{subject}: expected {head}<venue>.resent.board.<board>.event")
+    return parse_event(f"{head}{venue}.board.{rest}", data, prefix)
+
+
 def is_decision_subject(subject: str, prefix: str) -> bool:
     head = prefix.replace("/", ".") + ".qz.v1."
     return subject.startswith(head) and subject.endswith(".station.decision")

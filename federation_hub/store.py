@@ -154,6 +154,21 @@ class HubStore:
             result = await conn.execute(stmt, rows)
             return len(result.all())
 
+    async def add_resent(self, records: Sequence[EventRecord]) -> tuple[int, int]:
+        """Store a venue station's copies of events the hub asked again, only where the board
+        itself has numbered that far (its newest state's seq, from the board's own account):
+        the station may fill a hole, never add a board's future. Returns (new, refused)."""
+        if not records:
+            return 0, 0
+        pairs = {(r.venue, r.board) for r in records}
+        q = sa.select(boards.c.venue, boards.c.board, boards.c.seq).where(
+            sa.tuple_(boards.c.venue, boards.c.board).in_(sorted(pairs))
+        )
+        async with self.engine.connect() as conn:
+            numbered = {(r.venue, r.board): r.seq for r in await conn.execute(q)}
+        kept = [r for r in records if r.seq <= numbered.get((r.venue, r.board), 0)]
+        return await self.add_events(kept), len(records) - len(kept)
+
     async def _add_events_pg(self, records: Sequence[EventRecord]) -> int:
         # The hub's hot path: one prepared statement, one round trip, the batch as nine arrays
         # and the bodies as the venue's own JSON text (SQLAlchemy's per-row parameter handling

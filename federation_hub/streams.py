@@ -49,6 +49,10 @@ class StreamPlan:
     def subject(self, kind: str) -> str:
         return f"{self.prefix.replace('/', '.')}.qz.v1.*.board.*.{kind}"
 
+    def resent_subject(self) -> str:
+        """The venue stations' copies of events the hubs asked again (federation_hub/mender.py)."""
+        return f"{self.prefix.replace('/', '.')}.qz.v1.*.resent.board.*.event"
+
     def decision_subject(self) -> str:
         """The venue stations' decisions ride the events stream (issue 27)."""
         return f"{self.prefix.replace('/', '.')}.qz.v1.*.station.decision"
@@ -57,7 +61,7 @@ class StreamPlan:
 def _events(plan: StreamPlan) -> StreamConfig:
     return StreamConfig(
         name=EVENTS_STREAM,
-        subjects=[plan.subject("event"), plan.decision_subject()],
+        subjects=[plan.subject("event"), plan.decision_subject(), plan.resent_subject()],
         retention=RetentionPolicy.LIMITS,
         storage=StorageType.FILE,
         num_replicas=plan.replicas,

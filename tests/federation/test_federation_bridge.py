@@ -58,7 +58,7 @@ def test_bridge_lines_are_out_but_the_hubs_asks_mqtt311_no_private() -> None:
         "topic station/record/+ out 1 qz/v1/va/ league/2026/qz/v1/va/",
         # the mending: the hub's asks in (read by the station alone), its copies out as events
         "topic station/resend in 0 qz/v1/va/ league/2026/qz/v1/va/",
-        "topic board/+/event out 1 qz/v1/va/resent/ league/2026/qz/v1/va/",
+        "topic resent/board/+/event out 1 qz/v1/va/ league/2026/qz/v1/va/",
     ]
     inbound = [t for t in topics if " out " not in t]
     assert inbound == ["topic station/resend in 0 qz/v1/va/ league/2026/qz/v1/va/"]

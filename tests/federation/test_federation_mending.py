@@ -42,6 +42,10 @@ async def until(predicate: Callable[[], Any], timeout: float = 30) -> None:
             await asyncio.sleep(0.1)
 
 
+async def _counted(n: int) -> bool:
+    return n > 0
+
+
 async def test_events_the_centre_lost_come_back_from_the_venue(
     broker_factory: Factory, tmp_path: Path, hub_db: str, start_station: Any
 ) -> None:
@@ -71,6 +75,13 @@ async def test_events_the_centre_lost_come_back_from_the_venue(
                 sent[seq] = envelope("1", seq, game=GAME)
             for ev in sent.values():
                 await node.publish(f"{R}/board/1/event", json.dumps(ev).encode(), qos=1)
+            state = {
+                "v": 1, "board": "1", "node": "node-a", "session": 1, "seq": 30,
+                "ts": sent[30]["ts"], "game": GAME, "tc": "30m+5s", "phase": "running",
+                "running": "red", "red_ms": 1_800_000, "black_ms": 1_800_000,
+                "moves": {"red": 15, "black": 14}, "flag": None, "fouls": {"red": 0, "black": 0},
+            }  # fmt: skip
+            await node.publish(f"{R}/board/1/state", json.dumps(state).encode(), qos=1)
 
             async def hub_has(seqs: set[int]) -> bool:
                 keys = await store.event_keys()
@@ -94,10 +105,19 @@ async def test_events_the_centre_lost_come_back_from_the_venue(
 
             await until(lambda: hub_has(set(sent)), timeout=30)
 
+        # The station's copies fill holes only: one past what the board numbered (its state
+        # says 30) is refused by the hub, though the station's account may send it.
+        future = envelope("1", 31, game=GAME, replay=True)
+        async with mqtt_client(venue, "station") as as_station:
+            await as_station.publish(
+                f"{R}/resent/board/1/event", json.dumps(future).encode(), qos=1
+            )
+        await until(lambda: _counted(hub.counters.bad.get("resent_unnumbered", 0)), timeout=15)
+
         keys = await store.event_keys()
         assert len(keys) == len(set(keys)) == len(sent)  # each once
         assert await store.gaps() == []
-        assert hub.counters.mend_asks > asked_before
+        assert hub.counters.mend_asks > asked_before and hub.counters.mended == len(lost)
         resender = station.resender
         assert resender is not None
         # The station sent again only what the holes held (never all 30: the node's forged

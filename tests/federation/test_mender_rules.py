@@ -85,3 +85,23 @@ async def test_a_long_hole_is_asked_a_thousand_at_a_time_and_asks_are_bounded() 
 def test_the_timing_is_checked() -> None:
     with pytest.raises(ValueError, match="every_s"):
         GapMender(Holes(), every_s=10, again_s=5)  # type: ignore[arg-type]
+
+
+def test_a_resent_copy_is_read_as_its_boards_event_and_nothing_else() -> None:
+    from support.station import envelope
+
+    from federation_hub.errors import RecordError
+    from federation_hub.records import is_resent_subject, parse_resent
+
+    body = json.dumps(envelope("7", 12, game="r1-b7", replay=True)).encode()
+    rec = parse_resent("fed.qz.v1.va.resent.board.7.event", body, "fed")
+    assert (rec.venue, rec.board, rec.seq) == ("va", "7", 12)
+    assert not is_resent_subject("fed.qz.v1.va.board.7.event", "fed")
+    for subject in (
+        "fed.qz.v1.va.resent.board.8.event",  # the payload speaks for board 7
+        "fed.qz.v1.va.x.resent.board.7.event",  # not a venue id
+        "fed.qz.v1.va.resent.board.7.state",  # not an event
+        "fed.qz.v1.va.resent.board.7.8.event",
+    ):
+        with pytest.raises(RecordError):
+            parse_resent(subject, body, "fed")
