@@ -304,29 +304,39 @@ class HubStore:
                 for r in await conn.execute(q)
             ]
 
-    async def missing(self, limit: int = 200) -> list[tuple[str, str, int, int]]:
-        """``(venue, board, first, last)`` seq ranges the store lacks: the holes between stored
-        events, and the tail a board's newest state says it numbered beyond its last stored
-        event (what the mender asks the venues for, federation_hub/mender.py)."""
-        holes = [
-            (g["venue"], g["board"], g["after"] + 1, g["before"] - 1) for g in await self.gaps()
-        ]
-        last = (
-            sa.select(events.c.venue, events.c.board, sa.func.max(events.c.seq).label("top"))
-            .group_by(events.c.venue, events.c.board)
-            .subquery()
-        )
-        q = sa.select(boards.c.venue, boards.c.board, boards.c.seq, last.c.top).select_from(
-            boards.outerjoin(
-                last, sa.and_(last.c.venue == boards.c.venue, last.c.board == boards.c.board)
-            )
+    async def board_heads(self) -> list[tuple[str, str, int, int]]:
+        """``(venue, board, session, seq)`` of every board's newest state: how far each board
+        says it has numbered (what the mender holds the stored events against)."""
+        q = sa.select(boards.c.venue, boards.c.board, boards.c.session, boards.c.seq)
+        async with self.engine.connect() as conn:
+            return [(r[0], r[1], int(r[2]), int(r[3])) for r in await conn.execute(q)]
+
+    async def first_seq(self, venue: str, board: str, session: int) -> int | None:
+        q = sa.select(sa.func.min(events.c.seq)).where(
+            events.c.venue == venue, events.c.board == board, events.c.session == session
         )
         async with self.engine.connect() as conn:
-            for r in await conn.execute(q):
-                top = r.top or 0
-                if r.seq > top:
-                    holes.append((r.venue, r.board, top + 1, r.seq))
-        return sorted(holes)[:limit]
+            found = (await conn.execute(q)).scalar()
+        return None if found is None else int(found)
+
+    async def seqs_after(
+        self, venue: str, board: str, session: int, after: int, limit: int
+    ) -> list[int]:
+        """A board's stored seqs of one session past ``after``, ascending: one range of the
+        primary key's index (venue, board, session, seq), whatever the archive's size."""
+        q = (
+            sa.select(events.c.seq)
+            .where(
+                events.c.venue == venue,
+                events.c.board == board,
+                events.c.session == session,
+                events.c.seq > after,
+            )
+            .order_by(events.c.seq)
+            .limit(limit)
+        )
+        async with self.engine.connect() as conn:
+            return [int(r[0]) for r in await conn.execute(q)]
 
     async def game_facts(self, venue: str) -> list[dict[str, Any]]:
         """A venue's ``ready`` and deciding events (flag, forfeit, result, foul) with a game, in

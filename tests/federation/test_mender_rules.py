@@ -1,23 +1,33 @@
-"""The mender's rules (federation_hub/mender.py), pure: when a hole is a loss, how often it is
-asked, how a long one is cut. The store is a list of holes and the stream's marks are numbers
-given by the test; tests/federation/test_federation_mending.py runs it with the real parts."""
+"""The mender's rules (federation_hub/mender.py): when a hole is a loss, how often it is asked,
+how a long one is cut (pure: the holes and the stream's marks are given by the test), and where
+the holes are (``HoleFinder`` on the hub's real PostgreSQL store).
+tests/federation/test_federation_mending.py runs it all with the real parts."""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from typing import Any
 
 import pytest
 
-from federation_hub.mender import GapMender
+from federation_hub.mender import GapMender, HoleFinder
+from federation_hub.records import EventRecord, StateRecord
+from federation_hub.store import HubStore
 
 
 class Holes:
     def __init__(self) -> None:
         self.now: list[tuple[str, str, int, int]] = []
 
-    async def missing(self) -> list[tuple[str, str, int, int]]:
+    async def holes(self) -> list[tuple[str, str, int, int]]:
         return list(self.now)
+
+
+def mender_of(holes: Holes, **kw: Any) -> GapMender:
+    mender = GapMender(None, **kw)  # type: ignore[arg-type]
+    mender.finder = holes  # type: ignore[assignment]
+    return mender
 
 
 class Wire:
@@ -37,7 +47,7 @@ def marks(position: int, stored: int) -> Any:
 
 async def test_a_hole_is_asked_only_once_the_stream_before_it_is_stored() -> None:
     holes, wire = Holes(), Wire()
-    mender = GapMender(holes, every_s=1, again_s=10)  # type: ignore[arg-type]
+    mender = mender_of(holes, every_s=1, again_s=10)
     holes.now = [("va", "1", 5, 7)]
     assert await mender.mend(wire.publish, marks(100, 40)) == 0  # first seen at 100
     assert await mender.mend(wire.publish, marks(120, 99)) == 0  # 100 not all stored yet
@@ -49,7 +59,7 @@ async def test_a_hole_is_asked_only_once_the_stream_before_it_is_stored() -> Non
 
 async def test_a_hole_that_fills_is_never_asked() -> None:
     holes, wire = Holes(), Wire()
-    mender = GapMender(holes, every_s=1, again_s=10)  # type: ignore[arg-type]
+    mender = mender_of(holes, every_s=1, again_s=10)
     holes.now = [("va", "1", 5, 7)]
     await mender.mend(wire.publish, marks(100, 100))
     holes.now = []  # its events came (they were on their way)
@@ -63,7 +73,7 @@ async def test_an_open_hole_is_asked_again_only_after_again_s(monkeypatch) -> No
     clock = [1000.0]
     monkeypatch.setattr("federation_hub.mender.time.monotonic", lambda: clock[0])
     holes, wire = Holes(), Wire()
-    mender = GapMender(holes, every_s=1, again_s=10)  # type: ignore[arg-type]
+    mender = mender_of(holes, every_s=1, again_s=10)
     holes.now = [("va", "1", 5, 7)]
     counts = []
     for _ in range(14):
@@ -74,7 +84,7 @@ async def test_an_open_hole_is_asked_again_only_after_again_s(monkeypatch) -> No
 
 async def test_a_long_hole_is_asked_a_thousand_at_a_time_and_asks_are_bounded() -> None:
     holes, wire = Holes(), Wire()
-    mender = GapMender(holes, every_s=1, again_s=10, max_asks=3)  # type: ignore[arg-type]
+    mender = mender_of(holes, every_s=1, again_s=10, max_asks=3)
     holes.now = [("va", "1", 1, 5000)] + [("vb", str(b), 1, 1) for b in range(10)]
     await mender.mend(wire.publish, marks(1, 1))
     assert await mender.mend(wire.publish, marks(1, 1)) == 3
@@ -105,3 +115,45 @@ def test_a_resent_copy_is_read_as_its_boards_event_and_nothing_else() -> None:
     ):
         with pytest.raises(RecordError):
             parse_resent(subject, body, "fed")
+
+
+# -- where the holes are: HoleFinder on the hub's store (PostgreSQL) ----------------------------
+async def _stored(store: HubStore, board: str, session: int, seqs: Iterable[int]) -> None:
+    await store.add_events(
+        [EventRecord("va", board, session, s, "move", None, s, {"seq": s}) for s in seqs]
+    )
+
+
+async def _state(store: HubStore, board: str, session: int, seq: int) -> None:
+    await store.put_states([StateRecord("va", board, session, seq, seq, {"seq": seq})])
+
+
+@pytest.mark.postgres
+async def test_the_finder_reads_holes_between_events_and_the_tail_the_state_names(
+    hub_db: str,
+) -> None:
+    store = await HubStore.open(hub_db)
+    try:
+        finder = HoleFinder(store, limit=50)
+        await _stored(store, "1", 1, [*range(10, 20), *range(23, 30)])
+        await _state(store, "1", 1, 33)
+        await _stored(store, "2", 1, range(1, 6))
+        await _state(store, "2", 1, 5)
+        await _state(store, "3", 1, 9)  # a state, no event yet: where it began is not known
+        # board 1 began (for this hub) at 10: nothing before it is asked for
+        assert sorted(await finder.holes()) == [("va", "1", 20, 22), ("va", "1", 30, 33)]
+        await _stored(store, "1", 1, [20, 21, 22, 30, 31, 32, 33])
+        await _stored(store, "2", 1, [7])  # board 2 goes on with a hole at 6
+        await _state(store, "2", 1, 7)
+        assert await finder.holes() == [("va", "2", 6, 6)]
+        # a new session goes on from the old seqs (a board's seq rises across sessions)
+        await _stored(store, "1", 2, [36, 37])
+        await _state(store, "1", 2, 37)
+        assert sorted(await finder.holes()) == [("va", "1", 34, 35), ("va", "2", 6, 6)]
+        # a long board is read a limit at a time: its holes still come, pass by pass
+        await _stored(store, "4", 1, [1, *range(3, 200)])
+        await _state(store, "4", 1, 205)
+        found = [h for h in await finder.holes() if h[1] == "4"]
+        assert found == [("va", "4", 2, 2)]
+    finally:
+        await store.close()
