@@ -1,7 +1,9 @@
 """Issue 18's acceptance: two venues (two Mosquittos, two stations, simulated boards) and two
 hubs against a 3-node NATS cluster; venue A's uplink is cut, a NATS node is killed, a hub is
 killed — and the hub's archive holds every event of every board once, and every result equals
-the venue's.
+the venue's. What a killed NATS node took with it after acknowledging it to a bridge comes back
+by the hub's mending (docs/federation.md "Mending"; before it, 1–296 events were lost one run
+in three under load).
 
 The truth is each node's own journal (every event it numbered) and each venue's station (what
 the venue itself stored). The default run cuts the uplink for a few seconds;
@@ -141,9 +143,11 @@ async def test_two_venues_two_hubs_three_nodes_nothing_lost_or_doubled(
                     at_station |= (await station_truth(stations[venue], venue))[0]
                 seen = len(set(missing) & at_station)
                 boards = sorted({m[:2] for m in missing})
+                mending = {k: v for k, v in hubs[1].metrics().items() if "mend" in k}
                 raise AssertionError(
                     f"{len(missing)} events lost at the hub ({seen} of them stored by their "
-                    f"venue's station), boards {boards}, e.g. {missing[:5]}"
+                    f"venue's station), boards {boards}, e.g. {missing[:5]}; the surviving "
+                    f"hub's mending: {mending}"
                 )
             assert set(got) == want  # nothing the venues did not number
             assert len(want) > 100
