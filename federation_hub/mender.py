@@ -103,12 +103,11 @@ class GapMender:
             raise ValueError(f"every_s {every_s}, again_s {again_s}: 0 < every_s <= again_s")
         self.finder, self.prefix = HoleFinder(store), prefix
         self.every_s, self.again_s, self.max_asks = every_s, again_s, max_asks
-        self.asked = 0
         self._first: dict[Hole, int] = {}  # open hole -> the stream's position when first seen
         self._asked_at: dict[Hole, float] = {}
 
     def __repr__(self) -> str:
-        return f"<GapMender asked={self.asked} open={len(self._first)}>"
+        return f"<GapMender open={len(self._first)} asked_lately={len(self._asked_at)}>"
 
     async def run(self, publish: Publish, mark: Mark) -> None:
         took = 0.0
@@ -150,5 +149,4 @@ class GapMender:
             sent += 1
         if sent:
             log.info("mender: asked the venues again for %d holes", sent)
-        self.asked += sent
         return sent

@@ -67,9 +67,14 @@ class StateRecord:
     body: dict[str, Any]
 
 
+def _head(prefix: str) -> str:
+    """What every federation subject begins with: the venues' roots under the prefix."""
+    return prefix.replace("/", ".") + ".qz.v1."
+
+
 def split(subject: str, prefix: str) -> tuple[str, str, str]:
     """``(venue, board, kind)`` of a federation subject."""
-    head = prefix.replace("/", ".") + ".qz.v1."
+    head = _head(prefix)
     if not subject.startswith(head):
         raise RecordError(f"{subject}: not under {head}")
     parts = subject[len(head) :].split(".")
@@ -165,13 +170,13 @@ def parse_state(subject: str, data: bytes, prefix: str) -> StateRecord | None:
 def is_resent_subject(subject: str, prefix: str) -> bool:
     """A venue station's stored copy of a board's event, sent again because the hub asked
     (``{prefix}.qz.v1.{venue}.resent.board.{board}.event``; federation_hub/mender.py)."""
-    head = prefix.replace("/", ".") + ".qz.v1."
+    head = _head(prefix)
     return subject.startswith(head) and ".resent.board." in subject[len(head) :]
 
 
 def parse_resent(subject: str, data: bytes, prefix: str) -> EventRecord:
     """As ``parse_event``, for the board's event the station sent again."""
-    head = prefix.replace("/", ".") + ".qz.v1."
+    head = _head(prefix)
     venue, _, rest = subject[len(head) :].partition(".resent.board.")
     if not is_resent_subject(subject, prefix) or "." in venue:
         raise RecordError(f"{subject}: expected {head}<venue>.resent.board.<board>.event")
@@ -179,14 +184,14 @@ def parse_resent(subject: str, data: bytes, prefix: str) -> EventRecord:
 
 
 def is_decision_subject(subject: str, prefix: str) -> bool:
-    head = prefix.replace("/", ".") + ".qz.v1."
+    head = _head(prefix)
     return subject.startswith(head) and subject.endswith(".station.decision")
 
 
 def parse_decision(subject: str, data: bytes, prefix: str) -> DecisionRecord:
     """A station's decision on ``{prefix}.qz.v1.{venue}.station.decision`` (issue 27): only the
     venue's station account may publish it there (broker_config/acl.py)."""
-    head = prefix.replace("/", ".") + ".qz.v1."
+    head = _head(prefix)
     venue = (
         subject[len(head) : -len(".station.decision")]
         if is_decision_subject(subject, prefix)
