@@ -52,6 +52,7 @@ DRAIN_BATCH = 64
 # to what the station's writer stores comfortably (20,000 kept events: ~20 s).
 REPLAY_RATE_PER_S = 1000.0
 MOSQUITTO_CHECK_S = 6  # Mosquitto 2 checks keepalives when 5 whole seconds have passed
+SEND_ALL_POLL_S = 0.01  # a clean stop looks this often whether the broker has everything
 
 
 def broker_keepalive(keepalive_s: int) -> int:
@@ -124,6 +125,7 @@ class BoardLink:
         self._station_session: int | None = None
         self._alarmed = False
         self._closed = False  # ``close`` said offline: nothing more to say
+        self._finishing = False  # a clean stop: no command is applied any more (``send_all``)
         self.conn = 0  # the epoch of the latest connection attempt (wall ms, increasing)
         self.window = PublishWindow(board.id)  # every publish of this board takes a turn in it
         self._tasks: asyncio.TaskGroup | None = None  # the live connection's tasks
@@ -359,6 +361,10 @@ class BoardLink:
             try:
                 if topic == self.topics.station_status:
                     await self._station_status(client, payload)
+                elif self._finishing and topic in (self.topics.cmd(self.board.id),
+                                                   self.topics.venue_cmd):  # fmt: skip
+                    # unanswered, as if the node had already gone (the station says so)
+                    self.counters["commands_left_stopping"] += 1
                 elif topic == self.topics.cmd(self.board.id):
                     await self._command(client, payload, venue_wide=False)
                 elif topic == self.topics.venue_cmd:
@@ -443,6 +449,32 @@ class BoardLink:
                 )  # fmt: skip
         except (aiomqtt.MqttError, TimeoutError) as exc:
             log.warning("board %s: could not say lost: %s", self.board.id, exc)
+
+    async def send_all(self, *, timeout_s: float) -> bool:
+        """A clean stop's last sending: from now on no command is applied (the station hears
+        no answer, as from a node already gone), and this waits until the broker has every
+        event journaled for the board and the state after the last of them. False (they go
+        at the next start, as after any stop) when the link is down or ``timeout_s`` passes
+        first.
+
+        Without it, what the board journaled in its last moments stayed in the journal: a
+        node put away after the round may not start again that day, and the station never
+        held the end of the game (found by the station-faults chaos check)."""
+        self._finishing = True
+        loop = asyncio.get_running_loop()
+        deadline = loop.time() + timeout_s
+        board, journal = self.board.id, self.journal
+        while (
+            journal.holds(board)
+            or journal.unsent(board, limit=1)
+            or self.window.launched
+            or self._state_dirty.is_set()
+        ):
+            if not self.connected.is_set() or loop.time() >= deadline:
+                return False
+            self._wake.set()
+            await asyncio.sleep(SEND_ALL_POLL_S)
+        return True
 
     async def close(self) -> None:
         """Say ``offline`` before a clean stop, if a connection is up."""

@@ -54,6 +54,7 @@ class Node:
         self.events_dropped = 0  # unsent events dropped past outbox_capacity (logged CRITICAL)
         self._stopping = asyncio.Event()
         self._task_group: asyncio.TaskGroup | None = None
+        self._face_tasks: list[asyncio.Task[None]] = []
         self.started = asyncio.Event()
 
     def __repr__(self) -> str:
@@ -106,7 +107,9 @@ class Node:
                 self._task_group = tg
                 for board_id, board in self.boards.items():
                     error = await _try_open(board.face)
-                    tg.create_task(self._serve_face(board, error), name=f"face-{board_id}")
+                    self._face_tasks.append(
+                        tg.create_task(self._serve_face(board, error), name=f"face-{board_id}")
+                    )
                     tg.create_task(self.links[board_id].run(), name=f"link-{board_id}")
                     board.changed()
                 tg.create_task(self._checkpoints(), name="checkpoints")
@@ -186,7 +189,28 @@ class Node:
 
     async def _say_offline(self) -> None:
         sdnotify.notify("STOPPING=1")
+        await self._send_what_is_journaled()
         await asyncio.gather(*(link.close() for link in self.links.values()))
+
+    async def _send_what_is_journaled(self) -> None:
+        """A clean stop ends the boards' facts first, then sends them: the faces are read no
+        more, no command is applied, each board's timers close (a running clock's time is
+        checkpointed), and each link waits (at most ``STOP_SEND_S``) until the broker holds
+        every event the board journaled. What a link could not send goes at the next start."""
+        for task in self._face_tasks:
+            task.cancel()
+        await asyncio.gather(*self._face_tasks, return_exceptions=True)
+        for board in self.boards.values():
+            board.close()
+        sent = await asyncio.gather(
+            *(link.send_all(timeout_s=STOP_SEND_S) for link in self.links.values())
+        )
+        left = [bid for bid, ok in zip(self.links, sent, strict=True) if not ok]
+        if left:
+            log.warning(
+                "stopping with unsent events of boards %s: they are sent at the next start",
+                ", ".join(left),
+            )
 
     async def _watchdog(self) -> None:
         """Every few seconds (not per event: pruning is a write): trim the journal, check the
@@ -219,6 +243,9 @@ class _Stop(Exception):
 
 
 FACE_RETRY_S = 1.0  # how often a clock face that would not open is tried again
+# A clean stop waits this long at most for the broker to take what the boards journaled
+# (systemd gives the node 15 s: deploy/systemd/qizhong-node.service).
+STOP_SEND_S = 3.0
 
 
 async def _try_open(face: ClockFace) -> Exception | None:

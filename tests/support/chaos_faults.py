@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import sqlite3
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -76,13 +77,40 @@ def stop_nodes(venue: ChaosVenue) -> None:
 
 
 async def caught_up(venue: ChaosVenue, db: Path, timeout_s: float) -> float:
-    """Seconds until the store at ``db`` holds every journaled event."""
+    """Seconds until the store at ``db`` holds every journaled event; a failure names the
+    events the store lacks as their journals hold them (marked sent or not, their type)."""
     began = time.monotonic()
-    await until(
-        lambda: store_keys(db) >= all_journals(venue), timeout_s=timeout_s,
-        what="the store to hold every journaled event",
-    )  # fmt: skip
+    try:
+        await until(
+            lambda: store_keys(db) >= all_journals(venue), timeout_s=timeout_s,
+            what="the store to hold every journaled event",
+        )  # fmt: skip
+    except AssertionError as exc:
+        missing = sorted(all_journals(venue) - store_keys(db))
+        journaled = _as_journaled(venue, missing)
+        raise AssertionError(f"{exc}: {len(missing)} missing, {journaled}") from None
     return time.monotonic() - began
+
+
+def _as_journaled(venue: ChaosVenue, keys: list[tuple[str, int, int]]) -> list[str]:
+    """The first keys as their journals hold them: board/session/seq, type, sent or not."""
+    out: list[str] = []
+    for path in venue.journals().values():
+        if not path.exists():
+            continue
+        db = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=10)
+        try:
+            for board, session, seq in keys[:10]:
+                row = db.execute(
+                    "SELECT json_extract(payload, '$.type'), sent FROM outbox WHERE board = ? "
+                    "AND seq = ? AND json_extract(payload, '$.session') = ?",
+                    (board, seq, session),
+                ).fetchone()
+                if row is not None:
+                    out.append(f"{board}/{session}/{seq} {row[0]} {'sent' if row[1] else 'unsent'}")
+        finally:
+            db.close()
+    return out
 
 
 # a board's block in LocalVenue's node.toml: its simulated face and its table
