@@ -108,12 +108,19 @@
   // Only an open or acknowledged alert waits for the arbiter; every other status (confirmed,
   // dismissed, closed by itself when its cause went away, …) is settled.
   const SETTLED = { includes: (status) => status !== "open" && status !== "acked" };
-  async function loadAlerts() {
+  // `beepNew`: an open alert the page did not know yet beeps, as one from the stream would
+  // (read again at each hello: raised while the page was cut off, or before its stream).
+  async function loadAlerts(beepNew = false) {
     const { status, data } = await api("GET", "/api/alerts?limit=200" + ($("show-all").checked ? "" : "&status=active"));
     if (status !== 200) return;
-    for (const a of data.alerts) alerts.set(a.id, a);
+    let fresh = false;
+    for (const a of data.alerts) {
+      if (beepNew && !alerts.has(a.id) && a.status === "open") fresh = true;
+      alerts.set(a.id, a);
+    }
     renderAlerts();
     markBoards();
+    if (fresh) beep();
   }
   $("show-all").addEventListener("change", () => { loadAlerts(); renderAlerts(); });
   // One alert changed: replace or insert only its row (a busy round raises dozens at once).
@@ -245,6 +252,9 @@
     markBoards();
     // On a phone the panel is below the alerts: bring it into view.
     if (window.matchMedia("(max-width: 900px)").matches) $("board-panel").scrollIntoView({ block: "start" });
+    await loadBoard(board);
+  }
+  async function loadBoard(board) {
     const { status, data } = await api("GET", "/api/boards/" + encodeURIComponent(board));
     if (status === 200 && board === selected) {
       boardEvents.set(board, data.events || []);
@@ -441,6 +451,7 @@
 
   // -- live -------------------------------------------------------------------------------------
   let stream = null;
+  let hellos = 0;
   let animated = cards;
   function startStream() {
     if (stream) return;
@@ -448,6 +459,10 @@
       hello(d) {
         $("venue").textContent = d.station ? d.station.venue : "";
         for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status });
+        // hello carries no alert and no event: what came before this stream (or while the
+        // page was cut off: a laptop asleep, a phone off the wifi) is read now.
+        loadAlerts(true);
+        if (hellos++ && selected) loadBoard(selected);
       },
       state(d) { update(d.board, { state: d.state }); },
       status(d) { update(d.board, { status: d.status }); },

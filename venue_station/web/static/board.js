@@ -75,6 +75,8 @@
   QZ.xqCells(xq);
   function drawRecord(view) {
     if (!view || !Array.isArray(view.moves)) return;
+    // A read answered after a newer record came on the stream: keep the newer one.
+    if (lastRecord && view.game === lastRecord.game && view.updated_ms < lastRecord.updated_ms) return;
     const last = view.moves[view.moves.length - 1];
     if (!QZ.xqDraw(xq, view.fen, last && last.iccs)) return;
     lastRecord = view;
@@ -98,6 +100,7 @@
     if (r.ok) drawRecord(await r.json());
   }
 
+  let hellos = 0;
   QZ.stream({
     record(d) {
       const shown = wanted || game;
@@ -107,6 +110,11 @@
       document.getElementById("venue").textContent = d.station ? d.station.venue : "";
       const view = (d.boards || []).find((b) => b.board === board);
       if (view) { card.missing = false; card.update({ state: view.state, status: view.status }); }
+      // The stream is (again) connected: what was recorded or happened before it, or while
+      // the page was cut off (a phone off the hall's wifi), is read once now. The first
+      // hello too: a move recorded between the page's first read and the stream was lost.
+      if (hellos++) load(); // the board's events (the first read is under way)
+      loadRecord();
     },
     state(d) {
       if (d.board !== board) return;

@@ -259,7 +259,8 @@
 
   // -- the live stream ----------------------------------------------------------------------
   // EventSource reconnects by itself; the station answers each new connection with "hello"
-  // (every board's view), so nothing is missed across a reconnect.
+  // (every board's view: its state and status). What hello does not carry (the records, a
+  // board's events) a page reads again at each hello (board.js, display.js).
   QZ.stream = function (handlers) {
     const banner = document.getElementById("conn");
     const es = new EventSource("/api/stream");

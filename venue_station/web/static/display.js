@@ -147,6 +147,10 @@
       document.getElementById("venue").textContent = d.station ? d.station.venue : "";
       for (const view of d.boards || []) show({ board: view.board, state: view.state, status: view.status });
       QZ.roundBar.refresh();
+      // The records are not in hello: the top boards' own are read, at each (re)connection
+      // (a move recorded between the screen's first read and its stream, or while the screen
+      // was cut off, is shown now, not only after the next move).
+      positions.refresh();
     },
     state(d) { show({ board: d.board, state: d.state }); },
     status(d) { show({ board: d.board, status: d.status }); },

@@ -27,6 +27,9 @@
       for (const b of fresh) this.fetch(b);
     }
 
+    // The stream is connected again: what was recorded while the screen was cut off is read.
+    refresh() { for (const b of this.top) this.fetch(b); }
+
     // A board's clock plays `game`: a top board's record is read again when it changes.
     game(board, game) {
       if (!game || this.games.get(board) === game) return;
@@ -50,6 +53,8 @@
       const game = this.games.get(d.board);
       if (game && d.game !== game) return;
       let it = this.items.get(d.board);
+      // A read answered after a newer record came on the stream: keep the newer one.
+      if (it && it.view && it.view.game === d.game && d.updated_ms < it.view.updated_ms) return;
       if (!d.moves.length) {
         if (it && !it.el.hidden) { it.el.hidden = true; it.key = ""; this.showBox(); }
         return;
