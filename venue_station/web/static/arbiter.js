@@ -461,8 +461,9 @@
         for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status });
         // hello carries no alert and no event: what came before this stream (or while the
         // page was cut off: a laptop asleep, a phone off the wifi) is read now.
-        loadAlerts(true);
-        if (hellos++ && selected) loadBoard(selected);
+        // A read the network fails (cut off again): nothing to say, the next hello reads.
+        loadAlerts(true).catch(() => {});
+        if (hellos++ && selected) loadBoard(selected).catch(() => {});
       },
       state(d) { update(d.board, { state: d.state }); },
       status(d) { update(d.board, { status: d.status }); },

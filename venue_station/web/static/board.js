@@ -101,6 +101,8 @@
   }
 
   let hellos = 0;
+  // A read the network failed (the page cut off): nothing to say, the next hello reads again.
+  const quietly = (p) => p.catch(() => {});
   QZ.stream({
     record(d) {
       const shown = wanted || game;
@@ -113,13 +115,13 @@
       // The stream is (again) connected: what was recorded or happened before it, or while
       // the page was cut off (a phone off the hall's wifi), is read once now. The first
       // hello too: a move recorded between the page's first read and the stream was lost.
-      if (hellos++) load(); // the board's events (the first read is under way)
-      loadRecord();
+      if (hellos++) quietly(load()); // the board's events (the first read is under way)
+      quietly(loadRecord());
     },
     state(d) {
       if (d.board !== board) return;
       card.update({ state: d.state });
-      if (!wanted && d.state.game !== game) { loadGame(d.state.game); loadRecord(); }
+      if (!wanted && d.state.game !== game) { quietly(loadGame(d.state.game)); quietly(loadRecord()); }
     },
     status(d) { if (d.board === board) card.update({ status: d.status }); },
     event(d) {
@@ -131,5 +133,5 @@
   });
   QZ.animate(new Map([[board, card]]));
   QZ.loadReasons().then(redrawHistory);
-  load().then(loadRecord);
+  quietly(load().then(loadRecord));
 })();
