@@ -310,19 +310,39 @@
     button.addEventListener("click", () => {
       if (!selected) return;
       const c = button.dataset.cmd, b = selected;
-      if (c === "arbiter_on" || c === "arbiter_off")
-        boardCmd(b, "arbiter_mode", { on: c === "arbiter_on" }, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
-      else boardCmd(b, c, {}, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
+      once(button, [button], () => {
+        if (c === "arbiter_on" || c === "arbiter_off")
+          return boardCmd(b, "arbiter_mode", { on: c === "arbiter_on" }, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
+        return boardCmd(b, c, {}, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
+      });
     });
   }
+  // A form sends once per tap: its buttons are off while its command is on its way and a
+  // moment after (SETTLE_MS), so a double click (or an impatient second tap) cannot send it
+  // twice — a second foul is a second offence, and a game's second foul can lose it.
+  const SETTLE_MS = 800;
+  function once(el, buttons, run) {
+    if (el.dataset.busy) return;
+    el.dataset.busy = "1";
+    for (const b of buttons) b.disabled = true;
+    Promise.resolve().then(run).catch(() => {}).finally(() => setTimeout(() => {
+      delete el.dataset.busy;
+      for (const b of buttons) b.disabled = false;
+    }, SETTLE_MS));
+  }
   function form(id, handler) {
-    $(id).addEventListener("submit", (ev) => { ev.preventDefault(); if (selected) handler(new FormData($(id)), selected); });
+    const f = $(id);
+    f.addEventListener("submit", (ev) => {
+      ev.preventDefault();
+      const b = selected;
+      if (b) once(f, f.querySelectorAll("button"), () => handler(new FormData(f), b));
+    });
   }
   form("f-adjust", (f, b) => {
     const seconds = Number(f.get("seconds"));
     if (!Number.isFinite(seconds) || seconds === 0) return;
     const side = f.get("side");
-    boardCmd(b, "adjust", { side, delta_ms: Math.round(seconds * 1000) },
+    return boardCmd(b, "adjust", { side, delta_ms: Math.round(seconds * 1000) },
       () => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side) + " " + QZ.t("seconds.short", { s: (seconds > 0 ? "+" : "") + seconds }));
   });
   // A reason is the profile's code (chosen, never typed); the note beside is free text.
@@ -354,19 +374,19 @@
     if (!reason) return;
     const args = side === "both" ? { winner: null, reason: "double_forfeit" }
       : { winner: side === "red" ? "black" : "red", reason };
-    boardCmd(b, "result", withNote(args, f),
+    return boardCmd(b, "result", withNote(args, f),
       () => QZ.t("board", { n: b }) + " " + QZ.t("forfeit") + " " + QZ.t(side === "both" ? "forfeit.both" : side) + " · " + QZ.reason(args.reason));
   });
   form("f-count", (f, b) => {
     // the claimant (提出方): a game record then leaves out its checks per the profile
     const args = { limit: Number(f.get("limit")) || null };
     if (f.get("claimant")) args.claimant = f.get("claimant");
-    boardCmd(b, "move_count", args, () => QZ.t("board", { n: b }) + " " + QZ.t("move_count"));
+    return boardCmd(b, "move_count", args, () => QZ.t("board", { n: b }) + " " + QZ.t("move_count"));
   });
   form("f-foul", (f, b) => {
     if (!f.get("reason")) return;
     const side = f.get("side");
-    boardCmd(b, "foul", withNote({ side, reason: f.get("reason") }, f), () => QZ.t("board", { n: b }) + " " + QZ.t("foul") + " " + QZ.t(side));
+    return boardCmd(b, "foul", withNote({ side, reason: f.get("reason") }, f), () => QZ.t("board", { n: b }) + " " + QZ.t("foul") + " " + QZ.t(side));
   });
 
   // The profile's reasons (GET /api/regulation/reasons) fill the three choices, in the

@@ -235,7 +235,14 @@
     $("apply").textContent = t("apply");
     $("cancel").textContent = t("cancel");
   }
+  // One request at a time: a double click on "approve" imported the file twice.
+  let sending = false;
   async function send(dryRun) {
+    if (sending) return;
+    sending = true;
+    try { await sendNow(dryRun); } finally { sending = false; }
+  }
+  async function sendNow(dryRun) {
     const q = new URLSearchParams(plan.query);
     if (dryRun) q.set("dry_run", "1");
     if (plan.replaceRound) q.set("replace_round", String(plan.replaceRound));

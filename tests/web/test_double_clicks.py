@@ -1,0 +1,86 @@
+"""A double click sends once (an outside tester, driving the pages as a chief arbiter would).
+
+- The arbiter page: a double click on 记犯规 recorded two fouls, and under Meishan's rule (a
+  game's second foul loses it: seed 二、5（4）) one offence lost the game, with no way back
+  on the page. Now: one foul; a second foul a moment later (a second offence) is recorded.
+- The pairing page: a double click on 确认导入 imported the TRF twice (two entries in the
+  change log, every board set twice). Now: one import.
+
+In Debian's chromium against a real station, Mosquitto and a node on a simulated face.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from support.web import WebStation, login
+
+pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
+
+GOLDEN = Path(__file__).resolve().parents[1] / "trf" / "golden"
+
+
+async def fouls(page: Any, board: str) -> list[dict[str, Any]]:
+    body = await page.evaluate(
+        "(b) => fetch('/api/events?board=' + b + '&type=foul').then((r) => r.json())", board
+    )
+    return body["events"]
+
+
+async def test_a_double_click_on_record_foul_records_one_foul(
+    page: Any, web_station: WebStation
+) -> None:
+    await web_station.node(["1", "2"], mode="idle")
+    station = web_station.station
+    game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
+    assert (await station.send_command("1", "set_game", game)).ok
+    assert (await station.send_command("1", "start")).ok
+    await login(page, web_station)
+    await page.click('#boards .card[data-board="1"]')
+    await page.wait_for_selector("#board-panel:not([hidden])")
+    await page.wait_for_function("document.querySelectorAll('#foul-reason option').length > 0")
+    await page.select_option("#f-foul select[name=side]", "red")
+    await page.dblclick("#f-foul button")
+    await page.wait_for_selector("#log li[data-outcome='ok']")
+    await asyncio.sleep(1.5)  # a second foul would have been answered by now
+    got = await fouls(page, "1")
+    assert len(got) == 1, got
+    assert await page.locator("#log li").count() == 1
+    # A second offence, a moment later, is a second foul.
+    await page.wait_for_selector("#f-foul button:not([disabled])")
+    await page.click("#f-foul button")
+    for _ in range(50):
+        if len(await fouls(page, "1")) == 2:
+            break
+        await asyncio.sleep(0.1)
+    assert [e["data"]["count"] for e in await fouls(page, "1")] == [1, 2]
+
+
+async def test_a_double_click_on_approve_imports_once(page: Any, web_station: WebStation) -> None:
+    await login(page, web_station)  # the chief's session (the same origin's cookie)
+    await page.goto(web_station.url + "/pairing")
+    await page.wait_for_selector("#login-needed[hidden]", state="attached")
+    await page.set_input_files("#file", str(GOLDEN / "xiangqi-r4-paired.trf"))
+    await page.uncheck("#send")
+    await page.click("#upload")
+    await page.wait_for_selector("#apply:not([hidden])")
+    sent: list[str] = []
+
+    async def slow_station(route: Any) -> None:  # the import takes a moment, as on a busy day
+        sent.append(route.request.url)
+        await asyncio.sleep(0.3)
+        await route.continue_()
+
+    await page.route("**/api/trf?*", slow_station)
+    await page.dblclick("#apply")
+    await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
+    await asyncio.sleep(1.0)  # a second import would have been answered by now
+    audit = json.loads(await page.evaluate("fetch('/api/tournament/audit').then((r) => r.text())"))[
+        "audit"
+    ]
+    imports = [a for a in audit if a["what"] == "import_trf"]
+    assert len(imports) == 1 and len(sent) == 1, (sent, audit)
