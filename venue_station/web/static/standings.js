@@ -32,7 +32,10 @@
     },
   };
   const params = new URLSearchParams(location.search);
-  let lang = (params.get("lang") || "").toLowerCase().startsWith("en") ? "en" : "zh-CN";
+  // ?lang= first, else the language chosen on any page (common.js keeps it as qz.lang).
+  let saved = "";
+  try { saved = localStorage.getItem("qz.lang") || ""; } catch (e) { /* private mode */ }
+  let lang = (params.get("lang") || saved).toLowerCase().startsWith("en") ? "en" : "zh-CN";
   const t = (key, vars) => {
     let s = TEXT[lang][key] || key;
     for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
@@ -205,6 +208,7 @@
     applyText();
     $("lang").addEventListener("click", () => {
       lang = lang === "en" ? "zh-CN" : "en";
+      try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
       const url = new URL(location.href);
       url.searchParams.set("lang", lang === "en" ? "en" : "zh");
       history.replaceState(null, "", url);
