@@ -435,7 +435,8 @@
     const text = $("start-at").value;
     // The chosen time is read on this tablet's clock: send it on the station's.
     const args = text ? { at: Math.round(new Date(text).getTime() + QZ.clock.offset) } : {};
-    venueCmd("start", args, () => QZ.t("start_round") + (text ? " @ " + text.replace("T", " ") : ""));
+    venueCmd("start", args, () => QZ.t("start_round") + (text ? " @ " + text.replace("T", " ") : ""))
+      .then((r) => { if (r.ok) $("start-at").value = ""; }); // not the next round's start too
   });
   twoTaps($("pause-all"), () => venueCmd("pause", {}, () => QZ.t("pause_all")));
   twoTaps($("resume-all"), () => venueCmd("resume", {}, () => QZ.t("resume_all")));
