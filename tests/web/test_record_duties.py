@@ -224,7 +224,7 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
                 )
             assert await mobile.locator("#pairing").is_hidden()  # 4 moves, 4 presses
             await mobile.goto(hall.station.http_url + path + "&lang=zh")
-            await mobile.wait_for_selector('#xq button[data-sq="e0"]')
+            await mobile.wait_for_selector('#xq button.pc[data-sq="e0"]')
             await mobile.wait_for_function("() => document.querySelector('#players').textContent")
             assert await mobile.locator("#earlier").is_hidden()  # nothing due any more
         finally:

@@ -50,6 +50,8 @@ async def type_moves(page: Any, moves: list[str]) -> None:
         await page.wait_for_function(COUNT, arg=n)
 
 
+# The board is drawn before the record is read (no pieces): a page is ready for taps once its
+# pieces are, so the tests wait for a piece (``button.pc``), not for a square.
 async def tap_moves(page: Any, moves: list[str]) -> None:
     for n, move in enumerate(moves, start=1):
         await page.click(f'#xq button[data-sq="{move[:2]}"]')
@@ -84,10 +86,10 @@ async def test_the_published_game_entered_four_ways_is_one_pgn(
         }
         for board, moves in entries.items():
             await page.goto(f"{web.url}/record/{board}?lang=zh")
-            await page.wait_for_selector('#xq button[data-sq="e0"]')
+            await page.wait_for_selector('#xq button.pc[data-sq="e0"]')
             await type_moves(page, moves)
         await page.goto(f"{web.url}/record/4?lang=zh")
-        await page.wait_for_selector('#xq button[data-sq="e0"]')
+        await page.wait_for_selector('#xq button.pc[data-sq="e0"]')
         await tap_moves(page, ICCS)
         assert (await page.text_content("#moves li:last-child .mv")) == CHINESE[-1]
         await shot("record-1024x768-zh")
@@ -217,7 +219,7 @@ async def test_a_live_record_meets_the_clock_and_counts_the_natural_move_limit(
 
         recorder = await page.context.new_page()
         await recorder.goto(f"{web.url}/record/1?lang=zh")
-        await recorder.wait_for_selector('#xq button[data-sq="e0"]')
+        await recorder.wait_for_selector('#xq button.pc[data-sq="e0"]')
         for ply in range(1, 9):
             await press(ply)
             if ply == 1:  # the record a move behind the clock: said on the page
@@ -271,7 +273,7 @@ async def test_a_reload_answered_after_a_move_does_not_take_the_move_back(
         await web.station.import_pairings(PAIRS, send=False)
         await login(page, web)
         await page.goto(f"{web.url}/record/1?lang=zh")
-        await page.wait_for_selector('#xq button[data-sq="e0"]')
+        await page.wait_for_selector('#xq button.pc[data-sq="e0"]')
         held, moved = asyncio.Event(), asyncio.Event()
 
         async def hold_a_reload(route: Any) -> None:

@@ -145,7 +145,7 @@ async def test_the_chief_prints_a_qr_code_per_required_board(
         phone = await browser.new_context(bypass_csp=True)
         page = await phone.new_page()
         await page.goto(links["1"] + "&lang=zh")
-        await page.wait_for_selector('#xq button[data-sq="e0"]')
+        await page.wait_for_selector('#xq button.pc[data-sq="e0"]')
         assert await page.locator("#login-box").is_hidden()
         # the page trades the link's key for a session after drawing the board: wait for it
         for _ in range(50):
