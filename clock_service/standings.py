@@ -159,6 +159,9 @@ class _Player:
     won: list[int]
     fouls: list[int]
     black: list[int]
+    # False for a round whose game has no result yet: no score after that round, so no 累进分
+    # term (a bye, a decided game, or no game at all leave it True).
+    played: list[bool]
     games: int = 0
     key: tuple[int, ...] = ()
     totals: tuple[int, int, int, int, int] = (0, 0, 0, 0, 0)
@@ -262,9 +265,12 @@ def _collect(
         red, black = entry(g.red, where), entry(g.black, where)
         once(g.round, g.red, where)
         once(g.round, g.black, where)
-        if g.round > rounds or g.result is None:
+        if g.round > rounds:
             continue
         r = g.round - 1
+        if g.result is None:  # not played yet: it counts for nothing, 累进分 included
+            red.played[r] = black.played[r] = False
+            continue
         for p, side, fouls in ((red, "red", g.red_fouls), (black, "black", g.black_fouls)):
             p.games += 1
             p.fouls[r] += fouls
@@ -288,7 +294,8 @@ def _collect(
 
 
 def _new(name: str, tags: frozenset[str], rounds: int) -> _Player:
-    return _Player(name, tags, [0] * rounds, [0] * rounds, [0] * rounds, [0] * rounds)
+    zeros = [0] * rounds
+    return _Player(name, tags, [*zeros], [*zeros], [*zeros], [*zeros], [True] * rounds)
 
 
 _Label = tuple[Tiebreak, int]  # the criterion and how many leading rounds were dropped
@@ -328,11 +335,16 @@ def _key(p: _Player, order: list[_Label], rounds: int, penalty: int) -> tuple[in
 
 
 def _tally(p: _Player, dropped: int, rounds: int, penalty: int) -> tuple[int, int, int, int, int]:
-    """Points, 累进分, wins, fouls, black games over rounds ``dropped+1 .. rounds`` alone."""
+    """Points, 累进分, wins, fouls, black games over rounds ``dropped+1 .. rounds`` alone.
+
+    累进分 (每一轮积分之和) adds the running total after each round the player has played; a
+    round whose game has no result yet has no score after it (its points, wins, fouls and
+    black game are all 0 in ``_collect``)."""
     running = progressive = 0
     for r in range(dropped, rounds):
         running += p.pts[r]
-        progressive += running
+        if p.played[r]:
+            progressive += running
     fouls = sum(p.fouls[dropped:])
     progressive -= penalty * fouls
     return running, progressive, sum(p.won[dropped:]), fouls, sum(p.black[dropped:])

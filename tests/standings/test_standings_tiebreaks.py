@@ -205,10 +205,11 @@ def test_after_round_and_unplayed_games() -> None:
     after1 = compute_standings(reg, games, after_round=1)
     assert [(r.player, r.points, r.games) for r in after1] == [("B", 2, 1), ("A", 0, 1)]
     now = compute_standings(reg, games)
-    # Round 3 is counted (no game result yet): running totals 0+2+2 vs 2+2+2.
+    # Round 3 has no result yet, so it is not played and adds no 累进分 term (每一轮积分之和
+    # sums the scores after the rounds played): running totals 2+2 vs 0+2.
     assert [(r.player, r.points, r.progressive, r.games) for r in now] == [
-        ("B", 2, 6, 2),
-        ("A", 2, 4, 2),
+        ("B", 2, 4, 2),
+        ("A", 2, 2, 2),
     ]
     assert compute_standings(reg, []) == []
 
