@@ -19,6 +19,10 @@ from venue_station.store import tables as t
 __all__ = ["TournamentReads"]
 
 
+# A venue start is logged a moment before the boards' ``started`` events it causes.
+ANNOUNCED_SLACK_MS = 5_000
+
+
 class TournamentReads:
     def __init__(self, engine: AsyncEngine) -> None:
         self.engine = engine
@@ -68,6 +72,32 @@ class TournamentReads:
         async with self.engine.connect() as conn:
             row = (await conn.execute(query)).first()
         return (int(row[0]), int(row[1])) if row is not None else None
+
+    async def announced_start(self, started_ms: int) -> int | None:
+        """The announced start of the round whose clocks started at ``started_ms``: the ``at``
+        of the venue's ``start`` behind it, when that time had already passed (the clocks
+        started at once, late; the 15 minutes of 迟到 count from it, as on every board), else
+        None. The start behind it: the latest venue ``start`` sent at most a minute before."""
+        c = t.commands
+        q = (
+            sa.select(c.c.args, c.c.sent_ms)
+            .where(
+                c.c.cmd == "start",
+                c.c.board.is_(None),
+                c.c.sent_ms <= started_ms + ANNOUNCED_SLACK_MS,
+                c.c.sent_ms >= started_ms - 60_000,
+            )
+            .order_by(c.c.id.desc())
+            .limit(1)
+        )
+        async with self.engine.connect() as conn:
+            row = (await conn.execute(q)).first()
+        if row is None or not isinstance(row.args, dict):
+            return None
+        at = row.args.get("at")
+        if not isinstance(at, int) or isinstance(at, bool) or at >= started_ms:
+            return None
+        return at
 
     async def asking_commands(self) -> list[dict[str, Any]]:
         """The commands that ask a decision or bind a game (``intake/asks.py``), as sent."""

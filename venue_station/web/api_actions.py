@@ -48,7 +48,6 @@ from venue_station.web.http_base import (
 from venue_station.web.login_guard import HasherBusy
 from venue_station.web.text_bounds import check_command_args
 from wire_contract.messages import ID_PATTERN, WireError
-from wire_contract.wallclock import wall_ms
 
 __all__ = ["action_routes", "require_session"]
 
@@ -120,8 +119,6 @@ async def _run_command(request: Request, board: str | None) -> Response:
     sent = await parse_body(request, CommandBody)
     cmd, args = sent.cmd, sent.args
     check_command_args(args)
-    if cmd == "start":
-        _start_not_past(args)
     if cmd == "result" and board is not None and not sent.replace:
         decided = await station.game_on_board_decided(board)
         if decided is not None:
@@ -144,28 +141,6 @@ async def _run_command(request: Request, board: str | None) -> Response:
         body["code"] = "no_answer"
         return json_response(body, 504)
     return json_response(body)
-
-
-# A start ``at`` further in the past than this is refused: the boards would count the 15
-# minutes' lateness from it while the clocks start now, and the hall screen from the clocks'
-# start (an outsider's round: players told one deadline, the station applying another).
-START_PAST_GRACE_MS = 60_000
-
-
-def _start_not_past(args: Any) -> None:
-    at = args.get("at") if isinstance(args, dict) else None
-    if not isinstance(at, int) or isinstance(at, bool):
-        return  # no time, or not a time: the wire contract's own checks say so
-    late_ms = wall_ms() - at
-    if late_ms > START_PAST_GRACE_MS:
-        minutes = late_ms // 60_000
-        raise ApiError(
-            409,
-            f"the start time is {minutes} min in the past: choose a time to come, or none",
-            kind="start_in_past",
-            where="body.args.at",
-            extra={"args": {"minutes": minutes}},
-        )
 
 
 async def board_cmd(request: Request) -> Response:

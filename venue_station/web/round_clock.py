@@ -1,7 +1,9 @@
 """What the hall screens show of the round: ``GET /api/round``.
 
 - the current round: the highest round with a ``started`` event stored, and when it started
-  (its first ``started`` event's ``ts``: a round started "at 13:30" starts every board then);
+  (its first ``started`` event's ``ts``: a round started "at 13:30" starts every board then;
+  a round whose announced start had already passed when the chief started the clocks started
+  at that announced time, ``Reads.announced_start``: the boards count 迟到 from it too);
 - its late deadline: that instant plus the regulation's ``late.minutes`` (DESIGN.md §2);
 - the next start on the schedule: the regulation's ``[[tournament.sessions]]`` (date, start,
   rounds), as the first round of the first session after the current round. A round that is
@@ -47,7 +49,12 @@ def next_session(tournament: Tournament, after_round: int) -> dict[str, Any] | N
 async def round_view(request: Request) -> Response:
     station = station_of(request)
     reg = station.regulation
-    current = await station.require_store().reads.current_round()
+    reads = station.require_store().reads
+    current = await reads.current_round()
+    if current is not None:
+        announced = await reads.announced_start(current[1])
+        if announced is not None:
+            current = (current[0], announced)
     body: dict[str, Any] = {
         "round": None,
         "rounds": reg.tournament.rounds,
