@@ -71,7 +71,9 @@ class Director:
             if min(state["moves"]["red"], state["moves"]["black"]) < plan.moves:
                 continue
             winner = self.rng.choices(["red", "black", None], weights=(4, 3, 3))[0]
-            reason = "resigned" if winner else "agreed"
+            # the profile's codes (clock_service/profiles): one spelling per reason in the
+            # results CSV (an outsider found `resigned` beside the arbiter page's `resignation`)
+            reason = "resignation" if winner else "agreed_draw"
             args = {"winner": winner, "reason": reason}
             self.api.request("POST", f"/api/boards/{board}/cmd", {"cmd": "result", "args": args})
             self.results_entered += 1
