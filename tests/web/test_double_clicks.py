@@ -2,7 +2,8 @@
 
 - The arbiter page: a double click on 记犯规 recorded two fouls, and under Meishan's rule (a
   game's second foul loses it: seed 二、5（4）) one offence lost the game, with no way back
-  on the page. Now: one foul; a second foul a moment later (a second offence) is recorded.
+  on the page. Now: one foul; a second foul a moment later (a second offence) is recorded; the
+  same button for another board (the panel serves every board) goes at once.
 - The pairing page: a double click on 确认导入 imported the TRF twice (two entries in the
   change log, every board set twice). Now: one import.
 
@@ -39,6 +40,9 @@ async def test_a_double_click_on_record_foul_records_one_foul(
     game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
     assert (await station.send_command("1", "set_game", game)).ok
     assert (await station.send_command("1", "start")).ok
+    game2 = {"game": "r1-b2", "tc": "30m+5s", "red": "丙", "black": "丁"}
+    assert (await station.send_command("2", "set_game", game2)).ok
+    assert (await station.send_command("2", "start")).ok
     await login(page, web_station)
     await page.click('#boards .card[data-board="1"]')
     await page.wait_for_selector("#board-panel:not([hidden])")
@@ -51,13 +55,25 @@ async def test_a_double_click_on_record_foul_records_one_foul(
     assert len(got) == 1, got
     assert await page.locator("#log li").count() == 1
     # A second offence, a moment later, is a second foul.
-    await page.wait_for_selector("#f-foul button:not([disabled])")
     await page.click("#f-foul button")
     for _ in range(50):
         if len(await fouls(page, "1")) == 2:
             break
         await asyncio.sleep(0.1)
     assert [e["data"]["count"] for e in await fouls(page, "1")] == [1, 2]
+    # The panel's buttons serve every board: pausing board 2, then board 1 at once, pauses both
+    # (board 1's game was lost by the second foul: its pause is answered "finished").
+    await page.click('#boards .card[data-board="2"]')
+    await page.wait_for_selector('#board-detail[data-board="2"]')
+    await page.click("[data-cmd=pause]")
+    await page.click('#boards .card[data-board="1"]')
+    await page.wait_for_selector('#board-detail[data-board="1"]')
+    await page.locator("[data-cmd=pause]").evaluate("b => b.click()")  # a tap, not waiting
+    await web_station.wait_board("2", lambda v: v["state"]["phase"] == "paused")
+    await page.wait_for_function(
+        "[...document.querySelectorAll('#log li')].filter((li) => li.dataset.outcome !== 'sent')"
+        ".length === 4"
+    )  # two fouls, two pauses (board 1's refused: finished), nothing more
 
 
 async def test_a_double_click_on_approve_imports_once(page: Any, web_station: WebStation) -> None:

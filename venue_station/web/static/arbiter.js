@@ -310,32 +310,31 @@
     button.addEventListener("click", () => {
       if (!selected) return;
       const c = button.dataset.cmd, b = selected;
-      once(button, [button], () => {
+      once(b + " " + c, () => {
         if (c === "arbiter_on" || c === "arbiter_off")
           return boardCmd(b, "arbiter_mode", { on: c === "arbiter_on" }, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
         return boardCmd(b, c, {}, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
       });
     });
   }
-  // A form sends once per tap: its buttons are off while its command is on its way and a
-  // moment after (SETTLE_MS), so a double click (or an impatient second tap) cannot send it
-  // twice — a second foul is a second offence, and a game's second foul can lose it.
+  // One board's action sends once per tap: the same action on the same board is let go while
+  // it is on its way and a moment after (SETTLE_MS), so a double click (or an impatient second
+  // tap) cannot send it twice — a second foul is a second offence, and a game's second foul can
+  // lose it. The panel's buttons serve every board: another board's action (board 1 paused,
+  // then board 2) goes at once.
   const SETTLE_MS = 800;
-  function once(el, buttons, run) {
-    if (el.dataset.busy) return;
-    el.dataset.busy = "1";
-    for (const b of buttons) b.disabled = true;
-    Promise.resolve().then(run).catch(() => {}).finally(() => setTimeout(() => {
-      delete el.dataset.busy;
-      for (const b of buttons) b.disabled = false;
-    }, SETTLE_MS));
+  const sending = new Set();
+  function once(key, run) {
+    if (sending.has(key)) return;
+    sending.add(key);
+    Promise.resolve().then(run).catch(() => {}).finally(() => setTimeout(() => sending.delete(key), SETTLE_MS));
   }
   function form(id, handler) {
     const f = $(id);
     f.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const b = selected;
-      if (b) once(f, f.querySelectorAll("button"), () => handler(new FormData(f), b));
+      if (b) once(b + " " + id, () => handler(new FormData(f), b));
     });
   }
   form("f-adjust", (f, b) => {
