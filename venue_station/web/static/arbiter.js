@@ -314,27 +314,32 @@
         if (c === "arbiter_on" || c === "arbiter_off")
           return boardCmd(b, "arbiter_mode", { on: c === "arbiter_on" }, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
         return boardCmd(b, c, {}, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
-      });
+      }, 0);
     });
   }
   // One board's action sends once per tap: the same action on the same board is let go while
-  // it is on its way and a moment after (SETTLE_MS), so a double click (or an impatient second
-  // tap) cannot send it twice — a second foul is a second offence, and a game's second foul can
-  // lose it. The panel's buttons serve every board: another board's action (board 1 paused,
-  // then board 2) goes at once.
+  // it is on its way, and a form's (a foul, a result, a time) a moment after too (SETTLE_MS),
+  // so a double click (or an impatient second tap) cannot send it twice — a second foul is a
+  // second offence, and a game's second foul can lose it. The clock buttons (start, pause, …)
+  // wait only for their answer: a second one is answered "already …", and the next game's
+  // start may follow at once. The panel's buttons serve every board: another board's action
+  // (board 1 paused, then board 2) goes at once.
   const SETTLE_MS = 800;
   const sending = new Set();
-  function once(key, run) {
+  function once(key, run, settleMs) {
     if (sending.has(key)) return;
     sending.add(key);
-    Promise.resolve().then(run).catch(() => {}).finally(() => setTimeout(() => sending.delete(key), SETTLE_MS));
+    Promise.resolve().then(run).catch(() => {})
+      .finally(() => setTimeout(() => sending.delete(key), settleMs));
   }
   function form(id, handler) {
     const f = $(id);
     f.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const b = selected;
-      if (b) once(b + " " + id, () => handler(new FormData(f), b));
+      // keyed by the board's game too: the next game's result is not the same act
+      const st = b && card(b).view.state;
+      if (b) once([b, id, st && st.game].join(" "), () => handler(new FormData(f), b), SETTLE_MS);
     });
   }
   form("f-adjust", (f, b) => {
