@@ -31,6 +31,9 @@ from venue_station.domain.station import Station
 PAIRINGS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n2,1,甲,丙\n2,2,乙,丁\n"
 SWISS = [("1", "r1-b1", "red"), ("2", "r1-b2", None), ("1", "r2-b1", "red"), ("2", "r2-b2", "red")]
 SEED = 20160501
+# The knockout follows the last round played here (Meishan's own is round 7, and it waits for
+# rounds 1-7 to be over: test_knockout_start_guard.py)
+AFTER = 2
 
 
 async def login(client: httpx.AsyncClient) -> dict[str, str]:
@@ -82,11 +85,12 @@ async def test_the_knockout_end_to_end(
         node.seq.update({"1": 2, "2": 2})  # the Swiss rounds were seqs 1-2 of each board
         assert (await client.get("/api/knockout")).json() == {"started": False}
         csrf = await login(client)
-        r = await client.post("/api/knockout/start", json={"seed": SEED}, headers=csrf)
+        body = {"seed": SEED, "after_round": AFTER}
+        r = await client.post("/api/knockout/start", json=body, headers=csrf)
         assert r.status_code == 200, r.text
         ko = r.json()
         assert ko["top"] == ["甲", "乙", "丁", "丙"] and ko["seed"] == SEED
-        assert ko["after_round"] == 7  # the profile's: rounds without games still count
+        assert ko["after_round"] == AFTER
         assert [(p["id"], p["red"], p["black"]) for p in ko["proposed"]] == [
             ("ko-sf1", sf1.red, sf1.black),
             ("ko-sf2", sf2.red, sf2.black),
@@ -243,11 +247,14 @@ async def test_bad_requests_get_a_clear_error(offline: Station) -> None:
         await post("/api/knockout/start", {"seed": "abc"}, 400, "body.seed")
         await post("/api/knockout/start", {"after_round": 12}, 400, "body.after_round")
         await post("/api/knockout/start", {"top": ["甲", "乙", "丙"]}, 400, "body.top")
-        await post("/api/knockout/start", {"top": ["甲", "乙", "丙", "无名"]}, 400, "body.top")
+        nobody = {"top": ["甲", "乙", "丙", "无名"], "after_round": AFTER}
+        await post("/api/knockout/start", nobody, 400, "body.top")
         await post("/api/knockout/start", [1, 2], 400, "body")
-        ko = (await client.post("/api/knockout/start", json={"seed": 3}, headers=csrf)).json()
+        await post("/api/knockout/start", {"seed": 3}, 409)  # rounds 3-7 not played
+        start = {"seed": 3, "after_round": AFTER}
+        ko = (await client.post("/api/knockout/start", json=start, headers=csrf)).json()
         assert ko["started"] and ko["seed"] == 3
-        await post("/api/knockout/start", {"seed": 4}, 409)  # already started
+        await post("/api/knockout/start", {"seed": 4, "after_round": AFTER}, 409)  # started
         await post("/api/knockout/games/ko-x/confirm", {"board": "1"}, 404, "path.id")
         await post("/api/knockout/games/ko-sf1/confirm", {"board": "no board!"}, 400, "body.board")
         await post("/api/knockout/games/ko-sf1/confirm", {}, 400, "body.board")  # no board yet
@@ -269,15 +276,25 @@ async def test_a_shared_fourth_place_needs_the_arbiters_four(
     tmp_path: Path, start_station: Any
 ) -> None:
     station: Station = await start_station(station_config(tmp_path), connect=False)
-    # five players, nothing decided: everyone shares a place, so the four must be given
-    await station.import_pairings("round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n", send=False)
-    await station.import_players("name\n甲\n乙\n丙\n丁\n戊\n")
+    # six players, round 1 won by red on each board: 甲 丙 戊 2, and 乙 丁 己 share 4th place
+    await station.import_pairings(
+        "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n1,3,戊,己\n", send=False
+    )
+    await station.import_players("name\n甲\n乙\n丙\n丁\n戊\n己\n")
+    for board in ("1", "2", "3"):
+        feed(station, board, 1, f"r1-b{board}", "red")
+    assert station.ingest is not None
+    await station.ingest.flush()
     async with httpx.AsyncClient(base_url=station.http_url) as client:
         csrf = await login(client)
-        r = await client.post("/api/knockout/start", json={}, headers=csrf)
-        assert r.status_code == 409 and "shared" in r.json()["error"]
+        r = await client.post("/api/knockout/start", json={"after_round": 1}, headers=csrf)
+        assert r.status_code == 409 and "shared" in r.json()["error"], r.text
+        assert r.json()["code"] == "knockout_fourth_shared"
+        shared = r.json()["args"]
+        assert shared["after_round"] == 1 and sorted(shared["players"]) == ["丁", "乙", "己"]
         top = ["戊", "丁", "丙", "乙"]
-        r = await client.post("/api/knockout/start", json={"top": top}, headers=csrf)
+        body = {"top": top, "after_round": 1}
+        r = await client.post("/api/knockout/start", json=body, headers=csrf)
         assert r.status_code == 200 and r.json()["top"] == top
 
 
@@ -300,7 +317,9 @@ async def test_starts_at_once_start_one_knockout(tmp_path: Path, start_station: 
         csrf = await login(client)
         answers = await asyncio.gather(
             *(
-                client.post("/api/knockout/start", json={"seed": seed}, headers=csrf)
+                client.post(
+                    "/api/knockout/start", json={"seed": seed, "after_round": AFTER}, headers=csrf
+                )
                 for seed in range(5)
             )
         )

@@ -22,7 +22,14 @@ import pytest
 from starlette.routing import Mount, Route
 from support.node import node_config, running_node
 from support.openapi_check import Checker
-from support.station import ARBITER, ARBITER_PASSWORD, FakeNode, station_config, wait_until
+from support.station import (
+    ARBITER,
+    ARBITER_PASSWORD,
+    FakeNode,
+    arbiter_txn,
+    station_config,
+    wait_until,
+)
 
 from venue_station.auth import hash_password
 from venue_station.domain.station import Station
@@ -126,6 +133,13 @@ async def _play(
         "/api/rounds/{round}/set_games",
         "/api/rounds/1/set_games",
     )
+    # board 3's flag decided by the arbiter: the knockout follows a round with every game over
+    data = {"winner": "red", "reason": "flag"}
+    txn = arbiter_txn(station, "3", "result", **data)
+    await fake.emit("3", type="result", data=data, game="r1-b3", txn=txn)
+    async with asyncio.timeout(10):
+        while not await _decided(station, "r1-b3"):
+            await asyncio.sleep(0.05)
     ko = "/api/knockout/start"
     start = await _post(
         client, checker, ko, ko, json={"after_round": 1, "top": ["甲", "丙", "戊", "丁"], "seed": 7}
@@ -141,6 +155,12 @@ async def _play(
     )
     choice = "/api/knockout/choices/{id}"
     await _post(client, checker, choice, f"/api/knockout/choices/{game}", json={"side": "red"})
+
+
+async def _decided(station: Station, game: str) -> bool:
+    assert station.ingest is not None
+    await station.ingest.flush()
+    return any(g["game"] == game and o.decided for g, o in await station.outcomes())
 
 
 def _moved(station: Station) -> bool:

@@ -174,6 +174,9 @@ class ArbiterHall:
     async def ko_start(self, seed: int | None, *, timeout: float = 10.0) -> bool:
         pg = self.arbiter
         await pg.fill("#ko-seed", "" if seed is None else str(seed))
+        await self.click("#ko-start")  # the first tap arms it, the second sends it
+        await pg.wait_for_selector('#ko-start[data-armed="1"]')
+        await asyncio.sleep(0.7)  # not a double click (one tap, knockout.js)
         await self.click("#ko-start")
         try:
             await wait_for(lambda: self.ko_flag("started"), "the knockout started", timeout)

@@ -10,6 +10,10 @@ Results come from the stored events of the knockout's game ids (``ko-sf1`` …, 
 the arbiter can also enter one by hand. Each result read from the events is appended to the
 inputs, so the record says where it came from.
 
+It starts only after the Swiss part it follows (Meishan: 七轮后前4名进入淘汰赛):
+``swiss_unfinished`` says why not yet — a game of rounds 1..N without a confirmed result, or a
+round not paired — as a code and arguments the arbiter page translates.
+
 ``KnockoutDesk`` is the station's one keeper of it (``Station.knockout``): its lock makes each
 change one read-apply-save. The routes are ``knockout_flow.py``.
 """
@@ -17,25 +21,84 @@ change one read-apply-save. The routes are ``knockout_flow.py``.
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import json
 import logging
 import random
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from clock_service.knockout import Knockout, KnockoutError, ProposedGame
 from clock_service.regulation import Regulation
-from venue_station.live.results import derive_game
+from venue_station.live.results import Outcome, derive_game
 from wire_contract.wallclock import wall_ms
 
 if TYPE_CHECKING:
     from venue_station.live.fanout import EventFanout
     from venue_station.store.database import Store
 
-__all__ = ["META_KEY", "KnockoutDesk", "KnockoutRecord", "game_json", "view"]
+__all__ = [
+    "META_KEY",
+    "KnockoutDesk",
+    "KnockoutRecord",
+    "NotReady",
+    "game_json",
+    "swiss_unfinished",
+    "view",
+]
 
 log = logging.getLogger(__name__)
 META_KEY = "knockout"
+SHOWN_BOARDS = 10  # a refusal names this many boards still playing, then "…"
+
+
+@dataclasses.dataclass(frozen=True)
+class NotReady:
+    """Why the knockout cannot start yet: ``code`` (``swiss_unfinished``, ``swiss_unpaired``)
+    and ``args`` for the page to put in words, ``message`` the English for logs and tools."""
+
+    code: str
+    message: str
+    args: dict[str, Any]
+
+
+def swiss_unfinished(
+    games: Iterable[tuple[Mapping[str, Any], Outcome]], after_round: int
+) -> NotReady | None:
+    """None once every game of rounds 1..``after_round`` has a confirmed result (a proposal
+    still pending does not count) and each of those rounds is paired; else why not, naming
+    the first round with games still undecided (its boards), or else the rounds not paired."""
+    paired: set[int] = set()
+    undecided: dict[int, list[str]] = {}
+    for game, outcome in games:
+        round_no = int(game["round"])
+        if round_no > after_round:
+            continue
+        paired.add(round_no)
+        if not outcome.decided:
+            undecided.setdefault(round_no, []).append(str(game["board"]))
+    unpaired = [r for r in range(1, after_round + 1) if r not in paired]
+    later = f"; round(s) {', '.join(map(str, unpaired))} not paired yet" if unpaired else ""
+    rounds = f"rounds 1-{after_round}" if after_round > 1 else "round 1"
+    if undecided:
+        round_no = min(undecided)
+        boards = undecided[round_no]
+        shown = boards[:SHOWN_BOARDS] + (["…"] if len(boards) > SHOWN_BOARDS else [])
+        return NotReady(
+            "swiss_unfinished",
+            f"the knockout starts after round {after_round}, once every game of {rounds} is "
+            f"decided: round {round_no} has {len(boards)} game(s) without "
+            f"a confirmed result (board(s) {', '.join(shown)}){later}",
+            {"after_round": after_round, "round": round_no, "count": len(boards), "boards": shown},
+        )
+    if unpaired:
+        return NotReady(
+            "swiss_unpaired",
+            f"the knockout starts after round {after_round}, once every game of {rounds} is "
+            f"decided{later}",
+            {"after_round": after_round, "round": unpaired[0], "rounds": unpaired},
+        )
+    return None
 
 
 class KnockoutRecord:

@@ -5,9 +5,11 @@ What is kept and how it is replayed is ``knockout.py`` (``Station.knockout``, a
 request, calls it and answers.
 
 Routes (actions need a chief arbiter's session + CSRF; see access.py):
-``GET /api/knockout``, ``POST /api/knockout/start {seed?, after_round?, top?}``,
-``POST /api/knockout/games/{id}/confirm {board?}`` (sends ``set_game``),
-``POST /api/knockout/games/{id}/result {result}``, ``POST /api/knockout/choices/{id} {side}``.
+``GET /api/knockout``, ``POST /api/knockout/start {seed?, after_round?, top?}`` (refused, 409
+``swiss_unfinished`` / ``swiss_unpaired``, until every game of rounds 1..after_round is
+decided), ``POST /api/knockout/games/{id}/confirm {board?}`` (sends ``set_game``; recorded
+unless the board refuses it), ``POST /api/knockout/games/{id}/result {result}``,
+``POST /api/knockout/choices/{id} {side}``.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.knockout import KnockoutError
 from clock_service.standings import StandingsError
-from venue_station.domain.knockout import KnockoutRecord, game_json, view
+from venue_station.domain.knockout import KnockoutRecord, game_json, swiss_unfinished, view
 from venue_station.web.access import require_session
 from venue_station.web.api_action_models import (
     KnockoutChoiceBody,
@@ -93,6 +95,12 @@ async def start(request: Request) -> Response:
     async with station.knockout.lock:
         if await station.knockout.load() is not None:
             raise ApiError(409, "the knockout is already started", kind="knockout_state")
+        # the Swiss part it follows must be over: every game of rounds 1..after decided
+        not_ready = swiss_unfinished(await station.outcomes(), after)
+        if not_ready is not None:
+            raise ApiError(
+                409, not_ready.message, kind=not_ready.code, extra={"args": not_ready.args}
+            )
         try:
             rows = await station.standings(after_round=after)
         except StandingsError as exc:
@@ -129,35 +137,43 @@ def _top(given: list[str] | None, rows: list[Any], after: int) -> list[str]:
     if len(rows) < 4:
         raise ApiError(409, f"only {len(rows)} players in the standings", kind="knockout_state")
     if len(rows) > 4 and rows[3].rank == rows[4].rank:
+        shared = [r.player for r in rows if r.rank == rows[3].rank]
         raise ApiError(
             409,
-            f"4th place after round {after} is shared ({rows[3].player}, {rows[4].player}): "
+            f"4th place after round {after} is shared ({', '.join(shared)}): "
             "give the four players as top",
-            kind="knockout_state",
+            kind="knockout_fourth_shared",
+            extra={"args": {"after_round": after, "players": shared}},
         )
     return names[:4]
 
 
 async def confirm(request: Request) -> Response:
+    """Put a game on a board: ``set_game`` is sent first, and the knockout takes the game as
+    on that board only when the board took it (or did not answer, or could not be reached:
+    the arbiter sets it up by hand and sends it again). A board that refuses it leaves the
+    knockout as it was: the game stays where it was (not on a board, or on its earlier one)
+    and can be assigned again."""
     session = require_session(request, "chief")
     station = station_of(request)
     gid = _game_id(request)
     board = (await parse_body(request, KnockoutConfirmBody)).board
     async with station.knockout.lock:
         rec = await _current(station)
-        if board is None:
-            try:
+        try:
+            before = _shown(rec, gid)
+            if board is None:
                 board = rec.ko.game(gid).board
-            except KnockoutError as exc:
-                raise _refused(exc, "path.id") from None
+        except KnockoutError as exc:
+            raise _refused(exc, "path.id") from None
         # the model checked a board sent; the one defaulted from the record is checked here
         if not isinstance(board, str) or not re.match(ID_PATTERN, board):
             raise ApiError(400, f"board {board!r} is not a valid board id", where="body.board")
+        step = {"op": "confirm", "game": gid, "board": board, "by": session.user}
         try:
-            game = rec.apply({"op": "confirm", "game": gid, "board": board, "by": session.user})
+            game = rec.apply(step)  # a trial on this copy: nothing is saved before the board
         except KnockoutError as exc:
             raise _refused(exc, "path.id") from None
-        await station.knockout.save(rec)
     args = {
         "game": game.id,
         "tc": game.tc,
@@ -169,16 +185,39 @@ async def confirm(request: Request) -> Response:
     try:
         result = await station.send_command(board, "set_game", args, user=session.user)
     except ConnectionError as exc:
+        await _keep(station, step)
         body["error"] = f"confirmed, but set_game was not sent: {exc}"
         return json_response(body, 503)
     body["command"] = result.as_dict()
+    if result.outcome == "rejected":
+        body["game"] = before
+        where = f"still on board {before['board']}" if before["confirmed"] else "not on a board"
+        body["error"] = f"board {board} refused set_game: {gid} is {where}"
+        return json_response(body, 409)
+    await _keep(station, step)
     if result.outcome == "timeout":
         body["error"] = f"confirmed, but board {board} did not reply to set_game in time"
         return json_response(body, 504)
-    if not result.ok:
-        body["error"] = f"confirmed, but board {board} refused set_game"
-        return json_response(body, 409)
     return json_response(body)
+
+
+def _shown(rec: KnockoutRecord, gid: str) -> dict[str, Any]:
+    """The game as the knockout has it now (raises ``KnockoutError`` for no such game)."""
+    confirmed = any(s["op"] == "confirm" and s["game"] == gid for s in rec.doc["inputs"])
+    return game_json(rec.ko.game(gid), None, False, confirmed=confirmed)
+
+
+async def _keep(station: Station, step: dict[str, Any]) -> None:
+    """Record a confirmation once the board has its game (the knockout read afresh: another
+    arbiter may have acted while the board answered)."""
+    async with station.knockout.lock:
+        rec = await _current(station)
+        try:
+            rec.apply(step)
+        except KnockoutError as exc:
+            msg = f"board {step['board']} has the game, but the knockout moved on: {exc}"
+            raise ApiError(409, msg, kind="knockout_state", where="path.id") from None
+        await station.knockout.save(rec)
 
 
 async def record(request: Request) -> Response:

@@ -4,6 +4,10 @@
 // bracket, makes the armageddon's colour choice and confirms each game onto its board; the
 // result is entered on the board as any game's (录入结果), the station takes it from there.
 // Every action goes through arbiter.js's `act` (QZ.station), so its reply shows in the log.
+// 开始淘汰赛 takes two taps (the first arms it for 5 s, as the venue-wide actions do); the
+// station refuses it until every game of the rounds before it is decided, and says why.
+// A board that refuses a game's set-up leaves the game where it was, with the refusal shown on
+// its row, to be assigned again.
 "use strict";
 (function () {
   const $ = (id) => document.getElementById(id);
@@ -12,6 +16,8 @@
   let timer = null;
   let shown = ""; // the state last drawn (a poll that changed nothing leaves the section alone)
   const typed = new Map(); // game id -> the board typed in its row, kept over a redraw
+  const refused = new Map(); // game id -> the text of the last board's refusal (a function of the language)
+  let startRefused = null; // why the station refused the start: {ts, code, text: a function of the language}
 
   const STAGES = { semi_final: "ko.stage.semi_final", final: "ko.stage.final", third_place: "ko.stage.third_place" };
   function stageText(g) {
@@ -56,6 +62,10 @@
     $("ko-games").hidden = !s.started;
     if (!s.started) {
       $("ko-state").textContent = QZ.t("ko.not_started");
+      if (startRefused) {
+        $("ko-state").append(e("br"), e("span", { class: "ko-refused", "data-code": startRefused.code },
+          e("time", { text: QZ.time(startRefused.ts) }), " ", startRefused.text()));
+      }
       $("ko-top").replaceChildren();
       $("ko-choices").replaceChildren();
       $("ko-rows").replaceChildren();
@@ -94,7 +104,8 @@
   // as the API gives them (data-*), for a test or a script to read.
   function gameRow(g, proposed) {
     const st = g.result ? "done" : proposed && !proposed.confirmed ? "proposed" : "playing";
-    const tr = e("tr", { "data-game": g.id, "data-state": st,
+    const note = proposed && refused.has(g.id) ? refused.get(g.id) : null;
+    const tr = e("tr", { "data-game": g.id, "data-state": st, "data-refused": note ? "1" : null,
       "data-red": g.red, "data-black": g.black, "data-tc": g.tc, "data-tiebreak": g.tiebreak ? "1" : "0",
       "data-board": (proposed ? proposed.board : g.board) || "", "data-result": g.result || "" },
       e("td", { text: stageText(g) }), e("td", { text: g.red }), e("td", { text: g.black }),
@@ -103,7 +114,9 @@
       const input = e("input", { name: "board", inputmode: "numeric", size: "4", autocomplete: "off",
         "aria-label": QZ.t("ko.col.board"), value: typed.has(g.id) ? typed.get(g.id) : proposed.board || "",
         oninput: () => typed.set(g.id, input.value) });
-      tr.append(e("td", {}, input), e("td", { text: QZ.t(proposed.confirmed ? "ko.state.playing" : "ko.state.proposed") }),
+      const state = e("td", { text: QZ.t(proposed.confirmed ? "ko.state.playing" : "ko.state.proposed") });
+      if (note) state.append(e("br"), e("span", { class: "ko-refused", text: note() }));
+      tr.append(e("td", {}, input), state,
         e("td", {}, e("button", { type: "button", "data-action": "confirm", text: QZ.t(proposed.confirmed ? "ko.resend" : "ko.confirm"),
           onclick: () => confirm(g, input.value.trim()) })));
     } else {
@@ -112,20 +125,57 @@
     }
     return tr;
   }
+  // A board that refused the game (409 with the board's reply): the station kept the game where
+  // it was; the row says which board refused and why, and keeps the board typed.
   async function confirm(g, board) {
     const where = board ? " → " + QZ.t("board", { n: board }) : " " + QZ.t("ko.confirm");
-    await QZ.station.act(() => stageText(g) + where, "POST",
+    const r = await QZ.station.act(() => stageText(g) + where, "POST",
       "/api/knockout/games/" + encodeURIComponent(g.id) + "/confirm", board ? { board } : {});
-    typed.delete(g.id);
+    const cmd = r.data && r.data.command;
+    if (r.status === 409 && cmd && cmd.outcome === "rejected") {
+      const to = cmd.board || board;
+      refused.set(g.id, () => QZ.t("ko.refused", { b: QZ.t("board", { n: to }), e: QZ.replyText(cmd) }));
+    } else {
+      refused.delete(g.id);
+      if (r.ok) typed.delete(g.id);
+    }
+    shown = ""; // the row's note changed: draw it even if the knockout did not
     load();
   }
 
+  // Two taps, as for the venue-wide actions (arbiter.js): the first arms the button for 5 s,
+  // the second sends. The form's submit (the button, or Enter in the seed field) is the tap.
+  // A double click is one tap: a second tap within DOUBLE_MS of the first does not send.
+  const startButton = $("ko-start");
+  const DOUBLE_MS = 500;
+  let armed = null, armedAt = 0;
+  function disarm() {
+    clearTimeout(armed);
+    armed = null;
+    startButton.classList.remove("armed");
+    delete startButton.dataset.armed;
+    startButton.textContent = QZ.t("ko.start");
+  }
+  QZ.onLang.push(() => { if (armed) startButton.textContent = QZ.t("ko.start.again"); });
   $("ko-start-form").addEventListener("submit", async (ev) => {
     ev.preventDefault();
+    if (!armed) {
+      startButton.classList.add("armed");
+      startButton.dataset.armed = "1";
+      startButton.textContent = QZ.t("ko.start.again");
+      armed = setTimeout(disarm, 5000);
+      armedAt = Date.now();
+      return;
+    }
+    if (Date.now() - armedAt < DOUBLE_MS) return;
+    disarm();
     const text = $("ko-seed").value.trim();
     const body = text === "" ? {} : { seed: Number(text) };
     const r = await QZ.station.act(() => QZ.t("ko.start"), "POST", "/api/knockout/start", body);
-    if (r.ok && r.data.started) { state = r.data; render(); } else load();
+    // why not, kept beside the button (with its time: the rounds go on) until the next try
+    startRefused = !r.ok && r.status === 409 && r.data && r.data.code
+      ? { ts: Date.now(), code: r.data.code, text: () => QZ.apiError(r.status, r.data) } : null;
+    if (r.ok && r.data.started) { state = r.data; render(); } else { shown = ""; load(); }
   });
   // the chief starts it, or another arbiter did: the polls keep the section up to date
   if (!$("station").hidden) poll();

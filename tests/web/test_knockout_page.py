@@ -1,0 +1,164 @@
+"""The knockout section of the arbiter page (``knockout.js``) in a real chromium, a real
+station, broker and node: 开始淘汰赛 needs a second tap; started before round 7 is over, the
+station refuses and the page says why in the page's language (no raw code); a semi-final put
+on a board that is still playing is refused by the board and stays to be assigned, with the
+refusal on its row; assigned again to a free board, it is on that board."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+from typing import Any
+
+import pytest
+from support.station import decision_txn, envelope
+from support.web import WebStation, login
+
+from venue_station.domain.knockout import META_KEY
+from venue_station.domain.station import Station
+
+pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
+
+# Four players, seven rounds on boards 11 and 12 (not the node's); the one earlier in 甲乙丙丁
+# always wins: after round 7 the four are 甲 乙 丙 丁, semi-finals 甲-丁 and 乙-丙.
+ROUNDS = [
+    (("甲", "乙"), ("丙", "丁")),
+    (("甲", "丙"), ("乙", "丁")),
+    (("甲", "丁"), ("乙", "丙")),
+    (("乙", "甲"), ("丁", "丙")),
+    (("丙", "甲"), ("丁", "乙")),
+    (("丁", "甲"), ("丙", "乙")),
+    (("甲", "乙"), ("丙", "丁")),
+]
+BOARDS = ("11", "12")
+SEQ = dict.fromkeys(BOARDS, 0)
+
+
+def pairings(*rounds: int) -> str:
+    rows = ["round,board,red,black"]
+    for r in rounds:
+        for board, (red, black) in zip(BOARDS, ROUNDS[r - 1], strict=True):
+            rows.append(f"{r},{board},{red},{black}")
+    return "\n".join(rows) + "\n"
+
+
+async def result(station: Station, round_no: int, board: str) -> None:
+    red, black = ROUNDS[round_no - 1][BOARDS.index(board)]
+    data = {"winner": "red" if "甲乙丙丁".index(red) < "甲乙丙丁".index(black) else "black"}
+    data["reason"] = "resign"
+    SEQ[board] += 1
+    txn = decision_txn(station, board, "result", data)
+    ev = envelope(
+        board, SEQ[board], game=f"r{round_no}-b{board}", type="result", data=data, txn=txn
+    )
+    assert station.ingest is not None
+    station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
+    await station.ingest.flush()
+
+
+async def tap_start(page: Any) -> None:
+    await page.click("#ko-start")
+
+
+async def tap_twice(page: Any) -> None:
+    """The first tap arms it, the second (not a double click's) sends it."""
+    await tap_start(page)
+    await page.wait_for_selector('#ko-start[data-armed="1"]')
+    await asyncio.sleep(0.6)
+    await tap_start(page)
+
+
+async def test_the_knockout_start_is_confirmed_refused_early_and_a_refused_board_is_shown(
+    page: Any, web_station: WebStation
+) -> None:
+    SEQ.update(dict.fromkeys(BOARDS, 0))
+    station = web_station.station
+    assert station.store is not None
+    await web_station.node(["1", "2"], mode="idle")
+    await station.import_pairings(pairings(1, 2, 3), send=False)
+    for r in (1, 2):
+        for b in BOARDS:
+            await result(station, r, b)
+    await result(station, 3, "11")  # round 3: board 12 still playing
+    await login(page, web_station)
+    await page.wait_for_selector('#ko[data-started="0"]')
+    await page.wait_for_selector('#boards .card[data-board="2"][data-online="online"]')
+
+    # one tap only arms the button: nothing is sent
+    start = page.locator("#ko-start")
+    await tap_start(page)
+    assert await start.get_attribute("data-armed") == "1"
+    assert await start.text_content() == "再按一次，确认开始淘汰赛"
+    await asyncio.sleep(0.5)
+    assert await page.locator("#log li").count() == 0
+    assert await station.store.get_meta(META_KEY) is None
+
+    # the second tap sends it: during round 3 the station refuses and says why
+    await asyncio.sleep(0.1)
+    await tap_start(page)
+    refused = page.locator("#log li[data-outcome=refused]")
+    await refused.wait_for()
+    text = await refused.text_content() or ""
+    assert "开始淘汰赛" in text and "第3轮还有 1 局未出结果（第12台）" in text, text
+    assert "swiss_unfinished" not in text
+    why = page.locator("#ko-state .ko-refused")
+    assert "第7轮全部对局结束后才能开始淘汰赛" in (await why.text_content() or "")
+    assert await start.get_attribute("data-armed") is None
+    assert await start.text_content() == "开始淘汰赛"
+    assert await page.locator('#ko[data-started="0"]').count() == 1
+    assert await station.store.get_meta(META_KEY) is None
+    # in English, every word of it
+    await page.evaluate("QZ.setLang('en')")
+    words = await why.text_content() or ""
+    assert "round 3 still has 1 game(s) without a result (board(s) 12)" in words, words
+    assert not re.search(r"[\u4e00-\u9fff]", words), words
+    assert "round 3" in (await refused.text_content() or "")
+    await page.evaluate("QZ.setLang('zh-CN')")
+
+    # round 3 over, rounds 4-7 played: two taps start it, after round 7
+    await result(station, 3, "12")
+    await station.import_pairings(pairings(4, 5, 6, 7), send=False)
+    for r in (4, 5, 6, 7):
+        for b in BOARDS:
+            await result(station, r, b)
+    # a double click is one tap: it only arms the button
+    await page.dblclick("#ko-start")
+    await asyncio.sleep(0.6)
+    assert await start.get_attribute("data-armed") == "1"
+    assert await page.locator('#ko[data-started="0"]').count() == 1
+    assert await station.store.get_meta(META_KEY) is None
+    # left armed for 5 s it disarms itself
+    await page.wait_for_selector("#ko-start:not([data-armed])", timeout=6000)
+    assert await start.text_content() == "开始淘汰赛"
+    await tap_twice(page)
+    await page.wait_for_selector('#ko[data-started="1"]')
+    assert (await page.text_content("#ko-state") or "").startswith("第7轮后前四名")
+    top = await page.eval_on_selector_all("#ko-top li", "els => els.map(e => e.dataset.player)")
+    assert top == ["甲", "乙", "丙", "丁"]
+
+    # board 1 is playing another game: it refuses the semi-final, which stays to be assigned
+    game = {"game": "r8-b1", "tc": "30m+5s", "red": "戊", "black": "己"}
+    assert (await station.send_command("1", "set_game", game)).ok
+    assert (await station.send_command("1", "start")).ok
+    row = page.locator('#ko-rows tr[data-game="ko-sf1"]')
+    await row.locator("input[name=board]").fill("1")
+    await row.locator("button[data-action=confirm]").click()
+    await page.wait_for_selector('#ko-rows tr[data-game="ko-sf1"][data-refused="1"]')
+    assert await row.get_attribute("data-state") == "proposed"
+    assert await row.get_attribute("data-board") == ""
+    assert "第1台拒绝上台：对局进行中，请先复位" in (await row.text_content() or "")
+    assert await row.locator("button[data-action=confirm]").text_content() == "确认上台"
+    log = await page.locator("#log li[data-outcome=refused]").first.text_content() or ""
+    assert "对局进行中，请先复位" in log, log
+    ko = await page.evaluate("QZ.station.api('GET', '/api/knockout').then(r => r.data)")
+    sf1 = next(p for p in ko["proposed"] if p["id"] == "ko-sf1")
+    assert sf1["confirmed"] is False and sf1["board"] is None, sf1
+
+    # assigned again, to board 2 (free): it is on board 2
+    await row.locator("input[name=board]").fill("2")
+    await row.locator("button[data-action=confirm]").click()
+    await page.wait_for_selector('#ko-rows tr[data-game="ko-sf1"][data-state="playing"]')
+    assert await row.get_attribute("data-board") == "2"
+    assert await row.get_attribute("data-refused") is None
+    await web_station.wait_board("2", lambda v: (v["state"] or {}).get("game") == "ko-sf1")
