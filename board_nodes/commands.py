@@ -131,7 +131,19 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     _in_game(board)
     if board.phase is BoardPhase.FINISHED:
         raise CommandError("the game is finished", "finished")
-    board.adjust(Side.parse(args.side), args.delta_ms)
+    side = Side.parse(args.side)
+    assert board.clock is not None  # _in_game
+    left_ms = board.clock.remaining_ms(side)
+    if args.delta_ms < 0 and left_ms + args.delta_ms <= 0:
+        # Said with what is left, so the arbiter knows how much can be taken (the clock's own
+        # refusal below says the same in English only).
+        raise CommandError(
+            f"taking {-args.delta_ms} ms from {side} would leave it no time ({left_ms} ms left)",
+            "no_time_left",
+            side=side.value,
+            left_s=left_ms // 1000,
+        )
+    board.adjust(side, args.delta_ms)
 
 
 def _arbiter_mode(board: Board, args: wire.ArbiterModeArgs) -> None:

@@ -337,15 +337,21 @@
     f.addEventListener("submit", (ev) => {
       ev.preventDefault();
       const b = selected;
-      // keyed by the board's game too: the next game's result is not the same act
+      // the same act: the same board's same game, the same values (a value put right, or the
+      // next game's result, is another act and goes at once)
       const st = b && card(b).view.state;
-      if (b) once([b, id, st && st.game].join(" "), () => handler(new FormData(f), b), SETTLE_MS);
+      const data = new FormData(f);
+      const key = JSON.stringify([b, id, st && st.game, [...data.entries()]]);
+      if (b) once(key, () => handler(data, b), SETTLE_MS);
     });
   }
   form("f-adjust", (f, b) => {
     const seconds = Number(f.get("seconds"));
-    if (!Number.isFinite(seconds) || seconds === 0) return;
     const side = f.get("side");
+    if (!(f.get("seconds") || "").trim() || !Number.isFinite(seconds) || seconds === 0 || Math.abs(seconds) > 36000) {
+      log(() => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side), "error", () => QZ.t("adjust.seconds"));
+      return;
+    }
     return boardCmd(b, "adjust", { side, delta_ms: Math.round(seconds * 1000) },
       () => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side) + " " + QZ.t("seconds.short", { s: (seconds > 0 ? "+" : "") + seconds }));
   });
