@@ -1,0 +1,104 @@
+// The arbiter page's board actions (arbiter.js): the clock buttons and the forms of the chosen
+// board's panel — a time, a result, a forfeit, a move count, a foul — each sent once per tap.
+// ``page``: { selected() → the chosen board, card(board), boardCmd, act, log } of arbiter.js.
+"use strict";
+(function () {
+  const QZ = window.QZ;
+  const $ = (id) => document.getElementById(id);
+  QZ.boardActions = function (page) {
+    const { boardCmd, act, log } = page;
+    for (const button of document.querySelectorAll("[data-cmd]")) {
+      button.addEventListener("click", () => {
+        const b = page.selected();
+        if (!b) return;
+        const c = button.dataset.cmd;
+        once(b + " " + c, () => {
+          if (c === "arbiter_on" || c === "arbiter_off")
+            return boardCmd(b, "arbiter_mode", { on: c === "arbiter_on" }, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
+          return boardCmd(b, c, {}, () => QZ.t("board", { n: b }) + " " + QZ.t(c));
+        }, 0);
+      });
+    }
+    // One board's action sends once per tap: the same action on the same board is let go while
+    // it is on its way, and a form's (a foul, a result, a time) a moment after too (SETTLE_MS),
+    // so a double click (or an impatient second tap) cannot send it twice — a second foul is a
+    // second offence, and a game's second foul can lose it. The clock buttons (start, pause, …)
+    // wait only for their answer: a second one is answered "already …", and the next game's
+    // start may follow at once. The panel's buttons serve every board: another board's action
+    // (board 1 paused, then board 2) goes at once.
+    const SETTLE_MS = 800;
+    const sending = new Set();
+    function once(key, run, settleMs) {
+      if (sending.has(key)) return;
+      sending.add(key);
+      Promise.resolve().then(run).catch(() => {})
+        .finally(() => setTimeout(() => sending.delete(key), settleMs));
+    }
+    function form(id, handler) {
+      const f = $(id);
+      f.addEventListener("submit", (ev) => {
+        ev.preventDefault();
+        const b = page.selected();
+        // the same act: the same board's same game, the same values (a value put right, or the
+        // next game's result, is another act and goes at once)
+        const st = b && page.card(b).view.state;
+        const data = new FormData(f);
+        const key = JSON.stringify([b, id, st && st.game, [...data.entries()]]);
+        if (b) once(key, () => handler(data, b), SETTLE_MS);
+      });
+    }
+    form("f-adjust", (f, b) => {
+      const seconds = Number(f.get("seconds"));
+      const side = f.get("side");
+      if (!(f.get("seconds") || "").trim() || !Number.isFinite(seconds) || seconds === 0 || Math.abs(seconds) > 36000) {
+        log(() => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side), "error", () => QZ.t("adjust.seconds"));
+        return;
+      }
+      return boardCmd(b, "adjust", { side, delta_ms: Math.round(seconds * 1000) },
+        () => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side) + " " + QZ.t("seconds.short", { s: (seconds > 0 ? "+" : "") + seconds }));
+    });
+    // A reason is the profile's code (chosen, never typed); the note beside is free text.
+    function withNote(args, f) {
+      const note = (f.get("note") || "").trim();
+      return note ? { ...args, note } : args;
+    }
+    // Entering a result over a confirmed one is refused (already_decided); the button then
+    // offers to replace it, and the next tap sends the result with "replace".
+    let replaceOn = null;
+    form("f-result", async (f, b) => {
+      const winner = f.get("winner") || null;
+      const replace = replaceOn === b;
+      const what = () => QZ.t("board", { n: b }) + " " + QZ.t(replace ? "result.replace" : "result") + " " + (winner ? QZ.t(winner) : QZ.t("draw"));
+      const body = { cmd: "result", args: withNote({ winner, reason: f.get("reason") || "arbiter" }, f) };
+      if (replace) body.replace = true;
+      replaceOn = null;
+      const button = $("f-result").querySelector("button");
+      button.textContent = QZ.t("result");
+      const r = await act(what, "POST", "/api/boards/" + encodeURIComponent(b) + "/cmd", body);
+      if (r.status === 409 && r.data && r.data.code === "already_decided" && !replace) {
+        replaceOn = b;
+        button.textContent = QZ.t("result.replace");
+      }
+    });
+    // 立即判负: the other side wins; both sides (both absent at 15 minutes) is the 0:0 double forfeit.
+    form("f-forfeit", (f, b) => {
+      const side = f.get("side"), reason = f.get("reason");
+      if (!reason) return;
+      const args = side === "both" ? { winner: null, reason: "double_forfeit" }
+        : { winner: side === "red" ? "black" : "red", reason };
+      return boardCmd(b, "result", withNote(args, f),
+        () => QZ.t("board", { n: b }) + " " + QZ.t("forfeit") + " " + QZ.t(side === "both" ? "forfeit.both" : side) + " · " + QZ.reason(args.reason));
+    });
+    form("f-count", (f, b) => {
+      // the claimant (提出方): a game record then leaves out its checks per the profile
+      const args = { limit: Number(f.get("limit")) || null };
+      if (f.get("claimant")) args.claimant = f.get("claimant");
+      return boardCmd(b, "move_count", args, () => QZ.t("board", { n: b }) + " " + QZ.t("move_count"));
+    });
+    form("f-foul", (f, b) => {
+      if (!f.get("reason")) return;
+      const side = f.get("side");
+      return boardCmd(b, "foul", withNote({ side, reason: f.get("reason") }, f), () => QZ.t("board", { n: b }) + " " + QZ.t("foul") + " " + QZ.t(side));
+    });
+  };
+})();
