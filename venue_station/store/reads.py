@@ -77,7 +77,8 @@ class TournamentReads:
         """The announced start of the round whose clocks started at ``started_ms``: the ``at``
         of the venue's ``start`` behind it, when that time had already passed (the clocks
         started at once, late; the 15 minutes of 迟到 count from it, as on every board), else
-        None. The start behind it: the latest venue ``start`` sent at most a minute before."""
+        None. The start behind it: the latest venue ``start`` sent at most ten seconds before
+        (a start whose time has passed starts the boards at once)."""
         c = t.commands
         q = (
             sa.select(c.c.args, c.c.sent_ms)
@@ -85,7 +86,7 @@ class TournamentReads:
                 c.c.cmd == "start",
                 c.c.board.is_(None),
                 c.c.sent_ms <= started_ms + ANNOUNCED_SLACK_MS,
-                c.c.sent_ms >= started_ms - 60_000,
+                c.c.sent_ms >= started_ms - 10_000,
             )
             .order_by(c.c.id.desc())
             .limit(1)
