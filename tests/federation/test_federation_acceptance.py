@@ -117,6 +117,7 @@ async def test_two_venues_two_hubs_three_nodes_nothing_lost_or_doubled(
         await asyncio.sleep(3)
         centre.kill(0)  # venue B's bridge was on node 1: it moves to another node
         await asyncio.sleep(4)
+        dying = int(hubs[0].metrics()["stored"])  # what hub 1 has stored when it dies
         hubs[0].kill()  # hub 1 dies with whatever it fetched and had not acked
         await asyncio.sleep(6)
         for fleet in fleets:
@@ -177,8 +178,13 @@ async def test_two_venues_two_hubs_three_nodes_nothing_lost_or_doubled(
                 }
                 assert hub_results.keys() == venue_results.keys() and not differ, differ
             assert results_seen > 0  # games did end (flags), so results were compared
+            # The survivor stored the rest: whatever the archive holds beyond what hub 1 can
+            # have stored (its count read just before the kill, and up to two batches of 200
+            # committed in that moment). When the games had all ended before the kill there is
+            # no rest (a CI run: every game flagged, hub 1 had stored all): nothing to ask.
             survivor = hubs[1].metrics()
-            assert survivor["stored"] > 0  # type: ignore[operator]
+            if len(set(got)) > dying + 2 * 200:
+                assert survivor["stored"] > 0, (len(set(got)), dying, survivor)
         finally:
             await store.close()
     finally:
