@@ -4,6 +4,8 @@
   game's second foul loses it: seed 二、5（4）) one offence lost the game, with no way back
   on the page. Now: one foul; a second foul a moment later (a second offence) is recorded; the
   same button for another board (the panel serves every board) goes at once.
+- The venue-wide actions ask two taps (the first arms): a double click was taken as both, so
+  one double click on 全部暂停 paused every board. Now it only arms; a second tap sends.
 - The pairing page: a double click on 确认导入 imported the TRF twice (two entries in the
   change log, every board set twice). Now: one import.
 
@@ -100,3 +102,21 @@ async def test_a_double_click_on_approve_imports_once(page: Any, web_station: We
     ]
     imports = [a for a in audit if a["what"] == "import_trf"]
     assert len(imports) == 1 and len(sent) == 1, (sent, audit)
+
+
+async def test_a_double_click_on_a_two_tap_button_only_arms_it(
+    page: Any, web_station: WebStation
+) -> None:
+    fake = await web_station.fake_node("node-a", ["1", "2"])
+    for board in ("1", "2"):
+        await web_station.publish_status(fake, board, "online")
+        await web_station.publish_state(fake, board)
+    await login(page, web_station)
+    await page.wait_for_selector('#boards .card[data-board="2"][data-online="online"]')
+    await page.dblclick("#pause-all")
+    await page.wait_for_selector('#pause-all[data-armed="1"]')
+    await asyncio.sleep(1.0)  # a pause sent would have reached the node by now
+    assert not [c for _, c in fake.commands if c.cmd == "pause"]
+    await page.click("#pause-all")  # the second, deliberate tap
+    await page.locator("#log li:not([data-outcome=sent])").first.wait_for(timeout=5000)
+    assert len({c.txn for _, c in fake.commands if c.cmd == "pause"}) == 1  # one venue pause

@@ -337,6 +337,9 @@
     let armed = null;
     button.addEventListener("click", (ev) => {
       ev.preventDefault();
+      // A double click's second click (its click count 2) is the same gesture, not the second
+      // tap the arming asks for: the whole venue's clocks are not started by one double click.
+      if (ev.detail > 1) return;
       if (!armed) {
         button.classList.add("armed");
         button.dataset.armed = "1";
