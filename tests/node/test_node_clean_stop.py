@@ -16,36 +16,21 @@ board's last retained state names the board's last journaled seq, and its status
 from __future__ import annotations
 
 import asyncio
-import json
 import signal
-import sqlite3
 import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from support.node import Probe, node_config, write_node_toml
+from support.node import (
+    Probe,
+    journaled_events,
+    node_config,
+    start_node_process,
+    write_node_toml,
+)
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 BOARDS = ["9", "10", "11", "12"]
-
-
-def _start(toml: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "qizhong", "node", "--config", str(toml), "--log-level", "WARNING"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-
-
-def _journaled(path: Path) -> dict[tuple[str, int], dict]:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute("SELECT board, seq, payload FROM outbox").fetchall()
-    finally:
-        db.close()
-    return {(board, seq): json.loads(payload) for board, seq, payload in rows}
 
 
 async def test_a_clean_stop_mid_play_publishes_every_journaled_event(broker_factory, tmp_path):
@@ -55,7 +40,7 @@ async def test_a_clean_stop_mid_play_publishes_every_journaled_event(broker_fact
     )
     toml = write_node_toml(config, tmp_path / "node.toml")
     path = config.data_dir / "journal.sqlite3"
-    proc = _start(toml)
+    proc = start_node_process(toml, stderr=subprocess.PIPE)
     try:
         async with Probe(broker) as probe:
             await probe.wait_for(
@@ -73,7 +58,7 @@ async def test_a_clean_stop_mid_play_publishes_every_journaled_event(broker_fact
                 await probe.wait_for(
                     lambda: all(probe.status[b]["state"] == "offline" for b in BOARDS), 5
                 )
-                journaled = _journaled(path)
+                journaled = journaled_events(path)
                 published = {(e["board"], e["seq"]): e for e in probe.events}
                 unsent = sorted(set(journaled) - set(published))
                 assert not unsent, f"stop {stop}: journaled, never published: {unsent[:10]}"
@@ -82,7 +67,7 @@ async def test_a_clean_stop_mid_play_publishes_every_journaled_event(broker_fact
                 for b in BOARDS:
                     last = max(seq for board, seq in journaled if board == b)
                     assert probe.states[b]["seq"] == last, (stop, b, probe.states[b], last)
-                proc = _start(toml)
+                proc = start_node_process(toml, stderr=subprocess.PIPE)
                 await probe.wait_for(
                     lambda: all(probe.status[b]["state"] == "online" for b in BOARDS), 15
                 )

@@ -10,37 +10,21 @@ the restarted node goes on after the last of them: no published seq is given out
 from __future__ import annotations
 
 import asyncio
-import json
 import os
 import signal
-import sqlite3
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
-from support.node import Probe, node_config, write_node_toml
+from support.node import (
+    Probe,
+    journaled_events,
+    node_config,
+    start_node_process,
+    write_node_toml,
+)
 
 pytestmark = [pytest.mark.broker, pytest.mark.slow]
 
 BOARDS = ["5", "6", "7", "8"]
-
-
-def _start(toml: Path) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "qizhong", "node", "--config", str(toml), "--log-level", "WARNING"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
-def _journaled(path: Path) -> dict[tuple[str, int], dict]:
-    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
-    try:
-        rows = db.execute("SELECT board, seq, payload FROM outbox").fetchall()
-    finally:
-        db.close()
-    return {(board, seq): json.loads(payload) for board, seq, payload in rows}
 
 
 def _same(published: dict, journaled: dict) -> bool:
@@ -54,7 +38,7 @@ async def test_a_node_killed_after_a_publish_has_the_event_in_its_journal(broker
     )
     toml = write_node_toml(config, tmp_path / "node.toml")
     path = config.data_dir / "journal.sqlite3"
-    proc = _start(toml)
+    proc = start_node_process(toml)
     try:
         async with Probe(broker) as probe:
             await probe.wait_for(
@@ -69,7 +53,7 @@ async def test_a_node_killed_after_a_publish_has_the_event_in_its_journal(broker
                 os.kill(proc.pid, signal.SIGKILL)  # right after the latest publish arrived
                 proc.wait(10)
                 await asyncio.sleep(0.5)  # whatever was still on its way arrives
-                journaled = _journaled(path)
+                journaled = journaled_events(path)
                 missing = [
                     (e["board"], e["seq"])
                     for e in probe.events
@@ -78,7 +62,7 @@ async def test_a_node_killed_after_a_publish_has_the_event_in_its_journal(broker
                 ]
                 assert not missing, f"kill {kill}: published but not in the journal: {missing}"
                 last = {b: max(e["seq"] for e in probe.board_events(b)) for b in BOARDS}
-                proc = _start(toml)
+                proc = start_node_process(toml)
                 # the restarted node goes on after what it published: a shutdown, then on
                 await probe.wait_for(
                     lambda last=last: all(

@@ -6,6 +6,8 @@ import asyncio
 import contextlib
 import json
 import sqlite3
+import subprocess
+import sys
 import uuid
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -202,3 +204,22 @@ def journaled_seqs(path: Path, board: str) -> list[int]:
         return [r[0] for r in rows]
     finally:
         db.close()
+
+
+def journaled_events(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    """(board, seq) → payload of every event in the journal file at ``path``, read-only."""
+    db = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        rows = db.execute("SELECT board, seq, payload FROM outbox").fetchall()
+    finally:
+        db.close()
+    return {(board, seq): json.loads(payload) for board, seq, payload in rows}
+
+
+def start_node_process(toml: Path, *, stderr: int = subprocess.DEVNULL) -> subprocess.Popen[bytes]:
+    """``qizhong node --config toml`` as its own process (systemd's way to run it)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "qizhong", "node", "--config", str(toml), "--log-level", "WARNING"],
+        stdout=subprocess.DEVNULL,
+        stderr=stderr,
+    )
