@@ -437,6 +437,25 @@ class Board:
         assert self.clock is not None
         self.emit_clock_events(self.clock.adjust(side, delta_ms), by="arbiter")
 
+    def flag_still_ruled(self) -> Side | None:
+        """The side whose flag stopped this game while no result stands (pending or dismissed)."""
+        if self.clock is None or self.result is not None:
+            return None
+        return FlagGuard.standing(self.clock)
+
+    def flag_loss_pending(self) -> bool:
+        """The flag's proposed loss waits for the arbiter's ruling."""
+        referee = self.referee
+        return referee is not None and any(p.reason == "flag" for p in referee.pending())
+
+    def reopen_after_flag(self, delta_ms: int) -> None:
+        """The flag's loss was dismissed and the game goes on: the flagged side gets
+        ``delta_ms`` and the clock waits, held by the arbiter, for ``resume``."""
+        assert self.clock is not None
+        self.held_by = HeldBy.ARBITER
+        self.flag.stood = None  # a press from before the old flag is no longer news
+        self.emit_clock_events(self.clock.reopen(delta_ms), by="arbiter")
+
     def set_arbiter_mode(self, on: bool) -> None:
         self.arbiter_mode = on
 

@@ -129,9 +129,12 @@ def _resume(board: Board, args: object) -> None:
 
 def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     _in_game(board)
-    if board.phase is BoardPhase.FINISHED:
-        raise CommandError("the game is finished", "finished")
     side = Side.parse(args.side)
+    if board.phase is BoardPhase.FINISHED:
+        if board.result is not None or board.flag_still_ruled() is None:
+            raise CommandError("the game is finished", "finished")
+        _reopen_after_flag(board, side, args.delta_ms)
+        return
     assert board.clock is not None  # _in_game
     left_ms = board.clock.remaining_ms(side)
     if args.delta_ms < 0 and left_ms + args.delta_ms <= 0:
@@ -144,6 +147,26 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
             left_s=left_ms // 1000,
         )
     board.adjust(side, args.delta_ms)
+
+
+def _reopen_after_flag(board: Board, side: Side, delta_ms: int) -> None:
+    """A flag fell and no result stands: once the arbiter dismissed its loss, time given to
+    the flagged side reopens the game (paused, held by the arbiter until ``resume``)."""
+    flagged = board.flag_still_ruled()
+    assert flagged is not None  # checked by the caller
+    if board.flag_loss_pending():
+        raise CommandError(
+            f"{flagged}'s flag is not ruled yet: dismiss it before giving time",
+            "flag_not_ruled",
+            side=flagged.value,
+        )
+    if side is not flagged or delta_ms <= 0:
+        raise CommandError(
+            f"{flagged}'s flag was dismissed: give {flagged} time first to go on",
+            "flagged_side_first",
+            side=flagged.value,
+        )
+    board.reopen_after_flag(delta_ms)
 
 
 def _arbiter_mode(board: Board, args: wire.ArbiterModeArgs) -> None:

@@ -15,6 +15,7 @@ import enum
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from clock_service.clock_budget import NS_PER_MS, SideBudget, ceil_ms, fresh_budget
 from clock_service.clock_snapshot import check_snapshot
 from clock_service.errors import ClockServiceError
 from clock_service.events import (
@@ -28,11 +29,10 @@ from clock_service.events import (
 )
 from clock_service.handicap import Handicap
 from clock_service.side import Side
-from clock_service.timecontrol import Bonus, TimeControl
+from clock_service.timecontrol import TimeControl
 
 __all__ = ["ClockError", "GameClock", "Phase", "Reading"]
 
-_NS_PER_MS = 1_000_000
 _SNAPSHOT_VERSION = 1
 _SIDE_KEYS = ("main_ns", "delay_ns", "periods", "period_used_ns", "moves", "used_ns", "turn_ns")
 
@@ -64,70 +64,6 @@ class Reading:
     @property
     def in_byoyomi(self) -> bool:
         return self.main_ms == 0 and self.periods > 0
-
-
-@dataclasses.dataclass(slots=True)
-class _SideState:
-    tc: TimeControl
-    main_ns: int
-    delay_ns: int = 0  # simple delay left in the current turn
-    periods: int = 0  # byo-yomi periods left
-    period_used_ns: int = 0  # of the current byo-yomi period, in this turn
-    moves: int = 0
-    used_ns: int = 0  # all time used on this clock, up to the last settle
-    turn_ns: int = 0  # time used in the current turn, up to the last settle
-
-    @property
-    def period_ns(self) -> int:
-        byo = self.tc.byoyomi
-        return byo.period_ms * _NS_PER_MS if byo is not None else 0
-
-    def to_flag(self) -> int:
-        byo = self.periods * self.period_ns - self.period_used_ns if self.periods else 0
-        return self.delay_ns + self.main_ns + byo
-
-    def consume(self, elapsed: int) -> None:
-        """Spend ``elapsed`` ns (at most ``to_flag()``): delay first, then main, then byo-yomi."""
-        self.used_ns += elapsed
-        self.turn_ns += elapsed
-        part = min(elapsed, self.delay_ns)
-        self.delay_ns -= part
-        elapsed -= part
-        part = min(elapsed, self.main_ns)
-        self.main_ns -= part
-        elapsed -= part
-        if elapsed and self.periods:
-            lost, self.period_used_ns = divmod(self.period_used_ns + elapsed, self.period_ns)
-            self.periods = max(0, self.periods - lost)
-            if not self.periods:
-                self.period_used_ns = 0
-
-    def begin_turn(self) -> None:
-        _, period = self.tc.period_for(self.moves)
-        self.delay_ns = period.bonus_ms * _NS_PER_MS if period.bonus is Bonus.SIMPLE_DELAY else 0
-        self.turn_ns = 0
-
-    def end_turn(self) -> None:
-        """The side completed a move: bonus of the move's period, then any new period's time."""
-        _, period = self.tc.period_for(self.moves)
-        bonus = period.bonus_ms * _NS_PER_MS
-        if period.bonus is Bonus.FISCHER:
-            self.main_ns += bonus
-        elif period.bonus is Bonus.BRONSTEIN:
-            self.main_ns += min(self.turn_ns, bonus)
-        self.delay_ns = 0  # an unused simple delay is not banked
-        self.period_used_ns = 0  # a move inside a byo-yomi period keeps that period
-        self.moves += 1
-        self.main_ns += self.tc.time_added_after(self.moves) * _NS_PER_MS
-        self.turn_ns = 0
-
-    def copy(self) -> _SideState:
-        return dataclasses.replace(self)
-
-
-def _ceil_ms(ns: int) -> int:
-    # Round remaining time up: a display never shows 0 before the flag actually falls.
-    return -(-ns // _NS_PER_MS)
 
 
 class GameClock:
@@ -163,7 +99,7 @@ class GameClock:
             raise TypeError(f"handicap must be a Handicap or None, not {handicap!r}")
         self._handicap = handicap  # 让二先: the receiver's first moves in a row
         self._now = now
-        self._sides = {Side.RED: _fresh(tc), Side.BLACK: _fresh(black or tc)}
+        self._sides = {Side.RED: fresh_budget(tc), Side.BLACK: fresh_budget(black or tc)}
         self._phase = Phase.IDLE
         self._on_move = Side.RED
         self._flag: Side | None = None
@@ -200,7 +136,7 @@ class GameClock:
                  (Side.BLACK, black_ms, moves_black, black_periods))  # fmt: skip
         for side, ms, moves, periods in given:
             state = clock._sides[side]
-            state.main_ns = _int(f"{side}_ms", ms, minimum=0) * _NS_PER_MS
+            state.main_ns = _int(f"{side}_ms", ms, minimum=0) * NS_PER_MS
             state.moves = _int(f"moves_{side}", moves, minimum=0)
             if periods is not None:
                 limit = state.tc.byoyomi.periods if state.tc.byoyomi else 0
@@ -234,7 +170,7 @@ class GameClock:
         state = self._sides[side]
         used_before = state.used_ns - state.turn_ns
         state.end_turn()
-        used_ms = state.used_ns // _NS_PER_MS - used_before // _NS_PER_MS
+        used_ms = state.used_ns // NS_PER_MS - used_before // NS_PER_MS
         if self._handicap is not None and self._handicap.owed(side, state.moves):
             state.begin_turn()  # a given move: the receiver moves again at once
             self._deadline = now + state.to_flag()
@@ -270,7 +206,7 @@ class GameClock:
         """
         if not isinstance(side, Side):
             raise ClockError(f"side must be a Side, not {side!r}")
-        delta = _int("delta_ms", delta_ms) * _NS_PER_MS
+        delta = _int("delta_ms", delta_ms) * NS_PER_MS
         now = self._now()
         events = self._settle(now)
         if self._phase is Phase.FINISHED or delta == 0:
@@ -279,11 +215,29 @@ class GameClock:
         if state.main_ns + delta < 0 or state.to_flag() + delta <= 0:
             raise ClockError(
                 f"adjusting {side} by {delta_ms} ms would leave it no time "
-                f"(main time {_ceil_ms(state.main_ns)} ms)"
+                f"(main time {ceil_ms(state.main_ns)} ms)"
             )
         state.main_ns += delta
         if self._phase is Phase.RUNNING and side is self._on_move:
             self._deadline = now + state.to_flag()
+        return (*events, Adjusted(side, delta_ms))
+
+    def reopen(self, delta_ms: int) -> Events:
+        """The arbiter dismissed the flag and the game goes on: the flagged side gets
+        ``delta_ms`` (> 0) of main time and the clock waits, paused, for ``resume()``.
+
+        The event is the ``Adjusted`` of the time given. Raises ClockError, changing nothing,
+        when no flag has fallen or ``delta_ms`` is not positive.
+        """
+        delta = _int("delta_ms", delta_ms, minimum=1) * NS_PER_MS
+        events = self._settle(self._now())
+        side = self._flag
+        if self._phase is not Phase.FINISHED or side is None:
+            raise ClockError("no flag has fallen: adjust the time instead")
+        self._sides[side].main_ns += delta
+        self._flag = self._flagged_ns = None
+        self._phase = Phase.PAUSED
+        self._started = True
         return (*events, Adjusted(side, delta_ms))
 
     def settle(self) -> Events:
@@ -295,8 +249,8 @@ class GameClock:
     def remaining_ms(self, side: Side) -> int:
         """Time until ``side`` flags if it ran on uninterrupted; 0 exactly when flagged."""
         if self._phase is Phase.RUNNING and side is self._on_move:
-            return _ceil_ms(max(0, self._deadline - self._now()))
-        return _ceil_ms(self._sides[side].to_flag())
+            return ceil_ms(max(0, self._deadline - self._now()))
+        return ceil_ms(self._sides[side].to_flag())
 
     def used_ms(self, side: Side) -> int:
         """All time ``side`` used on this clock, the current turn included."""
@@ -304,16 +258,16 @@ class GameClock:
         used = state.used_ns
         if self._phase is Phase.RUNNING and side is self._on_move:
             used += self._elapsed(self._now())
-        return used // _NS_PER_MS
+        return used // NS_PER_MS
 
     def reading(self, side: Side) -> Reading:
         """The face's view of ``side`` now: main time, delay left and byo-yomi periods."""
         state = self._view(side, self._now())
         return Reading(
-            main_ms=_ceil_ms(state.main_ns),
-            delay_ms=_ceil_ms(state.delay_ns),
+            main_ms=ceil_ms(state.main_ns),
+            delay_ms=ceil_ms(state.delay_ns),
             periods=state.periods,
-            period_ms=_ceil_ms(state.period_ns - state.period_used_ns) if state.periods else 0,
+            period_ms=ceil_ms(state.period_ns - state.period_used_ns) if state.periods else 0,
         )
 
     def moves(self, side: Side) -> int:
@@ -450,7 +404,7 @@ class GameClock:
         start = self._deadline - state.to_flag()
         return max(0, min(now, self._deadline) - start)
 
-    def _view(self, side: Side, now: int) -> _SideState:
+    def _view(self, side: Side, now: int) -> SideBudget:
         state = self._sides[side]
         if self._phase is Phase.RUNNING and side is self._on_move:
             state = state.copy()
@@ -470,14 +424,6 @@ class GameClock:
         self._flag = self._on_move
         self._flagged_ns = self._deadline
         return (Flagged(self._on_move),)
-
-
-def _fresh(tc: TimeControl) -> _SideState:
-    return _SideState(
-        tc=tc,
-        main_ns=tc.base_ms * _NS_PER_MS,
-        periods=tc.byoyomi.periods if tc.byoyomi is not None else 0,
-    )
 
 
 def _int(

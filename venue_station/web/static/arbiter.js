@@ -17,6 +17,7 @@
   QZ.onLang.push(() => {
     for (const c of cards.values()) c.render();
     if (bigCard) bigCard.render();
+    showFlagHint();
     renderAlerts();
     renderHistory();
     renderLog();
@@ -224,7 +225,22 @@
   }
   function update(board, part) {
     card(board).update(part);
-    if (board === selected && bigCard) bigCard.update(part);
+    if (board === selected && bigCard) { bigCard.update(part); showFlagHint(); }
+  }
+  // A flag stopped the selected game and no result stands: what the arbiter can do next
+  // (docs/station.md step 5); once the flag is dismissed, the adjustment is for its side.
+  let flagHintShown = "";
+  function showFlagHint() {
+    const hint = $("flag-hint");
+    const st = selected ? card(selected).view.state : null;
+    const side = st && st.phase === "finished" && st.flag && !st.result ? st.flag : null;
+    const pending = !!side && (st.pending || []).some((p) => p.reason === "flag");
+    const key = side ? (pending ? "flaghint.pending" : "flaghint.dismissed") : "";
+    hint.hidden = !key;
+    hint.textContent = key ? QZ.t(key, { side: QZ.t(side) }) : "";
+    const shown = key && selected + "|" + key;
+    if (key && !pending && shown !== flagHintShown) $("f-adjust").elements.side.value = side;
+    flagHintShown = shown;
   }
   function refreshSpares() {
     const sel = $("spare-board");
@@ -245,6 +261,7 @@
     bigCard = new QZ.Card(board, { link: false, marks: true });
     bigCard.update(card(board).view);
     $("board-card").replaceChildren(bigCard.el);
+    showFlagHint();
     const all = new Map(cards);
     all.set("__big", bigCard);
     animated = all;
