@@ -21,7 +21,7 @@ from typing import Any
 
 from venue_station.errors import StationError
 
-__all__ = ["RULED", "Ruling", "RulingRefused", "plan_ruling"]
+__all__ = ["RULED", "Ruling", "RulingRefused", "decides", "plan_ruling"]
 
 RULED = ("confirmed", "dismissed")
 _STATUS = {"confirm": "confirmed", "dismiss": "dismissed"}
@@ -84,6 +84,21 @@ def _proposal(alert: Mapping[str, Any], events: Sequence[Mapping[str, Any]]) -> 
     return None
 
 
+def decides(alert: Mapping[str, Any]) -> bool:
+    """Whether ruling ``alert`` decides anything: it carries a proposal (a foul, a forfeit, a
+    flag's or a lateness's loss, a pending warning), a move limit's draw or a missing record's
+    foul. The others only inform: confirming or dismissing one closes it, and the arbiter's
+    page puts it away once acknowledged (arbiter.js ``decides``, pinned to this one by
+    tests/web/test_informing_alerts.py)."""
+    kind = alert["kind"]
+    if kind in (*_SELF, "flag", "late", "shutdown", "move_limit", "record_missing"):
+        return True
+    detail = alert.get("detail") or {}
+    return kind == "warning" and (
+        detail.get("status") == "pending" or detail.get("reason") == "press_before_flag"
+    )
+
+
 def plan_ruling(
     alert: Mapping[str, Any],
     action: str,
@@ -126,7 +141,8 @@ def plan_ruling(
         kind == "warning" and alert["detail"].get("status") == "pending"
     )
     if not carries:
-        return Ruling(status)  # it informs: closing it decides nothing
+        # it informs, or (a missing record) its status is the decision: nothing to tell a board
+        return Ruling(status)
     proposal = _proposal(alert, board_events)
     if proposal is None:
         raise RulingRefused("no_proposal", f"the board has sent no proposal for this {kind}")

@@ -109,6 +109,18 @@
   // Only an open or acknowledged alert waits for the arbiter; every other status (confirmed,
   // dismissed, closed by itself when its cause went away, …) is settled.
   const SETTLED = { includes: (status) => status !== "open" && status !== "acked" };
+  // Whether ruling the alert decides anything (a proposal, a move limit's draw, a missing
+  // record's foul); the rest only inform, and one tap on 知悉 puts them away for good: they no
+  // longer mark their board in later rounds. The station's rule is rulings.decides
+  // (tests/web/test_informing_alerts.py pins the two together).
+  const DECIDING = ["foul_pending", "forfeit_pending", "flag", "late", "shutdown", "move_limit", "record_missing"];
+  function decides(a) {
+    if (DECIDING.includes(a.kind)) return true;
+    const d = a.detail || {};
+    return a.kind === "warning" && (d.status === "pending" || d.reason === "press_before_flag");
+  }
+  QZ.alertDecides = decides;
+  const settled = (a) => SETTLED.includes(a.status) || (a.status === "acked" && !decides(a));
   // `beepNew`: an open alert the page did not know yet beeps, as one from the stream would
   // (read again at each hello: raised while the page was cut off, or before its stream).
   async function loadAlerts(beepNew = false) {
@@ -132,7 +144,7 @@
     const list = $("alerts");
     const old = list.querySelector(`li[data-id="${a.id}"]`);
     if (old) old.remove();
-    if ($("show-all").checked || !SETTLED.includes(a.status)) {
+    if ($("show-all").checked || !settled(a)) {
       const row = alertRow(a);
       let next = list.firstElementChild;
       while (next && newer(alerts.get(Number(next.dataset.id)), a)) next = next.nextElementSibling;
@@ -147,7 +159,7 @@
   function markBoards() {
     const open = new Map();
     for (const a of alerts.values())
-      if (!SETTLED.includes(a.status) && a.board) open.set(a.board, (open.get(a.board) || 0) + 1);
+      if (!settled(a) && a.board) open.set(a.board, (open.get(a.board) || 0) + 1);
     for (const [b, c] of cards) c.mark({ alerts: open.get(b) || 0 });
     if (bigCard) bigCard.mark({ alerts: open.get(selected) || 0 });
   }
@@ -160,7 +172,7 @@
     const list = $("alerts");
     list.textContent = "";
     const showAll = $("show-all").checked;
-    const shown = [...alerts.values()].filter((a) => showAll || !SETTLED.includes(a.status))
+    const shown = [...alerts.values()].filter((a) => showAll || !settled(a))
       .sort((a, b) => b.ts - a.ts || b.id - a.id);
     for (const a of shown) list.append(alertRow(a));
     renderCount();
@@ -192,9 +204,9 @@
         e("span", { class: "state", text: a.status === "cleared"
           ? QZ.tOr("cleared." + ((a.detail && a.detail.cleared) || ""), "status.cleared")
           : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + a.by : "") })));
-    if (!SETTLED.includes(a.status)) {
+    if (!settled(a)) {
       const buttons = e("div", { class: "alert-actions" });
-      for (const action of ["ack", "confirm", "dismiss"]) {
+      for (const action of decides(a) ? ["ack", "confirm", "dismiss"] : ["ack"]) {
         if (action === "ack" && a.status !== "open") continue;
         buttons.append(e("button", { type: "button", "data-action": action, text: QZ.t(action),
           onclick: () => rule(a, action) }));
