@@ -78,3 +78,19 @@ def test_a_game_with_a_result_and_a_black_first_ply() -> None:
 def test_no_moves() -> None:
     game = read(exports.clock_log_pgn(GAME, [], derive_game([])))
     assert list(game.mainline()) == []
+
+
+def test_a_double_forfeit_is_written_with_pgn_tokens() -> None:
+    # 0:0 is no PGN result: a reader takes "0-0" in the movetext for castling (an outsider
+    # read the round's PGN and found [Result "0-0"]). The game is "*" with its termination.
+    events = [move(1, "red", 1, 1_790_000), move(2, "black", 1, 1_785_000)]
+    both = {"seq": 3, "type": "result", "data": {"winner": None, "reason": "double_forfeit"}}
+    decided = derive_game([*events, both])
+    assert decided.result == "0-0"  # the station's own word for it, in CSV and standings
+    text = exports.clock_log_pgn(GAME, exports.clock_log(events), decided)
+    assert '"0-0"' not in text and not text.rstrip().endswith("0-0")
+    game = read(text)
+    assert game.headers["Result"] == "*"
+    assert game.headers["Termination"] == "rules infraction"
+    assert [n.clock() for n in game.mainline()] == [1790, 1785]
+    assert "double forfeit" in game.end().comment

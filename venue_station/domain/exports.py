@@ -70,6 +70,9 @@ def safe_cell(value: Any) -> Any:
     return value
 
 
+PGN_RESULTS = ("1-0", "0-1", "1/2-1/2", "*")
+
+
 def hms(ms: int) -> str:
     """``h:mm:ss`` of a non-negative duration, truncated to whole seconds."""
     seconds = max(0, ms) // 1000
@@ -168,6 +171,14 @@ def clock_log_pgn(
     know the moves, only that one was made; the null move lets a PGN reader (python-chess, …)
     pair each time with its ply. Red moves first, so red is PGN's white."""
     result = outcome.result or "*"
+    # PGN has four results; 0:0 (a double forfeit) is none of them, and a reader takes "0-0"
+    # in the movetext for castling. Written "*" with its termination and a closing comment.
+    closing: list[str] = []
+    extra: list[tuple[str, str]] = []
+    if result not in PGN_RESULTS:
+        closing = [f"{{{result} {outcome.reason or ''}}}".replace("_", " ").replace(" }", "}")]
+        extra = [("Termination", "rules infraction")]
+        result = "*"
     tags = [
         ("Event", event),
         ("Round", str(game["round"])),
@@ -177,6 +188,7 @@ def clock_log_pgn(
         ("Black", game["black"]),
         ("Result", result),
         ("TimeControl", _pgn_tc(game["tc"])),
+        *extra,
     ]
     lines = [
         f'[{k} "{v.replace(chr(92), chr(92) * 2).replace(chr(34), chr(92) + chr(34))}"]'
@@ -192,7 +204,7 @@ def clock_log_pgn(
         tokens.append("--")
         tokens.append(f"{{[%clk {hms(r.remaining_ms)}]}}")
         previous = r
-    tokens.append(result)
+    tokens += [*closing, result]
     movetext, line = [], ""
     for tok in tokens:  # PGN keeps lines under 80 characters
         if line and len(line) + 1 + len(tok) > 79:
