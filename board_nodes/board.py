@@ -437,17 +437,6 @@ class Board:
         assert self.clock is not None
         self.emit_clock_events(self.clock.adjust(side, delta_ms), by="arbiter")
 
-    def flag_still_ruled(self) -> Side | None:
-        """The side whose flag stopped this game while no result stands (pending or dismissed)."""
-        if self.clock is None or self.result is not None:
-            return None
-        return FlagGuard.standing(self.clock)
-
-    def flag_loss_pending(self) -> bool:
-        """The flag's proposed loss waits for the arbiter's ruling."""
-        referee = self.referee
-        return referee is not None and any(p.reason == "flag" for p in referee.pending())
-
     def reopen_after_flag(self, delta_ms: int) -> None:
         """The flag's loss was dismissed and the game goes on: the flagged side gets
         ``delta_ms`` and the clock waits, held by the arbiter, for ``resume``."""
@@ -463,6 +452,15 @@ class Board:
         """The arbiter confirms or rejects a proposal of the referee."""
         assert self.referee is not None
         self.emit_proposals(self.referee.resolve(proposal_id, status))
+
+    def withdraw(self, proposal_id: int) -> None:
+        """The arbiter takes back a confirmed foul; a loss it completed goes with it, and the
+        game goes on from where its clock stopped (paused, held by the arbiter)."""
+        assert self.referee is not None
+        self.emit_proposals(self.referee.withdraw(proposal_id))
+        if self.result is not None and self.referee.result is None:
+            self.result = None
+            self.held_by = HeldBy.ARBITER
 
     def enter_result(self, winner: Side | None, reason: str) -> None:
         """The arbiter enters a result (``winner`` None: a draw); the referee proposes it."""

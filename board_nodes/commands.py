@@ -12,6 +12,7 @@ from typing import Any
 from board_nodes.board import Board
 from board_nodes.board_phase import IN_PROGRESS, BoardPhase
 from board_nodes.errors import BoardNodeError
+from board_nodes.flag_guard import FlagGuard
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 from clock_service.handicap import Handicap
 from wire_contract import messages as wire
@@ -131,7 +132,7 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     _in_game(board)
     side = Side.parse(args.side)
     if board.phase is BoardPhase.FINISHED:
-        if board.result is not None or board.flag_still_ruled() is None:
+        if board.result is not None or _flag_without_result(board) is None:
             raise CommandError("the game is finished", "finished")
         _reopen_after_flag(board, side, args.delta_ms)
         return
@@ -149,12 +150,25 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     board.adjust(side, args.delta_ms)
 
 
+def _flag_without_result(board: Board) -> Side | None:
+    """The side whose flag stopped this game while no result stands (pending or dismissed)."""
+    if board.clock is None or board.result is not None:
+        return None
+    return FlagGuard.standing(board.clock)
+
+
+def _flag_loss_pending(board: Board) -> bool:
+    """The flag's proposed loss waits for the arbiter's ruling."""
+    referee = board.referee
+    return referee is not None and any(p.reason == "flag" for p in referee.pending())
+
+
 def _reopen_after_flag(board: Board, side: Side, delta_ms: int) -> None:
     """A flag fell and no result stands: once the arbiter dismissed its loss, time given to
     the flagged side reopens the game (paused, held by the arbiter until ``resume``)."""
-    flagged = board.flag_still_ruled()
+    flagged = _flag_without_result(board)
     assert flagged is not None  # checked by the caller
-    if board.flag_loss_pending():
+    if _flag_loss_pending(board):
         raise CommandError(
             f"{flagged}'s flag is not ruled yet: dismiss it before giving time",
             "flag_not_ruled",
@@ -181,6 +195,21 @@ def _resolve(board: Board, args: wire.ResolveArgs) -> None:
             f"event {args.seq} is not a proposal of this game", "not_a_proposal", seq=args.seq
         )
     board.resolve(proposal_id, ProposalStatus.parse(args.status))
+
+
+def _withdraw(board: Board, args: wire.WithdrawArgs) -> None:
+    _in_game(board)
+    assert board.referee is not None  # _in_game
+    proposal_id = next((pid for pid, seq in board.proposal_seq.items() if seq == args.seq), None)
+    if proposal_id is None or board.referee.get(proposal_id).kind.value != "foul":
+        raise CommandError(
+            f"event {args.seq} is not a foul of this game", "not_a_foul", seq=args.seq
+        )
+    if board.referee.get(proposal_id).status is ProposalStatus.PENDING:
+        raise CommandError(
+            f"foul {args.seq} is not confirmed: dismiss it instead", "foul_pending", seq=args.seq
+        )
+    board.withdraw(proposal_id)
 
 
 def _result(board: Board, args: wire.ResultArgs) -> None:
@@ -212,6 +241,7 @@ _HANDLERS: dict[str, Any] = {
     "adjust": _adjust,
     "arbiter_mode": _arbiter_mode,
     "resolve": _resolve,
+    "withdraw": _withdraw,
     "result": _result,
     "foul": _foul,
     "move_count": _move_count,

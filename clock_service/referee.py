@@ -235,6 +235,43 @@ class Referee:
             out += self._forfeit_ruled(p.side, p.reason, status)
         return out
 
+    def withdraw(self, proposal_id: int) -> list[Proposal]:
+        """The arbiter takes back a confirmed foul (recorded by mistake, or confirmed wrongly):
+        it is dismissed and counts no more. A loss by fouls it completed that the fouls left no
+        longer reach goes with it: that forfeit and the result it made are dismissed too (a
+        result entered since stands). Withdrawn again: nothing. Anything but a foul, or a foul
+        still pending (dismiss it instead): ``ValueError``."""
+        p = self.get(proposal_id)
+        if p.kind is not ProposalKind.FOUL or p.side is None:
+            raise ValueError(f"proposal {proposal_id} is a {p.kind.value}, not a foul")
+        if p.status is _DISMISSED:
+            return []
+        if p.status is _PENDING:
+            raise ValueError(f"foul {proposal_id} is not confirmed: dismiss it instead")
+        side = p.side
+        self._fouls[side] -= 1
+        self._reason_fouls[(side, p.reason)] -= 1
+        out = [self._store(dataclasses.replace(p, status=_DISMISSED, count=self._fouls[side]))]
+        for forfeit in list(self._proposals.values()):
+            if (
+                forfeit.kind is not ProposalKind.FORFEIT
+                or forfeit.side is not side
+                or forfeit.status is _DISMISSED
+                or not self._by_fouls(forfeit.reason)
+                or self._still_reached(side, forfeit.reason)
+            ):
+                continue
+            out.append(self._store(dataclasses.replace(forfeit, status=_DISMISSED)))
+            result = self.result  # the loss it made, unless a result entered since stands
+            if (
+                result is not None
+                and result.reason == forfeit.reason
+                and result.winner is side.other
+                and result.status is _CONFIRMED
+            ):
+                out.append(self._store(dataclasses.replace(result, status=_DISMISSED)))
+        return out
+
     def result_entered(self, winner: Side | None, reason: str, *, moves: int) -> list[Proposal]:
         """The arbiter enters (or overrides) the result; ``moves`` are the full moves played.
 
@@ -352,6 +389,22 @@ class Referee:
         if self._fouls[side] == self.regulation.fouls.forfeit_at:
             return "fouls"
         return None
+
+    def _by_fouls(self, forfeit_reason: str) -> bool:
+        """A forfeit the fouls make: the total (``fouls``) or a reason's own count."""
+        details = self.regulation.forfeits.details
+        return forfeit_reason == "fouls" or any(
+            r.code == forfeit_reason and r.of and r.count is not None for r in details
+        )
+
+    def _still_reached(self, side: Side, forfeit_reason: str) -> bool:
+        """Whether the side's confirmed fouls still reach that forfeit."""
+        if forfeit_reason == "fouls":
+            return self._fouls[side] >= self.regulation.fouls.forfeit_at
+        for r in self.regulation.forfeits.details:
+            if r.code == forfeit_reason and r.of and r.count is not None:
+                return self._reason_fouls.get((side, r.of), 0) >= r.count
+        return True
 
     def _forfeit_of(self, side: Side, reason: str | None = None) -> Proposal | None:
         """The side's latest forfeit not dismissed (of this reason, if given)."""

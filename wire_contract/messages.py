@@ -286,6 +286,10 @@ class ResolveArgs(_Model):
     status: Literal["confirmed", "dismissed"]
 
 
+class WithdrawArgs(_Model):
+    seq: Seq  # the foul's own event (its first report)
+
+
 # the arbiter's free text beside a reason code
 Note = Annotated[str, Field(max_length=200, pattern=bounds.PRINTABLE_PATTERN)]
 
@@ -341,6 +345,7 @@ COMMAND_ARGS: dict[str, type[_Model]] = {
     "adjust": AdjustArgs,
     "arbiter_mode": ArbiterModeArgs,
     "resolve": ResolveArgs,
+    "withdraw": WithdrawArgs,
     "result": ResultArgs,
     "move_count": MoveCountArgs,
     "foul": FoulArgs,

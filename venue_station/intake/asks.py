@@ -9,6 +9,10 @@ keeps, for each decision command it sent (``result``, ``resolve``, ``foul``), wh
 - ``foul`` {side, reason}: one confirmed ``foul`` of that side and reason;
 - ``resolve`` {seq S, status}: the one event that settles proposal S (its ``ref``) with that
   status, of the proposal's type, side, winner and reason as the station stored them.
+- ``withdraw`` {seq S}: the one ``foul`` ``dismissed`` with ``ref`` S, of the side and reason
+  of the confirmed foul S (its own report, or the proposal a ruling confirmed). A loss by fouls
+  it completed that the fouls left no longer reach follows: that forfeit dismissed, and the
+  result it made dismissed when it is the game's latest.
 
 An event decides only when it carries such a txn, of a command to its own board, says what the
 command asked, and that txn has not decided it already (the same event again is the same
@@ -30,7 +34,7 @@ from clock_service.regulation import Regulation
 
 __all__ = ["DECISION_COMMANDS", "Asks"]
 
-DECISION_COMMANDS = frozenset({"result", "resolve", "foul"})
+DECISION_COMMANDS = frozenset({"result", "resolve", "foul", "withdraw"})
 DOUBLE_FORFEIT = "double_forfeit"
 _OTHER = {"red": "black", "black": "red"}
 _IDENTITY = {
@@ -201,6 +205,12 @@ class Asks:
         if ask.cmd == "foul":
             asked = (("side", a.get("side")), ("reason", a.get("reason")))
             return Expect("foul", "confirmed", None, asked).met_by(type_, data)
+        if ask.cmd == "withdraw":
+            foul = self._confirmed_foul(ask.board, game, int(a["seq"]))
+            if foul is None:
+                return False
+            asked = (("side", foul["side"]), ("reason", foul["reason"]))
+            return Expect("foul", "dismissed", int(a["seq"]), asked).met_by(type_, data)
         proposal = self._proposals.get((ask.board, int(a["seq"])))
         if proposal is None or proposal.game != game:
             return False
@@ -220,6 +230,87 @@ class Asks:
         fields = (("winner", winner.value), ("reason", f"draw_{winner.value}_wins"))
         return Expect("result", "confirmed", None, fields)
 
+    def _confirmed_foul(self, board: str, game: str | None, seq: int) -> dict[str, Any] | None:
+        """The decided, still confirmed foul ``seq`` of this board's game (its own report, or
+        the ruling that confirmed the proposal ``seq``)."""
+        found = None
+        for (b, _, s), rec in self.decided.items():
+            if b != board or rec["game"] != game or rec["type"] != "foul":
+                continue
+            if s == seq or rec["ref"] == seq:
+                found = rec if rec["status"] == "confirmed" else None
+        return found
+
+    def _latest_result(self, board: str, game: str | None) -> dict[str, Any] | None:
+        """The game's latest decided result event on this board (by seq)."""
+        results = [
+            (s, rec)
+            for (b, _, s), rec in self.decided.items()
+            if b == board and rec["game"] == game and rec["type"] == "result"
+        ]
+        return max(results, key=lambda item: item[0])[1] if results else None
+
+    def _withdrawn(
+        self, board: str, game: str | None, state: _Game, side: str, reason: str
+    ) -> list[Expect]:
+        """A confirmed foul taken back (the referee's ``withdraw``): what no longer holds."""
+        state.fouls[side] -= 1
+        state.reason_fouls[(side, reason)] -= 1
+        status, code = state.forfeits.get(side, ("", ""))
+        if (
+            status == "dismissed"
+            or not self._by_fouls(code)
+            or self._still_reached(state, side, code)
+        ):
+            return []
+        forfeit = next(
+            (
+                s
+                for (b, _, s), rec in self.decided.items()
+                if b == board
+                and rec["game"] == game
+                and rec["type"] == "forfeit"
+                and rec["side"] == side
+                and rec["reason"] == code
+                and rec["ref"] is None
+            ),
+            None,
+        )
+        if forfeit is None:
+            return []
+        out = [Expect("forfeit", "dismissed", forfeit, (("side", side), ("reason", code)))]
+        latest = self._latest_result(board, game)
+        other = _OTHER.get(side)
+        if (
+            latest is not None
+            and latest["status"] == "confirmed"
+            and latest["ref"] is None
+            and latest["reason"] == code
+            and latest["winner"] == other
+        ):
+            fields = (("winner", other), ("reason", code))
+            out.append(Expect("result", "dismissed", int(latest["seq"]), fields))
+        return out
+
+    def _by_fouls(self, code: str) -> bool:
+        reg = self.regulation
+        if reg is None:
+            return False
+        return code == "fouls" or any(
+            r.code == code and r.of and r.count is not None for r in reg.forfeits.details
+        )
+
+    def _still_reached(self, state: _Game, side: str, code: str) -> bool:
+        reg = self.regulation
+        if reg is None:
+            return True
+        if code == "fouls":
+            return state.fouls[side] >= reg.fouls.forfeit_at
+        for r in reg.forfeits.details:
+            if r.code == code and r.of and r.count is not None:
+                return state.reason_fouls[(side, r.of)] >= r.count
+        return True
+
     def _game(self, game: str) -> _Game:
         return self._games.setdefault(game, _Game())
 
@@ -228,16 +319,19 @@ class Asks:
     ) -> list[Expect]:
         """Book a decided event; what the regulation makes follow from it."""
         ref = data.get("ref")
-        if isinstance(ref, int):
-            self._proposals.pop((board, ref), None)
+        proposed = isinstance(ref, int) and self._proposals.pop((board, ref), None) is not None
         state = self._game(game or "")
         status = data.get("status", "confirmed")
         if type_ == "result":
             if status == "confirmed":
                 state.finished = True
+            elif not proposed:
+                state.finished = False  # a result that stood is taken back (a foul withdrawn)
             return []
         side, reason = str(data.get("side")), str(data.get("reason"))
         if type_ == "foul":
+            if status == "dismissed" and isinstance(ref, int) and not proposed:
+                return self._withdrawn(board, game, state, side, reason)
             if status != "confirmed":
                 return []
             finished = state.finished

@@ -20,6 +20,7 @@
     showFlagHint();
     renderAlerts();
     renderHistory();
+    fouls.render();
     renderLog();
     refreshSpares();
     fillReasons();
@@ -289,6 +290,7 @@
       boardEvents.set(board, data.events || []);
       update(board, { state: data.state, status: data.status });
       renderHistory();
+      fouls.load().catch(() => {});
     }
   }
   function renderHistory() {
@@ -336,6 +338,7 @@
 
   // -- the board's actions (board_actions.js) --------------------------------------------------
   QZ.boardActions({ selected: () => selected, card, boardCmd, act, log });
+  const fouls = QZ.foulList({ selected: () => selected, card, api, boardCmd });
 
   // The profile's reasons (GET /api/regulation/reasons) fill the three choices, in the
   // page's language (refilled on the switch, the choice kept).
@@ -449,6 +452,7 @@
           if (list.length > 100) list.pop();
           if (d.board === selected) renderHistory();
         }
+        if (d.board === selected && ev.type === "foul") fouls.load().catch(() => {});
       },
     });
   }
