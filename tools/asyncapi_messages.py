@@ -54,6 +54,7 @@ COMMAND_EXAMPLES: dict[str, dict[str, Any]] = {
     "adjust": {"side": "red", "delta_ms": 60000},
     "arbiter_mode": {"on": True},
     "resolve": {"seq": 131, "status": "confirmed"},
+    "withdraw": {"seq": 118},
     "result": {"winner": None, "reason": "agreed_draw"},
     "move_count": {"limit": 60, "claimant": "black"},
     "foul": {"side": "black", "reason": "touch_move"},

@@ -130,6 +130,8 @@ COMMAND_DOC = {
     "adjust": "Add `delta_ms` (may be negative) to a side's time.",
     "arbiter_mode": "Arbiter mode on/off: board pauses and power cuts are then not fouls.",
     "resolve": "Confirm or dismiss the pending ruling raised by event `seq`.",
+    "withdraw": "Take back the confirmed foul first reported by event `seq` (recorded by "
+    "mistake), and a loss by fouls it completed that the fouls left no longer reach.",
     "result": "Enter the game's result.",
     "move_count": "Start a natural-move-limit count of `limit` moves (none: the profile's); "
     "`claimant`: the side that claims it (the station's, for a game record's count of checks; "

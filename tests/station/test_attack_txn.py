@@ -71,6 +71,7 @@ OTHER_COMMANDS: list[tuple[str, dict[str, Any]]] = [
     ("reset", {}),
     ("foul", {"side": "red", "reason": "disturbing"}),  # a foul, not a result
     ("resolve", {"seq": 1, "status": "confirmed"}),  # rules on seq 1, a move
+    ("withdraw", {"seq": 1}),  # takes back seq 1, a move: no foul
     ("result", {"winner": "red", "reason": "resignation"}),  # the other side's win
     ("result", {"winner": "black", "reason": "checkmate"}),  # the same winner, another reason
 ]
@@ -211,3 +212,62 @@ async def test_a_foul_that_reaches_the_limit_carries_its_forfeit_and_result(
         kept = await stamped(station, attacker, type="result", data=result, txn=second)
         assert not kept["data"].get("unverified")
     assert await result_of(station) == "1-0"
+
+
+async def test_a_withdraw_takes_back_only_the_foul_it_named_and_the_loss_it_made(
+    venue_broker, tmp_path: Path, start_station
+) -> None:
+    """The arbiter's 撤销 (``withdraw`` {seq}): the named confirmed foul dismissed decides, and
+    with it the loss by fouls it completed (its forfeit and result dismissed), each once; the
+    same txn on another foul, another side or a result of its own is a proposal."""
+    station = await start_station(station_config(tmp_path, venue_broker, command_timeout_s=2.0))
+    await station.import_pairings(PAIRS, send=False)
+    foul = {"side": "black", "reason": "disturbing", "status": "confirmed"}
+    forfeit = {"side": "black", "reason": "fouls", "status": "confirmed"}
+    result = {"winner": "red", "reason": "fouls", "status": "confirmed"}
+    seqs: list[int] = []
+    async with FakeNode(venue_broker, "node-c", ["5"]) as attacker:
+        for count in (1, 2):
+            txn = await asked(station, attacker, "foul", {"side": "black", "reason": "disturbing"})
+            kept = await stamped(
+                station, attacker, type="foul", data={**foul, "count": count}, txn=txn
+            )
+            assert not kept["data"].get("unverified")
+            seqs.append(kept["seq"])
+        loss = []
+        for type_, data in (("forfeit", forfeit), ("result", result)):
+            kept = await stamped(station, attacker, type=type_, data=data, txn=txn)
+            assert not kept["data"].get("unverified"), type_
+            loss.append(kept["seq"])
+        assert await result_of(station) == "1-0"
+
+        back = await asked(station, attacker, "withdraw", {"seq": seqs[0]})
+        dismissed = {**foul, "status": "dismissed", "count": 1}
+        wrong: list[dict[str, Any]] = [
+            {"type": "foul", "data": {**dismissed, "ref": seqs[1]}},  # the other foul
+            {"type": "foul", "data": {**dismissed, "side": "red", "ref": seqs[0]}},
+            {"type": "result", "data": {**result, "status": "dismissed", "ref": loss[1]}},
+            {
+                "type": "result",
+                "data": {"winner": "black", "reason": "arbiter", "status": "confirmed"},
+            },
+        ]
+        for decision in wrong:
+            kept = await stamped(station, attacker, txn=back, **decision)
+            assert kept["data"].get("unverified") is True, decision
+        assert await result_of(station) == "1-0"
+        for type_, data in (
+            ("foul", {**dismissed, "ref": seqs[0]}),
+            ("forfeit", {**forfeit, "status": "dismissed", "ref": loss[0]}),
+            ("result", {**result, "status": "dismissed", "ref": loss[1]}),
+        ):
+            kept = await stamped(station, attacker, type=type_, data=data, txn=back)
+            assert not kept["data"].get("unverified"), type_
+        assert await result_of(station) is None
+        fouls = await station.player_fouls()
+        assert (fouls["吕钦"]["confirmed"], fouls["吕钦"]["dismissed"]) == (1, 1)
+        # spent: the same txn takes back nothing more
+        kept = await stamped(
+            station, attacker, type="foul", data={**dismissed, "ref": seqs[1]}, txn=back
+        )
+        assert kept["data"].get("unverified") is True

@@ -238,7 +238,7 @@
   }
   function update(board, part) {
     card(board).update(part);
-    if (board === selected && bigCard) { bigCard.update(part); showFlagHint(); }
+    if (board === selected && bigCard) { bigCard.update(part); showFlagHint(); fouls.sync(); }
   }
   // A flag stopped the selected game and no result stands: what the arbiter can do next
   // (docs/station.md step 5); once the flag is dismissed, the adjustment is for its side.

@@ -66,6 +66,16 @@
         Promise.resolve().then(run).catch(() => {}).finally(() => load().catch(() => {}));
       });
     }
-    return { load, render };
+    // The chosen board now shows another game (or another board is chosen): read its fouls.
+    let asked = null;
+    function sync() {
+      const b = page.selected();
+      const st = b ? page.card(b).view.state : null;
+      const key = b + "|" + ((st && st.game) || "");
+      if (key === asked || (b === shown.board && ((st && st.game) || null) === shown.game)) return;
+      asked = key;
+      load().catch(() => {}).finally(() => { if (asked === key) asked = null; });
+    }
+    return { load, render, sync };
   };
 })();
