@@ -27,7 +27,10 @@ CHECK = """(notices) => {
   }
   const rgb = (s) => { const m = s.match(/[\\d.]+/g) || []; return m.map(Number); };
   const lum = ([r, g, b]) => {
-    const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); };
+    const f = (c) => {
+      c /= 255;
+      return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4);
+    };
     return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b);
   };
   const background = (el) => {
@@ -51,7 +54,8 @@ CHECK = """(notices) => {
     const size = parseFloat(st.fontSize), bold = Number(st.fontWeight) >= 700;
     const large = size >= 24 || (bold && size >= 18.66);
     if (ratio < (large ? 3 : 4.5))
-      bad.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${el.className} "${n.textContent.trim().slice(0, 30)}" ${st.color} on rgb(${bg}) ${ratio.toFixed(2)}`);
+      bad.push(`${el.tagName.toLowerCase()}${el.id ? "#" + el.id : ""}.${el.className} ` +
+        `"${n.textContent.trim().slice(0, 30)}" ${st.color} on rgb(${bg}) ${ratio.toFixed(2)}`);
   }
   return [...new Set(bad)];
 }"""
@@ -66,7 +70,8 @@ async def test_every_text_is_readable_on_every_page(
     await web_station.node(["1", "2"], mode="idle")
     station = web_station.station
     game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
-    assert (await station.send_command("1", "set_game", {**game, "red_ms": 600, "black_ms": 60_000})).ok
+    flagging = {**game, "red_ms": 600, "black_ms": 60_000}
+    assert (await station.send_command("1", "set_game", flagging)).ok
     assert (await station.send_command("1", "start")).ok
     await login(page, web_station, lang=lang)
     await page.wait_for_selector('#alerts li[data-kind="flag"]')
