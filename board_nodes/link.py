@@ -38,6 +38,7 @@ from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
 from board_nodes.journal import Journal
 from board_nodes.publish_window import MAX_INFLIGHT, PUBLISH_TIMEOUT_S, PublishWindow
+from wire_contract import bounds
 from wire_contract import messages as wire
 from wire_contract.broker import mqtt_client
 from wire_contract.wallclock import wall_ms
@@ -430,7 +431,9 @@ class BoardLink:
                 return
             code = "bad_command" if isinstance(exc, wire.WireError) else exc.code
             reasons: dict[str, str | int] = {} if isinstance(exc, wire.WireError) else exc.args_
-            reply = wire.Reply(txn=txn, ok=False, error=str(exc), code=code, args=reasons or None)
+            # bounded as the wire bounds it: a long reason (a validation's) still gets its reply
+            error = str(exc)[: bounds.MAX_DETAIL_LEN]
+            reply = wire.Reply(txn=txn, ok=False, error=error, code=code, args=reasons or None)
         body = wire.encode(reply)
         self.journal.remember_reply(board.id, reply.txn, body.decode())
         await self.window.send(client, self.topics.reply(board.id), body)

@@ -141,6 +141,7 @@ class WarningData(_Model):
     # press_before_flag: how long before the flag's ts the press was (the warning's ts)
     early_ms: Ms | None = None
     status: Literal["pending", "confirmed", "dismissed"] = "confirmed"
+    ref: Seq | None = None  # a ruling on a pending warning: the seq of the warning it settles
 
 
 EVENT_DATA: dict[str, type[_Model]] = {

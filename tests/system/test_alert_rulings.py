@@ -178,3 +178,51 @@ async def test_a_double_no_show_waits_for_both_rulings(
         assert (await _game(client, "r1-b6"))["reason"] == "double_forfeit"
         csv = (await client.get("/api/export/rounds/1/results.csv")).text
         assert "r1-b6,丙三,丁四,0-0,0,0,double_forfeit" in csv, csv
+
+
+async def test_an_early_draw_warning_is_ruled_at_the_first_tap(
+    broker_factory: Callable[..., Any], start_station: Callable[..., Any], tmp_path: Any
+) -> None:
+    """Wulong 三、1: a draw agreed before move 20 raises a pending warning. Its 确认 / 驳回 used to
+    time out at the first tap (the node could not publish a warning carrying ``ref``, and its
+    reply was too long to send); the ruling was lost (an outsider, 4 boards of 4)."""
+    broker = broker_factory()
+    faces = {b: SimulatedFace(mode="idle") for b in ("5", "6")}
+    config = node_config(broker, "node-c", list(faces), tmp_path / "node", regulation="wulong-2015")
+    station = await start_station(
+        station_config(tmp_path, broker, command_timeout_s=3.0, regulation="wulong-2015")
+    )
+    async with (
+        running_node(config, faces),
+        httpx.AsyncClient(base_url=station.http_url, timeout=10) as client,
+    ):
+        h = await _login(client)
+        await station.import_players(PLAYERS)
+        await station.import_pairings(PAIRINGS, send=False)
+        for board, action in (("5", "confirm"), ("6", "dismiss")):
+            game = f"r1-b{board}"
+            args = {"game": game, "tc": "35m+5s", "red": "甲一", "black": "乙二"}
+            assert (await station.send_command(board, "set_game", args)).ok
+            assert (await station.send_command(board, "start")).ok
+            draw = {"winner": None, "reason": "agreed_draw"}
+            assert (await station.send_command(board, "result", draw)).ok
+            warning = await _open_alert(client, board, "warning")
+            assert warning["detail"]["reason"] == "draw_too_early"
+            r = await client.post(
+                f"/api/alerts/{warning['id']}", json={"action": action}, headers=h
+            )
+            assert r.status_code == 200, r.text
+            assert r.json()["command"]["ok"], r.json()
+
+            async def ruled(
+                board: str = board, status: str = f"{action}ed", seq: int = warning["seq"]
+            ) -> bool:
+                events = (await client.get("/api/events", params={"board": board})).json()
+                return any(
+                    e["type"] == "warning"
+                    and e["data"].get("ref") == seq
+                    and e["data"]["status"] == status
+                    for e in events["events"]
+                )
+
+            await _wait(ruled, f"board {board}'s ruling on its warning, stored")
