@@ -141,3 +141,23 @@ async def test_start_ranks_are_never_reassigned_by_a_players_file(station: Stati
         # The same file again is fine (nothing moves).
         assert (await client.post("/api/trf?send=0", content=body, headers=h)).status_code == 200
         assert (await client.get("/api/trf/entrants")).json() == ranks
+
+
+async def test_a_players_file_previewed_stores_nothing(station: Station) -> None:
+    """docs/pairing.md: ``?dry_run=1`` on any import stores nothing (an outsider's preview of
+    a players file with a ``local`` tag put the player in the local group's prize list)."""
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        h = {**await _login(client), "Content-Type": "text/csv"}
+        assert (await client.post("/api/players", content=PLAYERS.encode(), headers=h)).is_success
+        before = await _seen(client, station)
+        tags = await station.require_store().reads.player_tags()
+        tagged = "name,club,rating,tags\n甲一,,,local\n新人,,,u14\n"
+        r = await client.post("/api/players?dry_run=1", content=tagged.encode(), headers=h)
+        assert r.status_code == 200, r.text
+        assert r.json()["dry_run"] is True and r.json()["imported"] == 2
+        assert await _seen(client, station) == before
+        assert await station.require_store().reads.player_tags() == tags
+        # the same file for real: stored
+        r = await client.post("/api/players", content=tagged.encode(), headers=h)
+        assert r.status_code == 200 and r.json()["dry_run"] is False
+        assert "新人" in await station.require_store().player_names()

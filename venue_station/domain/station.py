@@ -361,10 +361,15 @@ class Station:
         events = await self.require_store().game_events(game, DECISIVE_TYPES)
         return str(game) if derive_game(events).decided else None
 
-    async def import_players(self, data: str | bytes, *, source: str = "players.csv") -> int:
+    async def import_players(
+        self, data: str | bytes, *, source: str = "players.csv", dry_run: bool = False
+    ) -> int:
+        """The players file's rows stored (added or updated); ``dry_run``: checked, counted,
+        nothing stored (docs/pairing.md "Preview")."""
         # Parsing a long file is CPU work: on a thread, so the loop keeps serving meanwhile.
         rows = await asyncio.to_thread(parse_players, data, source=source)
-        await self.require_store().add_players(rows)
+        if not dry_run:
+            await self.require_store().add_players(rows)
         return len(rows)
 
     async def import_pairings(

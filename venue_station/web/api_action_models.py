@@ -168,6 +168,7 @@ class PairingsImported(ImportPreview):
 
 class Imported(Out):
     imported: int
+    dry_run: bool = Field(default=False, description="checked and counted, nothing stored")
 
 
 class RoundSent(Out):

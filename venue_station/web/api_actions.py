@@ -179,11 +179,12 @@ async def import_pairings(request: Request) -> Response:
 
 async def import_players(request: Request) -> Response:
     require_session(request, "chief")
+    dry_run = flag_param(request, "dry_run")
     try:
-        count = await station_of(request).import_players(await _body(request))
+        count = await station_of(request).import_players(await _body(request), dry_run=dry_run)
     except PairingsError as exc:
         raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
-    return model_response(Imported(imported=count))
+    return model_response(Imported(imported=count, dry_run=dry_run))
 
 
 async def send_round(request: Request) -> Response:
