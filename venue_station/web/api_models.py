@@ -406,6 +406,7 @@ class Reasons(Out):
     result: list[Reason]
     handicap: HandicapRule | None
     fouls_forfeit_at: int | None
+    move_limit: int = Field(description="自然限着 in full moves (the move count's default)")
 
 
 class Entrant(Out):

@@ -28,6 +28,7 @@ def reasons_json(regulation: Regulation) -> dict[str, Any]:
     rule = regulation.handicap
     body["handicap"] = None if rule is None else {"moves": rule.moves}
     body["fouls_forfeit_at"] = regulation.fouls.forfeit_at
+    body["move_limit"] = regulation.move_limit.moves  # 自然限着, full moves: the page's default
     return body
 
 

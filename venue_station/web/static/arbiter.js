@@ -338,6 +338,7 @@
 
   // -- the board's actions (board_actions.js) --------------------------------------------------
   QZ.boardActions({ selected: () => selected, card, boardCmd, act, log });
+  $("f-count").elements.limit.addEventListener("input", (ev) => { ev.target.dataset.typed = "1"; });
   const fouls = QZ.foulList({ selected: () => selected, card, api, boardCmd });
 
   // The profile's reasons (GET /api/regulation/reasons) fill the three choices, in the
@@ -351,6 +352,9 @@
   }
   function fillReasons() {
     if (!reasons) return;
+    // the move count's limit: the profile's 自然限着 until the arbiter types another
+    const limit = $("f-count").elements.limit;
+    if (!limit.dataset.typed && reasons.move_limit) limit.value = reasons.move_limit;
     for (const select of document.querySelectorAll("select[data-kind]")) {
       const chosen = select.value;
       const keep = [...select.options].filter((o) => o.value === "arbiter");
