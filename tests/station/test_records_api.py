@@ -296,6 +296,8 @@ async def test_a_recorder_records_its_board_and_nothing_else(station: Any) -> No
             assert got["args"] == {"boards": ["2"]}, got
         await _nothing_stored(station, before)
         assert await store.commands() == commands and await store.pairings() == pairings
+        # the alarm banner every page polls (an outsider's record phone was refused it 22 times)
+        assert (await recorder.get("/api/station")).status_code == 200
         # the chief's QR sheet: a key per board; the key opens that one board on a phone
         r = await chief.get("/api/record-keys")
         keys = {k["board"]: k for k in checker.check("get", "/api/record-keys", r)["keys"]}

@@ -4,8 +4,8 @@ An ASGI middleware in front of the routes: a request carrying a recorder session
 ``role = "recorder"`` account, or a board's record key) reaches only its boards' records
 (``/api/records/{board}`` and its moves and undo, the record page ``/record/{board}``, never
 the chief's QR sheet ``/record/sheet`` nor its ``/api/record-keys/qr.svg``), the
-pages' static files and its own session (``/api/auth/*``). Everything else, even what an
-anonymous reader may see, is refused before any route runs: 403 with code ``recorder_only``,
+pages' static files, its own session (``/api/auth/*``) and the alarms every page's banner
+polls (``/api/station``). Everything else, even what an anonymous reader may see, is refused before any route runs: 403 with code ``recorder_only``,
 nothing stored, counted in ``/metrics`` like every refused request. Dropping the cookie makes
 the phone an anonymous reader again; the fence is about what the recorder's session does.
 """
@@ -29,7 +29,15 @@ _BOARD_ROUTES = (
     re.compile(r"^/api/records/(?P<board>[^/]+)(?:/moves|/undo)?$"),
     re.compile(r"^/record/(?!sheet$)(?P<board>[^/]+)$"),  # the chief's sheet is no board
 )
-_OPEN = ("/api/auth/session", "/api/auth/logout", "/api/auth/login", "/api/auth/record-key")
+# its own session, and the station's alarms (the banner every page polls: a record phone is
+# told when the station cannot store what it sends; public, and only that)
+_OPEN = (
+    "/api/auth/session",
+    "/api/auth/logout",
+    "/api/auth/login",
+    "/api/auth/record-key",
+    "/api/station",
+)
 
 
 def recorder_may(session: Session, path: str) -> bool:
