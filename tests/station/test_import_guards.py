@@ -161,3 +161,63 @@ async def test_a_players_file_previewed_stores_nothing(station: Station) -> None
         r = await client.post("/api/players", content=tagged.encode(), headers=h)
         assert r.status_code == 200 and r.json()["dry_run"] is False
         assert "新人" in await station.require_store().player_names()
+
+
+ROUND_TWO = "round,board,red,black\n2,1,乙二,丙三\n2,2,丁四,甲一\n2,3,己六,戊五\n"
+
+
+async def test_no_round_is_paired_while_an_earlier_game_waits_for_a_ruling(
+    station: Station,
+) -> None:
+    """An outsider's Wulong round: a flag left unruled in round 2, round 3 imported and sent;
+    the flag could never be ruled any more (its board had the next game), the game stayed
+    pending, the standings left it out and the TRF for round 4 was refused for good."""
+    assert station.ingest is not None
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        h = await _login(client)
+        csv = {**h, "Content-Type": "text/csv"}
+        assert (await client.post("/api/players", content=PLAYERS.encode(), headers=csv)).is_success
+        r = await client.post("/api/pairings?send=0", content=PAIRINGS.encode(), headers=csv)
+        assert r.status_code == 200, r.text
+        # board 1: red's flag, its loss proposed; board 2: a pause foul proposed; board 3 decided
+        facts = [
+            ("1", 1, "flag", {"side": "red"}),
+            ("1", 2, "result", {"winner": "black", "reason": "flag", "status": "pending"}),
+            ("2", 1, "foul", {"side": "red", "reason": "board_pause", "status": "pending",
+                              "count": 0}),
+        ]  # fmt: skip
+        for board, seq, type_, data in facts:
+            ev = envelope(board, seq, type=type_, data=data, game=f"r1-b{board}")
+            station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
+        won = {"winner": "red", "reason": "resignation"}
+        ev = envelope(
+            "3", 1, type="result", data=won, txn=decision_txn(station, "3", "result", won)
+        )
+        station.ingest.handle("qz/v1/test/board/3/event", json.dumps(ev).encode())
+        await station.ingest.flush()
+        before = await _seen(client, station)
+
+        for preview in ("?send=0&dry_run=1", "?send=0"):
+            r = await client.post(
+                f"/api/pairings{preview}", content=ROUND_TWO.encode(), headers=csv
+            )
+            assert r.status_code == 409, r.text
+            body = r.json()
+            assert body["code"] == "rulings_pending", body
+            assert body["args"] == {"round": 1, "count": 2, "boards": "1, 2"}
+        assert await _seen(client, station) == before
+
+        # the arbiter rules both; then round 2 goes in
+        rulings = [
+            ("1", 3, "result", {"winner": "black", "reason": "flag", "status": "confirmed",
+                                "ref": 2}),
+            ("2", 2, "foul", {"side": "red", "reason": "board_pause", "status": "dismissed",
+                              "count": 0, "ref": 1}),
+        ]  # fmt: skip
+        for board, seq, type_, data in rulings:
+            txn = decision_txn(station, board, type_, data)
+            ev = envelope(board, seq, type=type_, data=data, txn=txn, game=f"r1-b{board}")
+            station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
+        await station.ingest.flush()
+        r = await client.post("/api/pairings?send=0", content=ROUND_TWO.encode(), headers=csv)
+        assert r.status_code == 200, r.text

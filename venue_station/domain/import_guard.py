@@ -1,6 +1,8 @@
 """What an import may change: never a round that has results or is being played, unless the
 chief chose to replace that round (its results are then voided: kept, marked, no longer
-counted); never a start rank; never with the players of another event.
+counted); never a start rank; never with the players of another event; and no round while an
+earlier round's game waits for a ruling (a flag, a forfeit or a foul proposed and not ruled):
+sent to the boards, the new games would put that ruling out of reach for good.
 
 The checks run before anything is stored, so a refused import changes nothing; a dry run
 (``preview``) runs them and says what the import would change.
@@ -52,6 +54,8 @@ async def guard_rounds(
     ``replace`` names it; the games whose results replacing would void."""
     store = station.require_store()
     wanted = tuple(sorted(set(rounds)))
+    if wanted:
+        await _no_ruling_waits(station, wanted[0])
     live = {
         str(v.state.get("game")): str(v.state.get("phase"))
         for v in (station.ingest.boards.values() if station.ingest else ())
@@ -84,6 +88,31 @@ async def guard_rounds(
                 playing=len(playing),
             )
     return RoundGuard(wanted, tuple(void), replaced)
+
+
+async def _no_ruling_waits(station: Station, round_no: int) -> None:
+    """Refuse (``rulings_pending``) while a game of a round before ``round_no`` has a proposal
+    the arbiter has not ruled: its board's next game would leave it nowhere to be ruled, the
+    game pending for good and the pairing program's file refused."""
+    waiting: dict[int, list[str]] = {}
+    for game, outcome in await station.outcomes():
+        if int(game["round"]) >= round_no:
+            continue
+        fouls = outcome.fouls or {}
+        if outcome.status == "pending" or any(f.get("pending") for f in fouls.values()):
+            waiting.setdefault(int(game["round"]), []).append(str(game["board"]))
+    if waiting:
+        first = min(waiting)
+        boards = waiting[first]
+        raise ImportRefused(
+            "rulings_pending",
+            f"round {first} still has {len(boards)} game(s) waiting for a ruling (board(s) "
+            f"{', '.join(boards)}): rule them on the arbiter's page before pairing round "
+            f"{round_no}",
+            round=first,
+            count=len(boards),
+            boards=", ".join(boards[:_NAMED]),
+        )
 
 
 def check_coverage(
