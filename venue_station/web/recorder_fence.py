@@ -5,7 +5,8 @@ An ASGI middleware in front of the routes: a request carrying a recorder session
 (``/api/records/{board}`` and its moves and undo, the record page ``/record/{board}``, never
 the chief's QR sheet ``/record/sheet`` nor its ``/api/record-keys/qr.svg``), the
 pages' static files, its own session (``/api/auth/*``) and the alarms every page's banner
-polls (``/api/station``). Everything else, even what an anonymous reader may see, is refused before any route runs: 403 with code ``recorder_only``,
+polls (``/api/station``). Everything else, even what an anonymous reader may see, is refused
+before any route runs: 403 with code ``recorder_only``,
 nothing stored, counted in ``/metrics`` like every refused request. Dropping the cookie makes
 the phone an anonymous reader again; the fence is about what the recorder's session does.
 """
