@@ -10,8 +10,8 @@ full moves (回合) by the move-limit and early-draw rules.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Mapping
+from typing import TYPE_CHECKING, Any
 
 from clock_service.profile_table import Table
 from clock_service.side import Side
@@ -19,7 +19,15 @@ from clock_service.side import Side
 if TYPE_CHECKING:
     from clock_service.regulation import Regulation
 
-__all__ = ["Handicap", "HandicapRule", "TagRule", "full_moves", "handicap_for", "read_handicap"]
+__all__ = [
+    "Handicap",
+    "HandicapRule",
+    "TagRule",
+    "full_moves",
+    "handicap_for",
+    "handicap_of",
+    "read_handicap",
+]
 
 MAX_MOVES = 10  # consecutive moves a receiver can be given
 
@@ -118,3 +126,13 @@ def _tag_rule(t: Table) -> TagRule:
     not_tags = t.codes("not_tags") if t.has("not_tags") else ()
     t.done()
     return TagRule(tags, not_tags)
+
+
+def handicap_of(events: Iterable[Mapping[str, Any]]) -> Handicap | None:
+    """The handicap a game is played with: its latest ``ready`` event's (the board's echo of the
+    station's ``set_game``); None without one. Event-like mappings, as the outcome function's."""
+    given = None
+    for event in events:
+        if event.get("type") == "ready":
+            given = (event.get("data") or {}).get("handicap")
+    return Handicap.parse(given) if given else None

@@ -28,7 +28,10 @@ import nats
 from nats.aio.client import Client as NatsClient
 from nats.aio.msg import Msg
 
+from clock_service.handicap import Handicap
+from clock_service.side import Side
 from clock_service.xiangqi import FenError, IllegalMove, Move, Position, chinese, wxf
+from clock_service.xiangqi.record import after_move
 from federation_hub.centre_conf import record_subjects
 from federation_hub.errors import RecordError
 from wire_contract.bounds import MAX_PAYLOAD_BYTES
@@ -63,6 +66,8 @@ def public_view(venue: str, record: GameRecord) -> dict[str, Any]:
         position = Position.from_fen(record.start_fen)
     except FenError as exc:
         raise RecordRefused("illegal_move", f"start_fen: {exc}") from None
+    handicap = None if record.handicap is None else Handicap.parse(record.handicap.model_dump())
+    made = {Side.RED: 0, Side.BLACK: 0}  # each side's moves, for a 让二先 receiver's given ones
     moves = []
     for ply, (text, clock) in enumerate(zip(record.moves, record.clocks, strict=True), 1):
         try:
@@ -74,7 +79,9 @@ def public_view(venue: str, record: GameRecord) -> dict[str, Any]:
         # [Chinese, WXF, used_ms, left_ms]: compact, so 360 plies stay under the page's 16 KiB bound
         times = (clock.used, clock.left) if clock else (None, None)
         moves.append([chinese(position, move), wxf(position, move), *times])
-        position = position.play(move)
+        mover = position.to_move
+        position = after_move(position, move, handicap, made[mover])
+        made[mover] += 1
     return {
         "venue": venue,
         "board": record.board,

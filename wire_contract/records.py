@@ -13,6 +13,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from wire_contract import bounds
+from wire_contract.event_data import HandicapArgs
 from wire_contract.fields import ClockMs, GameId, Id, Ms
 
 __all__ = ["ICCS_PATTERN", "GameRecord", "PlyClock"]
@@ -45,6 +46,8 @@ class GameRecord(_Model):
     # clocks[i] belongs to moves[i]; null where the move has no clock press (yet)
     clocks: Annotated[list[PlyClock | None], Field(max_length=bounds.MAX_RECORD_PLIES)]
     ts: Ms
+    # 让二先: the receiver's first moves in a row (as the game's set_game has it); absent when none
+    handicap: HandicapArgs | None = None
 
     @model_validator(mode="after")
     def _one_clock_per_move(self) -> GameRecord:

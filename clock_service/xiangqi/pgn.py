@@ -14,6 +14,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
 from clock_service.errors import ClockServiceError
+from clock_service.handicap import Handicap
+from clock_service.side import Side
 from clock_service.xiangqi.board import START_FEN, FenError, IllegalMove
 from clock_service.xiangqi.notation import NotationError
 from clock_service.xiangqi.record import PlyClock, Record
@@ -78,18 +80,21 @@ def write_pgn(
         lines.append(f'[{name} "{_escape(value)}"]')
     if record.start_fen.split()[:2] != START_FEN.split()[:2]:
         lines.append(f'[FEN "{record.start_fen}"]')
+    if record.handicap is not None:  # 让二先: the receiver's first moves in a row
+        lines.append(f'[Handicap "{record.handicap.receiver.value} {record.handicap.moves}"]')
     if movetext == "iccs":
         lines.append('[Format "ICCS"]')
     lines.append("")
     chinese = record.chinese()
-    start = record.start
-    number = start.fullmove
-    black_first = start.to_move.value == "black"
+    positions = record.positions()
+    number = record.start.fullmove
     body: list[str] = []
     line = ""
     for ply, move in enumerate(record.moves):
-        red_ply = (ply % 2 == 0) != black_first
-        if red_ply or ply == 0:
+        # numbered by who moved (a 让二先 receiver moves twice in a row): a red move opens a
+        # number, and so does a black one after black's own (or the first ply)
+        red_ply = positions[ply].to_move.value == "red"
+        if red_ply or ply == 0 or positions[ply - 1].to_move.value == "black":
             if line:
                 body.append(line)
             line = f"{number}." + (" ..." if not red_ply else "")
@@ -101,7 +106,7 @@ def write_pgn(
             if clock.used_ms is not None:
                 comment.append(f"[%emt {format_clock(clock.used_ms)}]")
         line += f" {text}" + (f" {{{' '.join(comment)}}}" if comment else "")
-        if not red_ply:
+        if not red_ply or positions[ply + 1].to_move.value == "red":
             number += 1
     if line:
         body.append(line)
@@ -129,9 +134,9 @@ def _decode(data: bytes | str) -> str:
 
 def _read_game(number: int, tags: dict[str, str], movetext: str) -> PgnGame:
     try:
-        record = Record(start_fen=tags.get("FEN", START_FEN))
-    except FenError as error:
-        raise PgnError(f"game {number}: bad FEN tag: {error}") from None
+        record = Record(start_fen=tags.get("FEN", START_FEN), handicap=_handicap(tags))
+    except (FenError, ValueError) as error:
+        raise PgnError(f"game {number}: bad FEN or Handicap tag: {error}") from None
     clocks: list[PlyClock | None] = []
     result = tags.get("Result", "*")
     for token in _TOKEN.findall(movetext):
@@ -158,6 +163,17 @@ def _read_game(number: int, tags: dict[str, str], movetext: str) -> PgnGame:
     while clocks and clocks[-1] is None:
         clocks.pop()
     return PgnGame(tags=tags, record=record, clocks=tuple(clocks), result=result)
+
+
+def _handicap(tags: Mapping[str, str]) -> Handicap | None:
+    """``[Handicap "red 2"]`` (this writer's tag): the receiver and its moves in a row."""
+    text = tags.get("Handicap")
+    if text is None:
+        return None
+    receiver, _, moves = text.strip().partition(" ")
+    if not moves.isdigit():
+        raise ValueError(f"Handicap must read '<red|black> <moves>', not {text!r}")
+    return Handicap(Side.parse(receiver), int(moves))
 
 
 def read_pgn(data: bytes | str) -> list[PgnGame]:

@@ -3,8 +3,8 @@
 Each paired move gets its clock (time left after it, time it took) for ``[%clk]``/``[%emt]``.
 A record with more or fewer moves than presses, or whose move N was made by the other side
 than press N, is reported as it is, never merged silently: the pairing stops at the first
-disagreement and the view shows both counts. A 让二先 game (the receiver's first moves in a
-row, clock_service.handicap) breaks the alternation of a FEN record: it disagrees at once.
+disagreement and the view shows both counts. A 让二先 game's record carries its handicap
+(``Record.handicap``): its receiver's given moves in a row pair with the clock's presses.
 """
 
 from __future__ import annotations

@@ -291,3 +291,26 @@ async def test_a_live_entered_game_appears_on_live_move_by_move(
         await asyncio.gather(web_task, relay_task, return_exceptions=True)
         await store.close()
         centre.close()
+
+
+async def test_a_handicap_record_is_replayed_with_its_given_moves() -> None:
+    """A 让二先 game's record (the receiver's first two moves in a row) is what was played: the
+    hub replays it with the record's ``handicap``; without it the same moves are refused."""
+    from federation_hub.live_records import RecordRefused, public_view
+    from wire_contract.records import GameRecord
+
+    body = {
+        "board": "1", "game": "r1-b1", "round": 1,
+        "start_fen": "rnbakabnr/9/1c5c1/p1p1p1p1p/9/9/P1P1P1P1P/1C5C1/9/RNBAKABNR w - - 0 1",
+        "moves": ["h2e2", "h0g2", "h9g7"], "clocks": [None, None, None], "ts": 1,
+    }  # fmt: skip
+    view = public_view(
+        "v", GameRecord.model_validate({**body, "handicap": {"receiver": "red", "moves": 2}})
+    )
+    assert view["to_move"] == "red" and [m[0] for m in view["moves"]] == [
+        "炮二平五",
+        "马二进三",
+        "马８进７",
+    ]
+    with pytest.raises(RecordRefused, match="ply 2"):
+        public_view("v", GameRecord.model_validate(body))

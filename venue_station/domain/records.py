@@ -26,6 +26,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from clock_service.handicap import Handicap, handicap_of
 from clock_service.regulation import Regulation
 from clock_service.side import Side
 from clock_service.xiangqi import (
@@ -285,8 +286,8 @@ class RecordDesk:
         game = str(row["game"])
         if stored is None:
             stored = await store.record_rows.record(game)
-        record = self._record(game, stored)
         events = await store.game_events(game)
+        record = self._record(game, stored, handicap_of(events))
         presses = [Press(Side(r.side), r.used_ms, r.remaining_ms) for r in clock_log(events)]
         outcome = derive_game(events, self.regulation)
         responsible = None
@@ -315,18 +316,25 @@ class RecordDesk:
 
     async def pairing(self, game: str, stored: Mapping[str, Any] | None) -> Pairing:
         """The record of ``game`` (as ``stored``) against its clock's presses."""
-        events = await self._store().game_events(game, ("move",))
+        events = await self._store().game_events(game, ("move", "ready"))
         presses = [Press(Side(r.side), r.used_ms, r.remaining_ms) for r in clock_log(events)]
-        return pair_with_presses(self._record(game, stored), presses)
+        return pair_with_presses(self._record(game, stored, handicap_of(events)), presses)
 
-    def _record(self, game: str, stored: Mapping[str, Any] | None) -> Record:
-        """The stored moves replayed by the rules (a move stored elsewhere is checked too)."""
+    def _record(
+        self, game: str, stored: Mapping[str, Any] | None, handicap: Handicap | None
+    ) -> Record:
+        """The stored moves replayed by the rules (a move stored elsewhere is checked too), a
+        让二先 game's with its handicap (the receiver's given moves in a row)."""
         start = str(stored["start_fen"]) if stored else START_FEN
         moves = tuple(Move.from_iccs(m) for m in (stored["moves"] if stored else ()))
         cached = self._cache.get(game)
-        if cached is not None and cached.start_fen == start and cached.moves == moves:
+        if cached is not None and (cached.start_fen, cached.moves, cached.handicap) == (
+            start,
+            moves,
+            handicap,
+        ):
             return cached
-        record = Record(start_fen=start, moves=moves)
+        record = Record(start_fen=start, moves=moves, handicap=handicap)
         self._cache[game] = record
         return record
 
@@ -374,8 +382,11 @@ class RecordDesk:
                 f"board {board} needs no record ({self.regulation.name}: [recording])",
                 board=board,
             )
-        stored = await self._store().record_rows.record(str(row["game"]))
-        record = self._record(str(row["game"]), stored)
+        game = str(row["game"])
+        stored = await self._store().record_rows.record(game)
+        record = self._record(
+            game, stored, handicap_of(await self._store().game_events(game, ("ready",)))
+        )
         if ply != len(record.moves):
             raise _changed(str(row["game"]), ply, len(record.moves))
         return row, record

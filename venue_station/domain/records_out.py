@@ -44,6 +44,7 @@ def wire_record(view: Any) -> GameRecord:
                 for m in moves
             ],
             "ts": wall_ms(),
+            **({"handicap": handicap.as_dict()} if (handicap := view.record.handicap) else {}),
         }
     )
 
