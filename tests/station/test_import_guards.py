@@ -159,7 +159,7 @@ async def test_a_players_file_previewed_stores_nothing(station: Station) -> None
         assert await station.require_store().reads.player_tags() == tags
         # the same file for real: stored
         r = await client.post("/api/players", content=tagged.encode(), headers=h)
-        assert r.status_code == 200 and r.json()["dry_run"] is False
+        assert r.status_code == 200 and "dry_run" not in r.json()
         assert "新人" in await station.require_store().player_names()
 
 

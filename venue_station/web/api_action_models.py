@@ -168,7 +168,9 @@ class PairingsImported(ImportPreview):
 
 class Imported(Out):
     imported: int
-    dry_run: bool = Field(default=False, description="checked and counted, nothing stored")
+    dry_run: bool | None = Field(
+        default=None, description="true: a preview, checked and counted, nothing stored"
+    )
 
 
 class RoundSent(Out):

@@ -184,7 +184,9 @@ async def import_players(request: Request) -> Response:
         count = await station_of(request).import_players(await _body(request), dry_run=dry_run)
     except PairingsError as exc:
         raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
-    return model_response(Imported(imported=count, dry_run=dry_run))
+    # ``dry_run`` said only of a preview, as the other imports say it
+    answer = Imported(imported=count, dry_run=True if dry_run else None)
+    return json_response(answer.model_dump(mode="json", exclude_none=True))
 
 
 async def send_round(request: Request) -> Response:
