@@ -162,7 +162,7 @@ class _Event:
             _t(f"story {p.board}")
         for p in plans:
             try:
-                await self.hall.finished(p.board, timeout=10.0)  # 3 s ran out once beside a busy run
+                await self.hall.finished(p.board, timeout=10.0)  # 3 s ran out once, beside a run
             except Exception:
                 # the arbiter page has no reset: the board is cleared through the API
                 self.record.problems.append(f"r{round_no} board {p.board} ({p.kind}) not finished")

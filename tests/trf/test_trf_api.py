@@ -112,8 +112,8 @@ async def test_the_pairing_page(station: Station) -> None:
     async with httpx.AsyncClient(base_url=station.http_url) as client:
         page = await client.get("/pairing")
         assert page.status_code == 200 and '<html lang="zh-CN">' in page.text
-        assert "导入 TRF 或配对表" in page.text
+        assert "导入 TRF、配对表或棋手名单" in page.text
         js = (await client.get("/static/pairing.js")).text
-        assert "Import a TRF or a pairs list" in js and "导入失败" in js
+        assert "Import a TRF, a pairs list or a players list" in js and "导入失败" in js
         spec = (await client.get("/api/openapi.json")).json()
         assert {"/api/trf", "/api/pairs", "/api/export/tournament.trf"} <= set(spec["paths"])

@@ -96,3 +96,34 @@ async def test_import_and_export_on_the_pairing_page(page: Any, station: Station
         "Import failed: the file is not a valid TRF or pairs list"
     )
     assert await page.locator('#round option[data-n="0"]').count() == 0  # no "after round 0"
+
+
+async def test_the_groups_come_from_a_players_list_on_the_page(
+    page: Any, station: Station, tmp_path: Path
+) -> None:
+    """Wulong's group prize lists need the players' groups; an outsider had to send the players
+    CSV with curl and a CSRF token (the page offered TRF and pairs lists only)."""
+    url = station.http_url
+    login = json.dumps({"username": "chief", "password": "pw-chief"})
+    await page.goto(f"{url}/pairing")
+    await page.evaluate(
+        """(body) => fetch('/api/auth/login', {method: 'POST', body,
+             headers: {'Content-Type': 'application/json'}}).then(r => r.status)""",
+        login,
+    )
+    await page.goto(f"{url}/pairing")
+    await page.wait_for_selector("#login-needed[hidden]", state="attached")
+    players = tmp_path / "players.csv"
+    players.write_text("name,club,rating,tags\n王琳娜,重庆,,women\n刘欢,武隆,,u14 local\n", "utf-8")
+    await page.select_option("#kind", "players")
+    await page.set_input_files("#file", str(players))
+    await page.click("#upload")
+    await page.wait_for_selector("#apply:not([hidden])")
+    assert "棋手名单 2 名" in (await page.text_content("#result") or "")
+    store = station.require_store()
+    assert "王琳娜" not in await store.player_names()  # a preview stores nothing
+    await page.click("#apply")
+    await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
+    assert (await page.text_content("#result") or "").startswith("已导入棋手名单：2 名")
+    tags = await store.reads.player_tags()
+    assert tags["王琳娜"] == frozenset({"women"}) and tags["刘欢"] == frozenset({"u14", "local"})

@@ -1,4 +1,4 @@
-// The pairing page: export the TRF of any round, import a TRF or an engine's pairs list.
+// The pairing page: export the TRF of any round, import a TRF, an engine's pairs list or a players list.
 // Text is set with textContent only, so a player's name or an error can never become markup.
 "use strict";
 (function () {
@@ -7,9 +7,11 @@
       title: "编排交换", "to-standings": "成绩排名", "to-arbiter": "裁判台", lang: "English",
       "export-title": "导出 TRF（供编排软件）", "round-label": "截至轮次", "round-latest": "最新",
       "absent-label": "下一轮缺席（序号，逗号分隔）", export: "下载 TRF", after: "第{n}轮后",
-      "import-title": "导入 TRF 或配对表（总裁判）", "login-text": "请先在裁判台以总裁判身份登录。",
+      "import-title": "导入 TRF、配对表或棋手名单（总裁判）", "login-text": "请先在裁判台以总裁判身份登录。",
       "kind-label": "文件类型", "kind-trf": "TRF（棋手与已编排的轮次）",
       "kind-pairs": "配对表（编排引擎输出）", "pairs-round-label": "配对表轮次",
+      "kind-players": "棋手名单 CSV（姓名、单位、等级分、组别）", "done-players": "已导入棋手名单：{n} 名（组别用于分组排名与让二先）",
+      "pv.players-csv": "棋手名单 {n} 名",
       "send-label": "导入后发送对局到棋钟", upload: "导入", "entrants-title": "棋手序号",
       "col-rank": "序号", "col-player": "棋手（本站）", "col-name": "TRF 姓名",
       done: "已导入：{players} 名棋手，第{round}轮 {games} 局，轮空/缺席 {byes}",
@@ -58,10 +60,12 @@
       "export-title": "Export the TRF (for the pairing program)", "round-label": "After round",
       "round-latest": "latest", "absent-label": "Absent next round (start ranks, comma separated)",
       export: "Download TRF", after: "after round {n}",
-      "import-title": "Import a TRF or a pairs list (chief arbiter)",
+      "import-title": "Import a TRF, a pairs list or a players list (chief arbiter)",
       "login-text": "Log in on the arbiter page with the chief arbiter's account first.",
       "kind-label": "File", "kind-trf": "TRF (players and a paired round)",
       "kind-pairs": "Pairs list (engine output)", "pairs-round-label": "Round of the pairs list",
+      "kind-players": "Players CSV (name, club, rating, groups)", "done-players": "Players list imported: {n} players (groups for the group lists and 让二先)",
+      "pv.players-csv": "players list of {n}",
       "send-label": "Send the games to the clocks", upload: "Import", "entrants-title": "Start ranks",
       "col-rank": "Start rank", "col-player": "Player (station)", "col-name": "Name in the TRF",
       done: "Imported: {players} players, round {round}: {games} games, byes/absent {byes}",
@@ -206,6 +210,7 @@
     }
     const body = last.body;
     if (last.preview) { el.textContent = t("preview", { what: previewText(body) }); return; }
+    if (last.players) { el.textContent = t("done-players", { n: body.imported ?? 0 }); return; }
     el.textContent = t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 });
   }
 
@@ -213,6 +218,7 @@
   function previewText(b) {
     const parts = [];
     if (typeof b.players === "number") parts.push(t("pv.players", { n: b.players }));
+    if (plan && plan.path === "/api/players") parts.push(t("pv.players-csv", { n: b.imported ?? 0 }));
     if (Array.isArray(b.new_players) && b.new_players.length) parts.push(t("pv.new", { n: b.new_players.length }));
     if (b.round) parts.push(t("pv.round", { round: b.round, games: b.games ?? b.imported ?? 0 }));
     if (typeof b.byes === "number") parts.push(t("pv.byes", { n: b.byes }));
@@ -259,7 +265,7 @@
       plan.previewed = true;
       plan.offer = null;
     } else if (r.ok) {
-      last = { body };
+      last = { body, players: plan.path === "/api/players" };
       plan = null;
       loadEntrants();
     } else {
@@ -279,7 +285,7 @@
     showResult();
     const query = new URLSearchParams({ send: $("send").checked ? "1" : "0" });
     if ($("kind").value === "pairs" && $("pairs-round").value.trim()) query.set("round", $("pairs-round").value.trim());
-    const path = $("kind").value === "pairs" ? "/api/pairs" : "/api/trf";
+    const path = { pairs: "/api/pairs", players: "/api/players" }[$("kind").value] || "/api/trf";
     plan = { path, query: query.toString(), data: await file.arrayBuffer(), replaceRound: null };
     await send(true);
   }
