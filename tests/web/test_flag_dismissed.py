@@ -109,3 +109,27 @@ async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
             break
         await asyncio.sleep(0.05)
     assert rows == [("r1-b1", "0-1", "arbiter")]
+
+
+async def test_a_dismissed_flag_is_not_shown_beside_the_result_entered(
+    page: Any, web_station: WebStation
+) -> None:
+    """docs/station.md: 驳回 a flag that stands wrong (the players had agreed a draw), then enter
+    the real result. The card showed ⚑ 超时 beside ½-½ (an outsider at a Wulong event)."""
+    await web_station.node(["1"], mode="idle")
+    station = web_station.station
+    await login(page, web_station)
+    game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙", "red_ms": 600}
+    assert (await station.send_command("1", "set_game", {**game, "black_ms": 90_000})).ok
+    assert (await station.send_command("1", "start")).ok
+    card = page.locator('#boards .card[data-board="1"]')
+    await card.locator(".flag-mark").wait_for()  # the flag, while it stands
+    flag = page.locator('#alerts li[data-kind="flag"][data-board="1"]')
+    await flag.locator('[data-action="dismiss"]').click()
+    await flag.wait_for(state="detached")
+    await card.click()
+    await page.select_option("#f-result select[name=winner]", "")
+    await page.click("#f-result button")
+    await page.wait_for_selector('#boards .card[data-board="1"][data-result="½-½"]')
+    assert await card.locator(".flag-mark").count() == 0
+    assert "has-flag" not in (await card.get_attribute("class") or "")

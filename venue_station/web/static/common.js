@@ -373,7 +373,9 @@
         const s = this.sides[side];
         const player = st && st[side] ? st[side] : QZ.t(side);
         QZ.setText(s.name, player);
-        const flagged = !!(st && st.flag === side);
+        // a flag that decided nothing (dismissed, another result entered) is not shown beside
+        // the result that stands
+        const flagged = !!(st && st.flag === side && (!result || result.reason === "flag"));
         s.row.classList.toggle("running", !!(st && st.phase === "running" && st.running === side));
         s.row.classList.toggle("flagged", flagged);
         // 让二先: the receiver of a handicap game (Wulong) makes its first moves in a row
@@ -390,7 +392,7 @@
         }
         s.text = null; // the time is worked out again on the next tick (written if it changed)
       }
-      this.el.classList.toggle("has-flag", !!(st && st.flag));
+      this.el.classList.toggle("has-flag", !!(st && st.flag && (!result || result.reason === "flag")));
     }
     // Touches the DOM only when a shown text changes (whole seconds; tenths under 10 s).
     // data-ms is the remaining time at the instant the shown text was last written.
