@@ -253,7 +253,7 @@ async def test_a_live_record_meets_the_clock_and_counts_the_natural_move_limit(
         assert "记录 13 着，计时钟按钟 12 次" in said, said
         await recorder.click("#lang")
         await recorder.wait_for_function(
-            "() => document.querySelector('#pairing').textContent.includes('13 moves recorded')"
+            "() => document.querySelector('#pairing').textContent.includes('moves recorded 13')"
         )
         await page.click("#lang")
         await page.wait_for_selector(
