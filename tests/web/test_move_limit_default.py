@@ -28,6 +28,7 @@ async def test_the_move_count_offers_the_profiles_limit(page: Any, wulong: WebSt
     assert (await station.send_command("1", "set_game", {"game": "g1", "tc": "35m+5s"})).ok
     assert (await station.send_command("1", "start")).ok
     await login(page, wulong)
+    await page.wait_for_selector("#ko", state="hidden")  # Wulong has no knockout
     await page.click('#boards .card[data-board="1"]')
     limit = "#f-count input[name=limit]"
     await page.wait_for_function(f"document.querySelector('{limit}').value === '50'")

@@ -407,6 +407,7 @@ class Reasons(Out):
     handicap: HandicapRule | None
     fouls_forfeit_at: int | None
     move_limit: int = Field(description="自然限着 in full moves (the move count's default)")
+    knockout: bool = Field(description="the regulation has a knockout (Meishan) or not (Wulong)")
 
 
 class Entrant(Out):

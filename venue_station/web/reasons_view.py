@@ -29,6 +29,7 @@ def reasons_json(regulation: Regulation) -> dict[str, Any]:
     body["handicap"] = None if rule is None else {"moves": rule.moves}
     body["fouls_forfeit_at"] = regulation.fouls.forfeit_at
     body["move_limit"] = regulation.move_limit.moves  # 自然限着, full moves: the page's default
+    body["knockout"] = regulation.knockout is not None  # the arbiter page's 淘汰赛 section
     return body
 
 

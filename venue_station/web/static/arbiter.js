@@ -352,6 +352,7 @@
   }
   function fillReasons() {
     if (!reasons) return;
+    $("ko").hidden = reasons.knockout === false; // Wulong has no knockout: no 淘汰赛 section
     // the move count's limit: the profile's 自然限着 until the arbiter types another
     const limit = $("f-count").elements.limit;
     if (!limit.dataset.typed && reasons.move_limit) limit.value = reasons.move_limit;
