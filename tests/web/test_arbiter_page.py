@@ -44,6 +44,7 @@ async def test_the_arbiter_sees_the_flag_and_confirms_a_pending_foul(
     flag = page.locator('#alerts li[data-kind="flag"][data-board="1"]')
     await flag.wait_for(timeout=5000)
     assert "超时落旗" in (await flag.text_content() or "")
+    assert "红方 · 甲" in (await flag.text_content() or "")  # whose flag: the side and the player
     assert await page.evaluate("QZ.beeps") >= 1
 
     # Board 2: a game in progress; the player pauses the clock from the board: a pending foul.

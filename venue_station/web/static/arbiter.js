@@ -192,6 +192,9 @@
     const many = a.detail && Array.isArray(a.detail.boards) && a.detail.boards.length > 1 ? a.detail.boards : null;
     const what = [many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
     if (a.side) what.push(QZ.t(a.side));
+    // the side's player, while the board still has that game (a flag, a lateness: who it is)
+    const st = a.side && cards.has(a.board) ? cards.get(a.board).view.state : null;
+    if (st && st.game === a.game && st[a.side] && !(a.detail && a.detail.player)) what.push(st[a.side]);
     if (a.detail && a.detail.player) what.push(a.detail.player); // the responsible player (录谱)
     if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
