@@ -374,6 +374,12 @@ class Standing(Out):
     )
 
 
+class UndecidedGame(Out):
+    round: int
+    board: str
+    status: Literal["pending", "undecided"]
+
+
 class Standings(Out):
     regulation: str
     after_round: int | None
@@ -383,6 +389,10 @@ class Standings(Out):
     )
     standings: list[Standing]
     withdrawn: list[str] = Field(default_factory=list, description="players withdrawn (退赛)")
+    undecided: list[UndecidedGame] = Field(
+        default_factory=list,
+        description="games of the rounds counted without a confirmed result: not in the table yet",
+    )
 
 
 class Reason(Out):

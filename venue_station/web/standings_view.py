@@ -17,6 +17,7 @@ from starlette.routing import BaseRoute, Route
 from clock_service.knockout import KnockoutError
 from clock_service.standings import Standing, StandingsError, standings_csv, standings_json
 from venue_station.domain.exports import with_bom
+from venue_station.domain.station import Station
 from venue_station.domain.trf_state import load_state
 from venue_station.resources import static_dir
 from venue_station.web.http_base import ApiError, int_param, json_response, station_of
@@ -60,8 +61,21 @@ async def standings(request: Request) -> Response:
             "final": final,
             "standings": [r.as_dict() for r in rows],
             "withdrawn": withdrawn,
+            "undecided": await _undecided(station, after),
         }
     )
+
+
+async def _undecided(station: Station, after: int | None) -> list[dict[str, object]]:
+    """The games of the rounds counted (up to ``after``; none given: up to the last round with
+    a game) that have no confirmed result: the table does not count them yet, and says so."""
+    games = await station.outcomes()
+    last = after if after is not None else max((int(g["round"]) for g, _ in games), default=0)
+    return [
+        {"round": int(g["round"]), "board": str(g["board"]), "status": o.status}
+        for g, o in games
+        if int(g["round"]) <= last and o.status != "confirmed"
+    ]
 
 
 async def export_standings(request: Request) -> Response:

@@ -13,6 +13,7 @@
       csv: "排名 CSV", "x-results": "本轮成绩 CSV", "x-pgn": "棋谱 PGN", "x-trf": "TRF",
       "to-arbiter": "裁判台", "to-pairing": "编排",
       final: "最终排名", "ko-note": "第1–4名由淘汰赛决定（决赛、三四名决赛），第5名起按积分排名。",
+      undecided: "尚有 {n} 局未出结果（{list}），本表未计入：裁定后自动更新。", "undecided.game": "第{r}轮第{b}台",
       "ko-mark": "淘汰赛第{n}名",
     },
     en: {
@@ -28,6 +29,7 @@
       "to-arbiter": "Arbiter", "to-pairing": "Pairing",
       final: "Final standings",
       "ko-note": "Places 1–4 are decided by the knockout (the final and the third-place game); from 5th on, by the standings.",
+      undecided: "{n} game(s) without a result yet ({list}) are not counted in this table; it updates once they are decided.", "undecided.game": "round {r} board {b}",
       "ko-mark": "knockout place {n}",
     },
   };
@@ -57,6 +59,11 @@
     $("title").textContent = t(state.final ? "final" : "title");
     $("ko-note").textContent = t("ko-note");
     $("ko-note").hidden = !state.final;
+    // games of the rounds shown without a confirmed result: the table does not count them yet
+    const open = state.undecided || [];
+    const list = open.slice(0, 6).map((g) => t("undecided.game", { r: g.round, b: g.board }));
+    $("undecided").textContent = open.length ? t("undecided", { n: open.length, list: list.join(lang === "en" ? ", " : "、") + (open.length > 6 ? " …" : "") }) : "";
+    $("undecided").hidden = !open.length;
     $("round-label").textContent = t("round");
     $("tag-label").textContent = t("tag");
     $("round-all").textContent = t("latest");
@@ -166,6 +173,7 @@
         $("error").hidden = true;
         state.rows = body.standings;
         state.final = body.final === true;
+        state.undecided = Array.isArray(body.undecided) ? body.undecided : [];
         applyText();
         const tags = new Set();
         for (const row of state.rows) for (const x of row.tags) tags.add(x);
