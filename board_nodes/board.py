@@ -458,7 +458,10 @@ class Board:
         game goes on from where its clock stopped (paused, held by the arbiter)."""
         assert self.referee is not None
         self.emit_proposals(self.referee.withdraw(proposal_id))
-        if self.result is not None and self.referee.result is None:
+        standing = self.referee.result  # the result that stands now (an earlier one, or none)
+        if standing is not None and standing.status is ProposalStatus.CONFIRMED:
+            self.result = {"winner": standing.to_wire()[1]["winner"], "reason": standing.reason}
+        elif self.result is not None:
             self.result = None
             self.held_by = HeldBy.ARBITER
 

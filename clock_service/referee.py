@@ -239,8 +239,9 @@ class Referee:
         """The arbiter takes back a confirmed foul (recorded by mistake, or confirmed wrongly):
         it is dismissed and counts no more. A loss by fouls it completed that the fouls left no
         longer reach goes with it: that forfeit and the result it made are dismissed too (a
-        result entered since stands). Withdrawn again: nothing. Anything but a foul, or a foul
-        still pending (dismiss it instead): ``ValueError``."""
+        result entered since stands); a 0:0 it made with the other side's confirmed forfeit
+        becomes that side's loss alone. Withdrawn again: nothing. Anything but a foul, or a
+        foul still pending (dismiss it instead): ``ValueError``."""
         p = self.get(proposal_id)
         if p.kind is not ProposalKind.FOUL or p.side is None:
             raise ValueError(f"proposal {proposal_id} is a {p.kind.value}, not a foul")
@@ -263,13 +264,16 @@ class Referee:
                 continue
             out.append(self._store(dataclasses.replace(forfeit, status=_DISMISSED)))
             result = self.result  # the loss it made, unless a result entered since stands
-            if (
-                result is not None
-                and result.reason == forfeit.reason
-                and result.winner is side.other
-                and result.status is _CONFIRMED
-            ):
+            if result is None or result.status is not _CONFIRMED:
+                continue
+            if result.reason == forfeit.reason and result.winner is side.other:
                 out.append(self._store(dataclasses.replace(result, status=_DISMISSED)))
+            elif result.reason == DOUBLE_FORFEIT:
+                out.append(self._store(dataclasses.replace(result, status=_DISMISSED)))
+                other = self._forfeit_of(side.other)
+                if other is not None and other.status is _CONFIRMED:
+                    kind = ProposalKind.RESULT
+                    out.append(self._new(kind, other.reason, _CONFIRMED, winner=side))
         return out
 
     def result_entered(self, winner: Side | None, reason: str, *, moves: int) -> list[Proposal]:

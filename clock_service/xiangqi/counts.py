@@ -127,7 +127,12 @@ def early_draw_count(
     record: Record | None, pairing: Pairing | None, *, press_full_moves: int
 ) -> tuple[Source, int]:
     """The full moves an agreed draw came after: the record's where it matches the presses
-    (its plies halved, as the clock counts), else the clock's."""
+    (its plies halved, as the clock counts, a 让二先 receiver's given moves left out as the
+    referee leaves them out), else the clock's."""
     if record is not None and record.moves and pairing is not None and pairing.matched:
-        return "record", len(record.moves) // 2
+        plies = len(record.moves)
+        if record.handicap is not None:
+            movers = [p.to_move for p in record.positions()[:-1]]
+            plies -= record.handicap.extra_plies(movers.count(Side.RED), movers.count(Side.BLACK))
+        return "record", plies // 2
     return "presses", press_full_moves

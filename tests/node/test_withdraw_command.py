@@ -77,3 +77,24 @@ async def test_withdrawing_the_foul_that_lost_the_game_reopens_it(board: Board) 
     before = len(events)
     command(board, "withdraw", seq=first)
     assert len(events) == before
+
+
+async def test_a_result_that_stood_before_stands_again(board: Board) -> None:
+    """Black resigned; two fouls after it made red's loss by fouls, confirmed on its alert;
+    the foul taken back brings black's resignation back — on the board and in its state."""
+    events: list[dict[str, Any]] = []
+    board.on_event = events.append
+    command(board, "set_game", game="g1", tc="30m+5s")
+    assert board.clock is not None
+    board.emit_clock_events(board.clock.start())
+    command(board, "result", winner="red", reason="resignation")
+    command(board, "foul", side="red", reason="disturbing")
+    first = events[-1]["seq"]
+    command(board, "foul", side="red", reason="phone")
+    proposed = events[-1]
+    assert (proposed["type"], proposed["data"]["status"]) == ("forfeit", "pending")
+    command(board, "resolve", seq=proposed["seq"], status="confirmed")
+    assert board.result == {"winner": "black", "reason": "fouls"}
+    command(board, "withdraw", seq=first)
+    assert board.result == {"winner": "red", "reason": "resignation"}
+    assert board.snapshot().result == {"winner": "red", "reason": "resignation"}

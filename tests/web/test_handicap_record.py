@@ -67,3 +67,18 @@ async def test_the_receivers_two_moves_are_recorded_as_played(
         assert view["pairing"]["verdict"] == "matched", view["pairing"]
         pgn = (await hall.client.get("/api/export/games/r1-b1/record.pgn")).text
         assert '[Handicap "red 2"]' in pgn, pgn
+        # A draw agreed now (Wulong 三、1: none before move 20): the warning counts the record,
+        # her given move left out as the referee leaves it out — 3 plies, 1 full move.
+        r = await hall.post(
+            "/api/boards/1/cmd",
+            {"cmd": "result", "args": {"winner": None, "reason": "agreed_draw"}},
+        )
+        assert r.status_code == 200, r.text
+
+        async def warned() -> Any:
+            alerts = (await hall.get("/api/alerts?limit=50"))["alerts"]
+            return next((a for a in alerts if a["kind"] == "warning" and a["board"] == "1"), None)
+
+        await until(warned, "the early-draw warning")
+        detail = (await warned())["detail"]
+        assert (detail["count"], detail["full_moves"]) == ("record", 1), detail

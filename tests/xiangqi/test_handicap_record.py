@@ -72,3 +72,13 @@ def test_a_handicap_record_goes_through_pgn_and_back() -> None:
     assert game.record.moves == record.moves and game.record.handicap == record.handicap
     with pytest.raises(Exception, match="Handicap"):
         read_pgn(text.replace('"black 2"', '"both two"'))
+
+
+def test_an_early_draw_counts_full_moves_without_the_given_move() -> None:
+    from clock_service.xiangqi.counts import early_draw_count
+
+    record = Record(handicap=Handicap(RED, 2)).play_all(["h2e2", "h0g2", "h9g7", "b2b9"])
+    presses = [Press(s, 1_000, 2_000_000) for s in (RED, RED, BLACK, RED)]
+    pairing = pair_with_presses(record, presses)
+    # 4 plies, one of them the given move: 1 full move (回合) and red's move of the second
+    assert early_draw_count(record, pairing, press_full_moves=99) == ("record", 1)

@@ -31,6 +31,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Literal
 
+from clock_service.handicap import handicap_of
 from clock_service.regulation import Regulation
 from clock_service.side import Side
 from clock_service.xiangqi import START_FEN, Move, Press, Record, pair_with_presses
@@ -145,6 +146,7 @@ class CountDesk:
             record = Record(
                 start_fen=str(stored["start_fen"] or START_FEN),
                 moves=tuple(Move.from_iccs(m) for m in stored["moves"]),
+                handicap=handicap_of(events),  # 让二先: the receiver's given moves in a row
             )
         pairing = None if record is None else pair_with_presses(record, presses)
         if spec.kind == "warning":

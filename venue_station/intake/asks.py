@@ -241,55 +241,70 @@ class Asks:
                 found = rec if rec["status"] == "confirmed" else None
         return found
 
-    def _latest_result(self, board: str, game: str | None) -> dict[str, Any] | None:
-        """The game's latest decided result event on this board (by seq)."""
-        results = [
-            (s, rec)
-            for (b, _, s), rec in self.decided.items()
-            if b == board and rec["game"] == game and rec["type"] == "result"
+    def _latest(self, board: str, game: str | None, type_: str) -> list[tuple[int, dict[str, Any]]]:
+        """The game's decided ``type_`` facts on this board by their key (the first report's
+        seq; a ruling names it by ``ref``), each with its latest decided record, in key order."""
+        latest: dict[int, tuple[int, dict[str, Any]]] = {}
+        for (b, _, s), rec in self.decided.items():
+            if b != board or rec["game"] != game or rec["type"] != type_:
+                continue
+            key = rec["ref"] if isinstance(rec["ref"], int) else s
+            if key not in latest or s > latest[key][0]:
+                latest[key] = (s, rec)
+        return [(key, latest[key][1]) for key in sorted(latest)]
+
+    def _open(self, board: str, game: str | None, type_: str) -> list[tuple[int, dict[str, Any]]]:
+        """The game's proposals of ``type_`` on this board still waiting for a ruling."""
+        return [
+            (seq, {**p.data, "status": "pending"})
+            for (b, seq), p in sorted(self._proposals.items())
+            if b == board and p.game == game and p.type == type_
         ]
-        return max(results, key=lambda item: item[0])[1] if results else None
 
     def _withdrawn(
         self, board: str, game: str | None, state: _Game, side: str, reason: str
     ) -> list[Expect]:
-        """A confirmed foul taken back (the referee's ``withdraw``): what no longer holds."""
+        """A confirmed foul taken back (the referee's ``withdraw``): what no longer holds — each
+        of the side's forfeits by fouls (decided or proposed) the fouls left no longer reach,
+        and the result standing on it (its loss; a 0:0 with the other side's confirmed
+        forfeit, which then loses alone)."""
         state.fouls[side] -= 1
         state.reason_fouls[(side, reason)] -= 1
-        status, code = state.forfeits.get(side, ("", ""))
-        if (
-            status == "dismissed"
-            or not self._by_fouls(code)
-            or self._still_reached(state, side, code)
-        ):
-            return []
-        forfeit = next(
-            (
-                s
-                for (b, _, s), rec in self.decided.items()
-                if b == board
-                and rec["game"] == game
-                and rec["type"] == "forfeit"
-                and rec["side"] == side
-                and rec["reason"] == code
-                and rec["ref"] is None
-            ),
-            None,
-        )
-        if forfeit is None:
-            return []
-        out = [Expect("forfeit", "dismissed", forfeit, (("side", side), ("reason", code)))]
-        latest = self._latest_result(board, game)
         other = _OTHER.get(side)
-        if (
-            latest is not None
-            and latest["status"] == "confirmed"
-            and latest["ref"] is None
-            and latest["reason"] == code
-            and latest["winner"] == other
-        ):
-            fields = (("winner", other), ("reason", code))
-            out.append(Expect("result", "dismissed", int(latest["seq"]), fields))
+        forfeits = [
+            (key, rec)
+            for key, rec in self._latest(board, game, "forfeit")
+            + self._open(board, game, "forfeit")
+            if rec["status"] != "dismissed" and rec.get("side") == side
+        ]
+        standing = [
+            (key, rec)
+            for key, rec in self._latest(board, game, "result") + self._open(board, game, "result")
+            if rec["status"] != "dismissed"
+        ]
+        standing.sort(key=lambda item: item[0])
+        out: list[Expect] = []
+        for key, rec in sorted(forfeits, key=lambda item: item[0]):
+            code = str(rec.get("reason"))
+            if not self._by_fouls(code) or self._still_reached(state, side, code):
+                continue
+            out.append(Expect("forfeit", "dismissed", key, (("side", side), ("reason", code))))
+            if not standing or standing[-1][1]["status"] != "confirmed":
+                continue
+            rkey, result = standing.pop()
+            if result.get("reason") == code and result.get("winner") == other:
+                out.append(
+                    Expect("result", "dismissed", rkey, (("winner", other), ("reason", code)))
+                )
+            elif result.get("reason") == DOUBLE_FORFEIT:
+                both = (("winner", None), ("reason", DOUBLE_FORFEIT))
+                out.append(Expect("result", "dismissed", rkey, both))
+                theirs = state.forfeits.get(other or "")
+                if theirs is not None and theirs[0] == "confirmed":
+                    won = (("winner", side), ("reason", theirs[1]))
+                    out.append(Expect("result", "confirmed", None, won))
+            else:
+                standing.append((rkey, result))  # a result entered since: it stands
         return out
 
     def _by_fouls(self, code: str) -> bool:
@@ -326,7 +341,12 @@ class Asks:
             if status == "confirmed":
                 state.finished = True
             elif not proposed:
-                state.finished = False  # a result that stood is taken back (a foul withdrawn)
+                # a result that stood is taken back (a foul withdrawn): an earlier one may stand
+                state.finished = any(
+                    rec["status"] == "confirmed"
+                    for key, rec in self._latest(board, game, "result")
+                    if key != ref
+                )
             return []
         side, reason = str(data.get("side")), str(data.get("reason"))
         if type_ == "foul":

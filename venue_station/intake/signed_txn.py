@@ -10,7 +10,8 @@ and the nodes journal it. So the txn itself carries the proof:
 
 ``asked`` is what the command asked, in the form the settling event says it again, and the game
 the board was playing (the event's ``game``): ``result`` {game, winner, reason}, ``foul``
-{game, side, reason}, ``resolve`` {game, seq, status} (the event's ``ref`` and ``status``); and,
+{game, side, reason}, ``resolve`` {game, seq, status} (the event's ``ref`` and ``status``),
+``withdraw`` {game, seq} (a foul's dismissal by ``ref``); and,
 not a decision but what a rebuild without a backup makes the round from, ``set_game`` {game,
 red, black} (the board's ``ready`` event says them again: ``venue_station/domain/rebuild.py``).
 ``key`` is the station's ``decision_key_file`` (kept with the station's config by the
@@ -99,6 +100,9 @@ def _asked(cmd: str, args: Mapping[str, Any], game: str | None) -> list[Any] | N
     if cmd == "resolve":
         seq = args.get("seq")
         return None if not isinstance(seq, int) else [game, seq, args.get("status")]
+    if cmd == "withdraw":  # a confirmed foul taken back: its dismissal names it by ref
+        seq = args.get("seq")
+        return None if not isinstance(seq, int) else [game, seq]
     return None
 
 
@@ -155,6 +159,8 @@ class TxnSigner:
     def _candidates(type_: str, data: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         out: list[tuple[str, dict[str, Any]]] = []
         if data.get("ref") is not None:
+            if type_ == "foul" and data.get("status") == "dismissed":
+                out.append(("withdraw", {"seq": data.get("ref")}))
             out.append(("resolve", {"seq": data.get("ref"), "status": data.get("status")}))
         elif type_ == "result":
             reason = data.get("reason")

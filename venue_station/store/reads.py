@@ -104,7 +104,7 @@ class TournamentReads:
         """The commands that ask a decision or bind a game (``intake/asks.py``), as sent."""
         c = t.commands
         q = sa.select(c.c.txn, c.c.board, c.c.cmd, c.c.args, c.c.user).where(
-            c.c.cmd.in_(("result", "resolve", "foul", "set_game"))
+            c.c.cmd.in_(("result", "resolve", "foul", "withdraw", "set_game"))
         )
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q.order_by(c.c.id))]

@@ -208,7 +208,10 @@
       : "";
     const over = view.over ? QZ.t("record.over") : "";
     $("to-move").textContent = over || QZ.t("record.to_move", { side: QZ.t(view.to_move) }) + (view.in_check ? " · " + QZ.t("record.check") : "");
-    $("moves").replaceChildren(...view.moves.map((m) => QZ.el("li", { "data-ply": m.ply, "data-iccs": m.iccs },
+    // numbered by 回合 as a score sheet is: red's move opens the number, black's answers it
+    let round = 0;
+    $("moves").replaceChildren(...view.moves.map((m) => QZ.el("li", { "data-ply": m.ply, "data-iccs": m.iccs, "data-side": m.side },
+      QZ.el("span", { class: "no", text: m.side === "red" ? ++round + "." : "" }),
       QZ.el("span", { class: "mv", translate: "no", text: m.chinese }), QZ.el("span", { class: "clk", text: clockText(m.clock) }))));
     $("moves").scrollTop = $("moves").scrollHeight; // the last move in view
     $("undo").disabled = !view.moves.length;
