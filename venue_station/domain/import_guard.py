@@ -1,8 +1,10 @@
 """What an import may change: never a round that has results or is being played, unless the
 chief chose to replace that round (its results are then voided: kept, marked, no longer
 counted); never a start rank; never with the players of another event; and no round while an
-earlier round's game waits for a ruling (a flag, a forfeit or a foul proposed and not ruled):
-sent to the boards, the new games would put that ruling out of reach for good.
+earlier round's game waits for a ruling that decides or counts (its outcome still a proposal: a
+flag's loss, a forfeit or a 0:0 proposed; or a foul proposed): sent to the boards, the new
+games would put that ruling out of reach for good. (A forfeit proposed after a result stood,
+or a pending warning, does not hold the import: the result counts as it is.)
 
 The checks run before anything is stored, so a refused import changes nothing; a dry run
 (``preview``) runs them and says what the import would change.
