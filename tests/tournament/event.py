@@ -164,8 +164,16 @@ class _Event:
             try:
                 await self.hall.finished(p.board, timeout=10.0)  # 3 s ran out once, beside a run
             except Exception:
+                # what the page said and what the board is: for the one who reads the failure
+                log = await self.hall.arbiter.eval_on_selector_all(
+                    "#log li", "els => els.slice(0, 4).map((e) => e.textContent)"
+                )
+                board = (await self.hall.api("GET", f"/api/boards/{p.board}"))["body"]
+                state = {k: (board.get("state") or {}).get(k) for k in ("game", "phase", "result")}
+                self.record.problems.append(
+                    f"r{round_no} board {p.board} ({p.kind}) not finished: {state}; log {log}"
+                )
                 # the arbiter page has no reset: the board is cleared through the API
-                self.record.problems.append(f"r{round_no} board {p.board} ({p.kind}) not finished")
                 for cmd in ("pause", "reset"):
                     await self.hall.api("POST", f"/api/boards/{p.board}/cmd", {"cmd": cmd})
         self.record.games += [p.expected() for p in plans]

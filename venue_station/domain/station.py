@@ -364,8 +364,7 @@ class Station:
     async def import_players(
         self, data: str | bytes, *, source: str = "players.csv", dry_run: bool = False
     ) -> int:
-        """The players file's rows stored (added or updated); ``dry_run``: checked, counted,
-        nothing stored (docs/pairing.md "Preview")."""
+        """The players file's rows stored; ``dry_run``: checked and counted, none stored."""
         # Parsing a long file is CPU work: on a thread, so the loop keeps serving meanwhile.
         rows = await asyncio.to_thread(parse_players, data, source=source)
         if not dry_run:

@@ -205,7 +205,9 @@
         e("strong", { class: "kind", text: QZ.tOr("kind." + a.kind, "kind.warning") }),
         e("button", { type: "button", class: "link", text: what.join(" · "), onclick: () => select(a.board) }),
         e("time", { text: QZ.time(a.ts) }),
-        e("span", { class: "state", text: a.status === "cleared"
+        // an open alert says nothing of its state (its red edge and buttons say it): the head
+        // keeps to one line on a laptop, so three whole alerts stay in view
+        e("span", { class: "state", text: a.status === "open" ? "" : a.status === "cleared"
           ? QZ.tOr("cleared." + ((a.detail && a.detail.cleared) || ""), "status.cleared")
           : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + a.by : "") })));
     if (!settled(a)) {
