@@ -313,6 +313,13 @@ async def test_the_round_its_time_the_late_deadline_and_the_next_start(
         await fake.emit(b, type="started", game=f"r3-b{b}", ts=wall_ms(), data={})
     await screen.wait_for_selector('#round:text("Round 3")')
     await screen.wait_for_selector('#late:text("Late deadline in 14:5")')
+    # Every game of the round over: its time stops (it ran on beside finished games).
+    for b in ("1", "2", "3"):
+        won = {"winner": "red", "reason": "resignation"}
+        await hall.publish_state(
+            fake, b, game=f"r3-b{b}", phase="finished", running=None, result=won
+        )
+    await screen.wait_for_selector('#elapsed:text("All games of the round are over")')
 
 
 async def test_the_kiosk_fonts_alone_draw_every_glyph(tmp_path: Path, hall: WebStation) -> None:

@@ -58,3 +58,20 @@ async def test_the_table_names_the_games_it_does_not_count(page: Any, station: S
     body = await page.evaluate("fetch('/api/standings?round=1').then(r => r.json())")
     assert body["undecided"] == [{"round": 1, "board": "2", "status": "pending"}]
     assert {r["player"]: r["points"] for r in body["standings"]}["甲一"] == 2
+
+
+async def test_the_rounds_say_when_they_started(page: Any, station: Station) -> None:
+    """GET /api/rounds: started_ms was null for every started round (an outsider)."""
+    await station.import_players("name\n甲一\n乙二\n")
+    await station.import_pairings("round,board,red,black\n1,1,甲一,乙二\n", send=False)
+    assert station.ingest is not None
+    started = 1_796_000_000_000
+    ev = envelope("1", 1, type="started", data={}, ts=started, game="r1-b1")
+    station.ingest.handle("qz/v1/test/board/1/event", json.dumps(ev).encode())
+    await station.ingest.flush()
+    await page.goto(f"{station.http_url}/standings")
+    body = await page.evaluate("fetch('/api/rounds').then(r => r.json())")
+    stored = await page.evaluate("fetch('/api/events?type=started').then(r => r.json())")
+    ts = stored["events"][0]["ts"]
+    assert abs(ts - started) < 1_000  # the event's ts as stored
+    assert [(r["round"], r["started_ms"]) for r in body["rounds"]] == [(1, ts)]

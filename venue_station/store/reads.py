@@ -73,6 +73,17 @@ class TournamentReads:
             row = (await conn.execute(query)).first()
         return (int(row[0]), int(row[1])) if row is not None else None
 
+    async def round_starts(self) -> dict[int, int]:
+        """round -> when its clocks started: its first ``started`` event's ``ts``."""
+        ev = t.events
+        query = (
+            sa.select(ev.c.round, sa.func.min(ev.c.ts))
+            .where(ev.c.type == "started", ev.c.round.is_not(None))
+            .group_by(ev.c.round)
+        )
+        async with self.engine.connect() as conn:
+            return {int(r[0]): int(r[1]) for r in await conn.execute(query)}
+
     async def announced_start(self, started_ms: int) -> int | None:
         """The announced start of the round whose clocks started at ``started_ms``: the ``at``
         of the venue's ``start`` behind it, when that time had already passed (the clocks

@@ -204,8 +204,14 @@ async def rounds(request: Request) -> Response:
     assert station.store is not None
     out = []
     pairs = await station.store.pairings()
+    # when each round's clocks started (its first started event): the rounds table's own
+    # column was never written (an outsider read started_ms null for every started round)
+    starts = await station.store.reads.round_starts()
     for r in await station.store.rounds():
-        out.append({**r, "pairings": [p for p in pairs if p["round"] == r["round"]]})
+        started = starts.get(int(r["round"]), r.get("started_ms"))
+        out.append(
+            {**r, "started_ms": started, "pairings": [p for p in pairs if p["round"] == r["round"]]}
+        )
     return json_response({"rounds": out})
 
 

@@ -43,7 +43,13 @@
     const round = info && info.round;
     const fixed = els.round.dataset.round;
     if (!fixed) set(els.round, round ? QZ.t("round", { n: round }) : "");
-    set(els.elapsed, round && info.started_ms ? QZ.t("screen.elapsed", { t: clockText(now - info.started_ms) }) : "");
+    // once every game of the round on this screen is over, its time stops (an outsider saw
+    // 已进行 4:26 run on beside eight finished games)
+    const games = round ? [...cards.values()].map((c) => c.view.state)
+      .filter((st) => st && st.game && st.game.startsWith("r" + round + "-")) : [];
+    const over = games.length > 0 && games.every((st) => st.phase === "finished" || st.result);
+    set(els.elapsed, round && info.started_ms ? (over ? QZ.t("screen.over")
+      : QZ.t("screen.elapsed", { t: clockText(now - info.started_ms) })) : "");
     let late = "";
     const counting = round && info.late_deadline_ms && now < info.late_deadline_ms;
     const who = counting ? absent(round) : [];
