@@ -95,6 +95,16 @@ async def test_forty_boards_fit_a_laptop_and_the_marked_ones_filter(
             "cs => cs.filter((c) => c.checkVisibility()).map((c) => c.dataset.board)",
         )
         assert shown == ["23"]
+        # A game held paused waits for the arbiter though nothing is to be ruled (a node
+        # restarted, its alert acknowledged): the filter keeps it (an outsider's filter left
+        # no board at all).
+        await venue.publish_state(fake, "24", game="r1-b24", phase="paused", running=None)
+        await page.wait_for_selector('#boards .card[data-board="24"][data-phase="paused"]')
+        shown = await page.eval_on_selector_all(
+            "#boards .card",
+            "cs => cs.filter((c) => c.checkVisibility()).map((c) => c.dataset.board)",
+        )
+        assert shown == ["23", "24"]
 
         # The exports are linked: the round's results (a BOM for Excel), its PGN, standings, TRF.
         links = await page.eval_on_selector_all(

@@ -329,6 +329,9 @@
     cards.get(n).el.scrollIntoView({ block: "nearest" });
     select(n);
   });
+  const noneText = () => { $("boards").dataset.none = QZ.t("attention.none"); };
+  noneText();
+  QZ.onLang.push(noneText);
   $("attention-only").addEventListener("change", () => {
     $("boards").classList.toggle("attention-only", $("attention-only").checked);
   });

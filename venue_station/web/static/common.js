@@ -360,6 +360,12 @@
       const blind = (this.blind = window.QZ_STALE || null);
       const online = this.missing ? "missing" : blind && status ? "blind" : silent ? "silent" : status ? status.state : "unknown";
       QZ.setAttr(this.el, "data-online", online);
+      // What 只看需处理 keeps: an alert or a decision waiting, and a game that waits for the
+      // arbiter though nothing is to be ruled — paused (held), its clock failing, its board
+      // not online (an outsider acknowledged a node's restart and the filter left no board)
+      const playing = st && !result && (st.phase === "running" || st.phase === "paused");
+      const waits = playing && (st.phase === "paused" || !!st.clock_fault || online !== "online");
+      QZ.setAttr(this.el, "data-needs", need || waits ? "1" : null);
       QZ.setAttr(this.el, "data-phase", st ? st.phase : "none");
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
       const fault = st && st.clock_fault;
