@@ -120,3 +120,31 @@ async def test_a_double_click_on_a_two_tap_button_only_arms_it(
     await page.click("#pause-all")  # the second, deliberate tap
     await page.locator("#log li:not([data-outcome=sent])").first.wait_for(timeout=5000)
     assert len({c.txn for _, c in fake.commands if c.cmd == "pause"}) == 1  # one venue pause
+
+
+async def test_a_result_corrected_at_once_is_replaced(page: Any, web_station: WebStation) -> None:
+    """A wrong result entered, then the right one: the first tap is refused with the offer to
+    replace (替换结果), and a tap on it a moment later replaces it (an outsider's second tap,
+    0.3 s later, was taken for a double click of the first and did nothing)."""
+    await web_station.node(["1"], mode="idle")
+    station = web_station.station
+    game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
+    assert (await station.send_command("1", "set_game", game)).ok
+    assert (await station.send_command("1", "start")).ok
+    await login(page, web_station)
+    await page.click('#boards .card[data-board="1"]')
+    await page.wait_for_selector("#board-panel:not([hidden])")
+    await page.select_option("#f-result select[name=winner]", "red")
+    await page.click("#f-result button")  # the wrong one
+    await web_station.wait_board("1", lambda v: (v["state"]["result"] or {}).get("winner") == "red")
+    await asyncio.sleep(1.0)
+    await page.select_option("#f-result select[name=winner]", "black")
+    await page.click("#f-result button")
+    await page.wait_for_selector("#f-result button:text('替换结果')")
+    refused = await page.locator("#log li[data-outcome=refused]").first.inner_text()
+    assert "替换结果" in refused, refused  # it says how to go on
+    await asyncio.sleep(0.3)
+    await page.click("#f-result button")
+    await web_station.wait_board(
+        "1", lambda v: (v["state"]["result"] or {}).get("winner") == "black"
+    )

@@ -43,7 +43,9 @@
         // next game's result, is another act and goes at once)
         const st = b && page.card(b).view.state;
         const data = new FormData(f);
-        const key = JSON.stringify([b, id, st && st.game, [...data.entries()]]);
+        // the button's own word too: 替换结果 after a refusal is the next act, not a repeat
+        const word = f.querySelector("button[type=submit]").textContent;
+        const key = JSON.stringify([b, id, st && st.game, [...data.entries()], word]);
         if (b) once(key, () => handler(data, b), SETTLE_MS);
       });
     }
