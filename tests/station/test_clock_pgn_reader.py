@@ -73,6 +73,8 @@ def test_a_game_with_a_result_and_a_black_first_ply() -> None:
     game = read(text)
     assert [n.clock() for n in game.mainline()] == [1790, 1780]
     assert game.headers["Result"] == "1-0"
+    # a reader shows White–Black: red is white (an organiser read "? – 孙勇征")
+    assert (game.headers["White"], game.headers["Black"]) == ("王天一", "郑惟桐")
 
 
 def test_no_moves() -> None:

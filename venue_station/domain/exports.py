@@ -179,14 +179,20 @@ def clock_log_pgn(
         closing = [f"{{{result} {outcome.reason or ''}}}".replace("_", " ").replace(" }", "}")]
         extra = [("Termination", "rules infraction")]
         result = "*"
+    elif outcome.reason == "flag":
+        extra = [("Termination", "time forfeit")]
+    # PGN's seven tags first (a reader shows White–Black): red is white; then xiangqi's Red
     tags = [
         ("Event", event),
+        ("Site", "?"),
+        ("Date", "????.??.??"),
         ("Round", str(game["round"])),
+        ("White", game["red"]),
+        ("Black", game["black"]),
+        ("Result", result),
         ("Board", str(game["board"])),
         ("Game", game["game"]),
         ("Red", game["red"]),
-        ("Black", game["black"]),
-        ("Result", result),
         ("TimeControl", _pgn_tc(game["tc"])),
         *extra,
     ]
