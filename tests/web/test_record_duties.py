@@ -298,6 +298,17 @@ async def test_meishan_the_chiefs_consent_clears_the_duty(
             words = words.replace(name, "")
         assert not re.search(r"[\u3400-\u9fff]", words), words
         assert "Top 2 boards" in words and "Missing" in words
+        # On a phone the section fits the screen: its table scrolls in its panel, the page
+        # never sideways (an outsider's page was 432 px wide at 390, the consent buttons
+        # spilling over the boards)
+        await page.set_viewport_size({"width": 390, "height": 844})
+        await page.wait_for_timeout(200)
+        width = await page.evaluate("document.scrollingElement.scrollWidth")
+        wide = await page.evaluate("""() => [...document.querySelectorAll('body *')]
+            .filter((e) => e.getBoundingClientRect().right > 391 && e.getClientRects().length)
+            .slice(0, 8).map((e) => e.tagName + '#' + e.id + '.' + e.className + ' ' +
+                Math.round(e.getBoundingClientRect().right))""")
+        assert width <= 390, (width, wide)
 
         fouls = {pairs[0][0]: 1}  # round 1 board 1: red won and recorded nothing
         games = games_of(1, pairs, results, fouls) + games_of(2, swapped(pairs), results, {})
