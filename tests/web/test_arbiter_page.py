@@ -151,3 +151,16 @@ async def test_every_action_shows_its_reply_or_its_timeout(
     ).wait_for(timeout=5000)
     starts = [c for b, c in fake.commands if c.cmd == "start"]
     assert len(starts) == 1 and starts[0].args["at"] > 1_900_000_000_000
+
+
+async def test_the_action_log_survives_a_reload(page: Any, web_station: WebStation) -> None:
+    """What the arbiter did stays on the page after a reload (an outsider's log emptied)."""
+    await web_station.node(["1"], mode="idle")
+    await login(page, web_station)
+    await page.click('#boards .card[data-board="1"]')
+    await page.click('#board-detail [data-cmd="pause"]')  # no game: refused, in words
+    await page.wait_for_selector("#log li[data-outcome=refused]")
+    said = await page.inner_text("#log li[data-outcome=refused]")
+    await page.reload()
+    await page.wait_for_selector("#station:not([hidden])")
+    assert await page.inner_text("#log li[data-outcome=refused]") == said

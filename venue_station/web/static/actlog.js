@@ -1,15 +1,34 @@
 // The arbiter page's log of actions (arbiter.js): what was sent and what came of it, newest
 // first, at most 30 lines. It keeps what happened, not its words: `what` and `detail` are
-// functions of the language, so a switch re-renders every line in the new one.
+// functions of the language, so a switch re-renders every line in the new one. The answered
+// lines are kept in this browser (localStorage, 12 h) in the words they were shown in: a reload
+// or a restarted laptop still shows what the arbiter did (it emptied on reload).
 "use strict";
 (function () {
+  const KEPT = "qz.actlog", KEEP_MS = 12 * 3600 * 1000;
   QZ.actionLog = function (list) {
-    const lines = []; // newest first
-    function line(entry) {
+    const lines = kept(); // newest first
+    function kept() {
+      try {
+        const old = JSON.parse(localStorage.getItem(KEPT) || "[]");
+        return old.filter((e) => e && Date.now() - e.ts < KEEP_MS && typeof e.text === "string")
+          .slice(0, 30).map((e) => ({ ts: e.ts, outcome: e.outcome, text: e.text }));
+      } catch (e) { return []; }
+    }
+    function keep() {
+      try {
+        const done = lines.filter((e) => e.outcome !== "sent").map((e) => ({ ts: e.ts, outcome: e.outcome, text: e.text || words(e) }));
+        localStorage.setItem(KEPT, JSON.stringify(done));
+      } catch (e) { /* private mode, or full: the page's own list still shows them */ }
+    }
+    function words(entry) {
+      if (entry.text) return entry.text;
       const key = { ok: entry.detail ? "reply.done" : "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[entry.outcome];
       const what = entry.what();
-      const text = entry.outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: entry.detail ? entry.detail() : "" });
-      return QZ.el("li", { class: "log-" + entry.outcome, "data-outcome": entry.outcome }, QZ.el("time", { text: QZ.time(entry.ts) }), " ", text);
+      return entry.outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: entry.detail ? entry.detail() : "" });
+    }
+    function line(entry) {
+      return QZ.el("li", { class: "log-" + entry.outcome, "data-outcome": entry.outcome }, QZ.el("time", { text: QZ.time(entry.ts) }), " ", words(entry));
     }
     function render() { list().replaceChildren(...lines.map(line)); }
     function log(what, outcome, detail) {
@@ -17,6 +36,7 @@
       lines.unshift(entry);
       if (lines.length > 30) lines.pop();
       render();
+      if (outcome !== "sent") keep();
       return entry;
     }
     function replaceLog(entry, what, outcome, detail) {
@@ -33,6 +53,7 @@
       for (const b of missing) parts.push(QZ.t("refused.detail", { b: QZ.t("board", { n: b }), e: QZ.t("code.no_reply") }));
       return parts.join("; ");
     }
+    render(); // what this browser kept from before a reload
     return { log, replaceLog, refusals, render };
   };
 })();
