@@ -8,26 +8,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from support.node import simulated_board
 
 from board_nodes.board import Board
 from board_nodes.board_phase import BoardPhase, HeldBy
 from board_nodes.commands import CommandError, apply_command
-from board_nodes.journal import Journal
-from clock_service import Regulation, Side
-from firmware_bridge.simulated import SimulatedFace
+from clock_service import Side
 from wire_contract import messages as wire
 
 
 @pytest.fixture
 def board(tmp_path: Path) -> Iterator[Board]:
-    journal = Journal(tmp_path / "j.sqlite3", durable=False).open()
-    b = Board(
-        "7", venue="t", node="n", session=1, regulation=Regulation.load("meishan-2016"),
-        face=SimulatedFace(mode="idle"), journal=journal,
-    )  # fmt: skip
-    yield b
-    b.close()
-    journal.close()
+    with simulated_board(tmp_path) as b:
+        yield b
 
 
 def command(board: Board, name: str, **args: Any) -> None:

@@ -9,12 +9,13 @@ import sqlite3
 import subprocess
 import sys
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import aiomqtt
 
+from board_nodes.board import Board
 from board_nodes.config import NodeConfig
 from board_nodes.journal import Journal
 from board_nodes.node import Node
@@ -223,3 +224,22 @@ def start_node_process(toml: Path, *, stderr: int = subprocess.DEVNULL) -> subpr
         stdout=subprocess.DEVNULL,
         stderr=stderr,
     )
+
+
+@contextlib.contextmanager
+def simulated_board(tmp_path: Path, *, regulation: str = "meishan-2016") -> Iterator[Board]:
+    """Board 7 of a node on a journal in ``tmp_path`` (not durable), its face simulated and
+    idle: a board's own rules, without a broker."""
+    from clock_service import Regulation
+    from firmware_bridge.simulated import SimulatedFace
+
+    journal = Journal(tmp_path / "j.sqlite3", durable=False).open()
+    board = Board(
+        "7", venue="t", node="n", session=1, regulation=Regulation.load(regulation),
+        face=SimulatedFace(mode="idle"), journal=journal,
+    )  # fmt: skip
+    try:
+        yield board
+    finally:
+        board.close()
+        journal.close()

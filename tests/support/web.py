@@ -31,6 +31,7 @@ import pytest_asyncio
 from support.chromium import CHROMIUM, CHROMIUM_ARGS
 from support.parts import skip_missing
 from support.station import FakeNode, station_config
+from venue_station.auth import hash_password
 from venue_station.domain.station import Station
 from venue_station.web.web_server import StationWithWeb
 from wire_contract.messages import SidePair, StateSnapshot, to_payload
@@ -41,8 +42,10 @@ __all__ = [
     "WebStation",
     "login",
     "open_page",
+    "post_csv",
     "screenshot",
     "served_station",
+    "station_without_broker",
     "wall_ms",
 ]
 
@@ -185,6 +188,35 @@ async def login(page: Any, web: WebStation, *, lang: str | None = None) -> None:
     await page.fill("#password", ARBITER_PASSWORD)
     await page.click("#login-submit")
     await page.wait_for_selector("#station:not([hidden])")
+
+
+@contextlib.asynccontextmanager
+async def station_without_broker(tmp_path: Path) -> AsyncIterator[Any]:
+    """A started station with its web and one chief account (``chief`` / ``pw-chief``), no
+    broker: its boards' events are fed to its ingest as a node's would be."""
+    accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
+    started = StationWithWeb(station_config(tmp_path, account=accounts), connect=False)
+    await started.start()
+    try:
+        yield started
+    finally:
+        await started.stop()
+
+
+async def post_csv(page: Any, path: str, text: str) -> int:
+    """POST a CSV from the logged-in page, as its own forms do (the session's CSRF token);
+    the answer's status."""
+    return int(
+        await page.evaluate(
+            """async ([path, body]) => {
+              const s = await (await fetch('/api/auth/session')).json();
+              const r = await fetch(path, {method: 'POST', body,
+                headers: {'X-CSRF-Token': s.csrf, 'Content-Type': 'text/csv'}});
+              return r.status;
+            }""",
+            [path, text],
+        )
+    )
 
 
 def screenshot_dir() -> Path:

@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from support.web import WebStation, login
+from support.web import WebStation, login, post_csv
 
 from clock_service import Side
 
@@ -33,16 +33,8 @@ async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
     await login(page, web_station)
     # Round 1 paired as the pairing page imports it (kept on the station: the test sets the
     # clock itself, 0.8 s left for red, so that the flag falls at once).
-    imported = await page.evaluate(
-        """async () => {
-          const s = await (await fetch('/api/auth/session')).json();
-          const r = await fetch('/api/pairings?send=0', {method: 'POST',
-            headers: {'X-CSRF-Token': s.csrf, 'Content-Type': 'text/csv'},
-            body: 'round,board,red,black\\n1,1,甲,乙\\n'});
-          return r.status;
-        }"""
-    )
-    assert imported == 200
+    pairs = "round,board,red,black\n1,1,甲,乙\n"
+    assert await post_csv(page, "/api/pairings?send=0", pairs) == 200
     game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
     assert (
         await station.send_command("1", "set_game", {**game, "red_ms": 800, "black_ms": 90_000})

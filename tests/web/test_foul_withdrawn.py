@@ -13,7 +13,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from support.web import WebStation, login
+from support.web import WebStation, login, post_csv
 
 from clock_service import Side
 
@@ -36,16 +36,8 @@ async def test_a_foul_recorded_by_mistake_is_withdrawn_with_the_loss_it_made(
     node = await web_station.node(["1"], mode="idle")
     station = web_station.station
     await login(page, web_station)
-    imported = await page.evaluate(
-        """async () => {
-          const s = await (await fetch('/api/auth/session')).json();
-          const r = await fetch('/api/pairings?send=0', {method: 'POST',
-            headers: {'X-CSRF-Token': s.csrf, 'Content-Type': 'text/csv'},
-            body: 'round,board,red,black\\n1,1,甲,乙\\n'});
-          return r.status;
-        }"""
-    )
-    assert imported == 200
+    pairs = "round,board,red,black\n1,1,甲,乙\n"
+    assert await post_csv(page, "/api/pairings?send=0", pairs) == 200
     game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
     assert (await station.send_command("1", "set_game", game)).ok
     assert (await station.send_command("1", "start")).ok

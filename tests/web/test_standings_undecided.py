@@ -10,24 +10,18 @@ from typing import Any
 
 import pytest
 import pytest_asyncio
-from support.station import decision_txn, envelope, station_config
+from support.station import decision_txn, envelope
+from support.web import station_without_broker
 
-from venue_station.auth import hash_password
 from venue_station.domain.station import Station
-from venue_station.web.web_server import StationWithWeb
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def station(tmp_path: Path) -> AsyncIterator[Station]:
-    accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
-    started = StationWithWeb(station_config(tmp_path, account=accounts), connect=False)
-    await started.start()
-    try:
+    async with station_without_broker(tmp_path) as started:
         yield started
-    finally:
-        await started.stop()
 
 
 async def test_the_table_names_the_games_it_does_not_count(page: Any, station: Station) -> None:
