@@ -277,9 +277,11 @@ class Asks:
             + self._open(board, game, "forfeit")
             if rec["status"] != "dismissed" and rec.get("side") == side
         ]
+        # the results that stand, as decided (after a confirmed result a board proposes none;
+        # a forged one the station keeps as a proposal must not hide the standing one)
         standing = [
             (key, rec)
-            for key, rec in self._latest(board, game, "result") + self._open(board, game, "result")
+            for key, rec in self._latest(board, game, "result")
             if rec["status"] != "dismissed"
         ]
         standing.sort(key=lambda item: item[0])

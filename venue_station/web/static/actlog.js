@@ -1,7 +1,7 @@
 // The arbiter page's log of actions (arbiter.js): what was sent and what came of it, newest
 // first, at most 30 lines. It keeps what happened, not its words: `what` and `detail` are
 // functions of the language, so a switch re-renders every line in the new one. The answered
-// lines are kept in this browser (localStorage, 12 h) in the words they were shown in: a reload
+// lines are kept in this browser (localStorage, 12 h) in the words of both languages: a reload
 // or a restarted laptop still shows what the arbiter did (it emptied on reload).
 "use strict";
 (function () {
@@ -11,18 +11,26 @@
     function kept() {
       try {
         const old = JSON.parse(localStorage.getItem(KEPT) || "[]");
-        return old.filter((e) => e && Date.now() - e.ts < KEEP_MS && typeof e.text === "string")
+        return old.filter((e) => e && Date.now() - e.ts < KEEP_MS && e.text && typeof e.text.en === "string")
           .slice(0, 30).map((e) => ({ ts: e.ts, outcome: e.outcome, text: e.text }));
       } catch (e) { return []; }
     }
     function keep() {
       try {
-        const done = lines.filter((e) => e.outcome !== "sent").map((e) => ({ ts: e.ts, outcome: e.outcome, text: e.text || words(e) }));
+        const done = lines.filter((e) => e.outcome !== "sent").map((e) => ({ ts: e.ts, outcome: e.outcome, text: e.text || both(e) }));
         localStorage.setItem(KEPT, JSON.stringify(done));
       } catch (e) { /* private mode, or full: the page's own list still shows them */ }
     }
+    // a line's words in both languages, kept once it is answered
+    function both(entry) {
+      const shown = QZ.lang, out = {};
+      try {
+        for (const lang of ["zh-CN", "en"]) { QZ.lang = lang; out[lang === "en" ? "en" : "zh"] = words(entry); }
+      } finally { QZ.lang = shown; }
+      return out;
+    }
     function words(entry) {
-      if (entry.text) return entry.text;
+      if (entry.text) return QZ.lang === "en" ? entry.text.en : entry.text.zh;
       const key = { ok: entry.detail ? "reply.done" : "reply.ok", refused: "reply.refused", timeout: "reply.timeout", error: "reply.error", sent: "sent" }[entry.outcome];
       const what = entry.what();
       return entry.outcome === "sent" ? what + ": " + QZ.t("sent") : QZ.t(key, { what, e: entry.detail ? entry.detail() : "" });
