@@ -187,9 +187,14 @@ def _arbiter_mode(board: Board, args: wire.ArbiterModeArgs) -> None:
     board.set_arbiter_mode(args.on)
 
 
+def _proposal_at(board: Board, seq: int) -> int | None:
+    """The referee's proposal whose first event is ``seq``, in this game."""
+    return next((pid for pid, first in board.proposal_seq.items() if first == seq), None)
+
+
 def _resolve(board: Board, args: wire.ResolveArgs) -> None:
     _in_game(board)
-    proposal_id = next((pid for pid, seq in board.proposal_seq.items() if seq == args.seq), None)
+    proposal_id = _proposal_at(board, args.seq)
     if proposal_id is None:
         raise CommandError(
             f"event {args.seq} is not a proposal of this game", "not_a_proposal", seq=args.seq
@@ -200,7 +205,7 @@ def _resolve(board: Board, args: wire.ResolveArgs) -> None:
 def _withdraw(board: Board, args: wire.WithdrawArgs) -> None:
     _in_game(board)
     assert board.referee is not None  # _in_game
-    proposal_id = next((pid for pid, seq in board.proposal_seq.items() if seq == args.seq), None)
+    proposal_id = _proposal_at(board, args.seq)
     if proposal_id is None or board.referee.get(proposal_id).kind.value != "foul":
         raise CommandError(
             f"event {args.seq} is not a foul of this game", "not_a_foul", seq=args.seq

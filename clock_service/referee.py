@@ -258,8 +258,10 @@ class Referee:
                 forfeit.kind is not ProposalKind.FORFEIT
                 or forfeit.side is not side
                 or forfeit.status is _DISMISSED
-                or not self._by_fouls(forfeit.reason)
-                or self._still_reached(side, forfeit.reason)
+                or self.regulation.loss_still_reached(
+                    forfeit.reason, total=self._fouls[side], per_reason=self._reasons_of(side)
+                )
+                is not False  # another cause (None), or the fouls left still reach it
             ):
                 continue
             out.append(self._store(dataclasses.replace(forfeit, status=_DISMISSED)))
@@ -385,30 +387,14 @@ class Referee:
         return out
 
     def _loss_reached(self, side: Side, foul_reason: str) -> str | None:
-        """The forfeit reason this confirmed foul just reached: a reason's own count first
-        (“违反行棋规定2次的”), then the total (“一盘棋犯规达到N次的”); None if neither."""
-        for reason in self.regulation.forfeits.details:
-            if reason.of == foul_reason and self._reason_fouls[(side, foul_reason)] == reason.count:
-                return reason.code
-        if self._fouls[side] == self.regulation.fouls.forfeit_at:
-            return "fouls"
-        return None
-
-    def _by_fouls(self, forfeit_reason: str) -> bool:
-        """A forfeit the fouls make: the total (``fouls``) or a reason's own count."""
-        details = self.regulation.forfeits.details
-        return forfeit_reason == "fouls" or any(
-            r.code == forfeit_reason and r.of and r.count is not None for r in details
+        """The forfeit reason this confirmed foul just reached (``Regulation.loss_reached``)."""
+        return self.regulation.loss_reached(
+            foul_reason, total=self._fouls[side], of_reason=self._reason_fouls[(side, foul_reason)]
         )
 
-    def _still_reached(self, side: Side, forfeit_reason: str) -> bool:
-        """Whether the side's confirmed fouls still reach that forfeit."""
-        if forfeit_reason == "fouls":
-            return self._fouls[side] >= self.regulation.fouls.forfeit_at
-        for r in self.regulation.forfeits.details:
-            if r.code == forfeit_reason and r.of and r.count is not None:
-                return self._reason_fouls.get((side, r.of), 0) >= r.count
-        return True
+    def _reasons_of(self, side: Side) -> dict[str, int]:
+        """The side's confirmed fouls by reason."""
+        return {reason: n for (s, reason), n in self._reason_fouls.items() if s is side}
 
     def _forfeit_of(self, side: Side, reason: str | None = None) -> Proposal | None:
         """The side's latest forfeit not dismissed (of this reason, if given)."""

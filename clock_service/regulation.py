@@ -15,7 +15,7 @@ import importlib.resources
 import os
 import re
 import tomllib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -199,6 +199,29 @@ class Regulation:
 
     def __repr__(self) -> str:
         return f"<Regulation {self.name} {self.time_control_text}>"
+
+    # -- the loss by fouls: one rule for the node's referee and the station's decision binding --
+    def loss_reached(self, foul_reason: str, *, total: int, of_reason: int) -> str | None:
+        """The forfeit a confirmed foul of ``foul_reason`` completes when the side's confirmed
+        fouls come to ``total``, ``of_reason`` of them of that reason: the reason's own count
+        first (“违反行棋规定2次的”), then the total (“一盘棋犯规达到N次的”); None if neither."""
+        for reason in self.forfeits.details:
+            if reason.of == foul_reason and of_reason == reason.count:
+                return reason.code
+        return "fouls" if total == self.fouls.forfeit_at else None
+
+    def loss_still_reached(
+        self, forfeit_reason: str, *, total: int, per_reason: Mapping[str, int]
+    ) -> bool | None:
+        """For a forfeit the fouls make (``fouls``, or a reason's own count), whether the side's
+        confirmed fouls — ``total``, and ``per_reason`` by reason — still reach it; None for a
+        forfeit of another cause."""
+        if forfeit_reason == "fouls":
+            return total >= self.fouls.forfeit_at
+        for reason in self.forfeits.details:
+            if reason.code == forfeit_reason and reason.of and reason.count is not None:
+                return per_reason.get(reason.of, 0) >= reason.count
+        return None
 
     def reasons(self, kind: str) -> tuple[Reason, ...]:
         """Every ``foul``, ``forfeit`` or ``result`` reason of the profile, in its order."""

@@ -286,9 +286,16 @@ class Asks:
         ]
         standing.sort(key=lambda item: item[0])
         out: list[Expect] = []
+        reg = self.regulation
+        per_reason = {r: n for (s, r), n in state.reason_fouls.items() if s == side}
         for key, rec in sorted(forfeits, key=lambda item: item[0]):
             code = str(rec.get("reason"))
-            if not self._by_fouls(code) or self._still_reached(state, side, code):
+            reached = (
+                None
+                if reg is None
+                else reg.loss_still_reached(code, total=state.fouls[side], per_reason=per_reason)
+            )
+            if reached is not False:  # another cause (None), or the fouls left still reach it
                 continue
             out.append(Expect("forfeit", "dismissed", key, (("side", side), ("reason", code))))
             if not standing or standing[-1][1]["status"] != "confirmed":
@@ -308,25 +315,6 @@ class Asks:
             else:
                 standing.append((rkey, result))  # a result entered since: it stands
         return out
-
-    def _by_fouls(self, code: str) -> bool:
-        reg = self.regulation
-        if reg is None:
-            return False
-        return code == "fouls" or any(
-            r.code == code and r.of and r.count is not None for r in reg.forfeits.details
-        )
-
-    def _still_reached(self, state: _Game, side: str, code: str) -> bool:
-        reg = self.regulation
-        if reg is None:
-            return True
-        if code == "fouls":
-            return state.fouls[side] >= reg.fouls.forfeit_at
-        for r in reg.forfeits.details:
-            if r.code == code and r.of and r.count is not None:
-                return state.reason_fouls[(side, r.of)] >= r.count
-        return True
 
     def _game(self, game: str) -> _Game:
         return self._games.setdefault(game, _Game())
@@ -367,15 +355,13 @@ class Asks:
         return self._forfeit_follows(board, game, state, side, reason, status)
 
     def _loss_reached(self, state: _Game, side: str, foul_reason: str) -> str | None:
-        """As the referee counts it (clock_service.referee): a reason's own count, then the
-        total."""
+        """As the referee counts it: ``Regulation.loss_reached``."""
         reg = self.regulation
         if reg is None:
             return None
-        for r in reg.forfeits.details:
-            if r.of == foul_reason and state.reason_fouls[(side, foul_reason)] == r.count:
-                return r.code
-        return "fouls" if state.fouls[side] == reg.fouls.forfeit_at else None
+        return reg.loss_reached(
+            foul_reason, total=state.fouls[side], of_reason=state.reason_fouls[(side, foul_reason)]
+        )
 
     def _forfeit_follows(
         self, board: str, game: str | None, state: _Game, side: str, reason: str, status: str
