@@ -5,18 +5,13 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 from support.station import (
     ARBITER,
     ARBITER_PASSWORD,
-    decision_txn,
-    envelope,
-    station_config,
+    Feeder,
 )
 
 from clock_service import GameRecord, Regulation, compute_standings
@@ -27,38 +22,8 @@ PLAYERS = "name,club,tags\n甲,杭州,local\n乙,,u14\n丙,,women\n丁,四川,lo
 PAIRINGS = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n2,1,丁,甲\n2,2,乙,丙\n"
 
 
-class Feeder:
-    """Board events with each board's seq running on across rounds, fed without a broker."""
-
-    def __init__(self, station: Station) -> None:
-        self.station = station
-        self.seq: dict[str, int] = {}
-
-    def __call__(self, board: str, game: str, type: str, data: dict[str, Any]) -> int:
-        seq = self.seq[board] = self.seq.get(board, 0) + 1
-        # Results and rulings come from the arbiter's commands: they carry the station's txn.
-        decision = type == "result" or data.get("status") in ("confirmed", "dismissed")
-        txn = decision_txn(self.station, board, type, data) if decision else None
-        ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
-        assert self.station.ingest is not None
-        self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
-        return seq
-
-    async def flush(self) -> None:
-        assert self.station.ingest is not None
-        await self.station.ingest.flush()
-
-
 def result(winner: str | None, reason: str, status: str = "confirmed") -> dict[str, Any]:
     return {"winner": winner, "reason": reason, "status": status}
-
-
-@pytest.fixture
-async def offline(tmp_path: Path, db_url: str, start_station: Any) -> Station:
-    station: Station = await start_station(
-        station_config(tmp_path, database_url=db_url), connect=False
-    )
-    return station
 
 
 async def two_rounds(station: Station) -> None:

@@ -19,13 +19,10 @@ from __future__ import annotations
 
 import csv
 import io
-import json
-from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
-from support.station import decision_txn, envelope, station_config
+from support.station import Feeder
 
 from venue_station.domain.station import Station
 
@@ -33,39 +30,6 @@ PLAYERS = "name,tags\n甲,\n乙,\n丙,\n丁,\n"
 ROUND_1 = "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n"
 ROUND_2 = "round,board,red,black\n2,1,丁,甲\n2,2,乙,丙\n"
 ROUND_3 = "round,board,red,black\n3,1,甲,丙\n3,2,乙,丁\n"
-
-
-class Feeder:
-    """Board events with each board's seq running on across rounds, fed without a broker."""
-
-    def __init__(self, station: Station) -> None:
-        self.station = station
-        self.seq: dict[str, int] = {}
-
-    def __call__(self, board: str, game: str, type: str, data: dict[str, Any]) -> int:
-        seq = self.seq[board] = self.seq.get(board, 0) + 1
-        decision = type == "result" or data.get("status") in ("confirmed", "dismissed")
-        txn = decision_txn(self.station, board, type, data) if decision else None
-        ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
-        assert self.station.ingest is not None
-        self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
-        return seq
-
-    def result(self, board: str, game: str, winner: str | None) -> None:
-        reason = "agreed" if winner is None else "resign"
-        self(board, game, "result", {"winner": winner, "reason": reason, "status": "confirmed"})
-
-    async def flush(self) -> None:
-        assert self.station.ingest is not None
-        await self.station.ingest.flush()
-
-
-@pytest.fixture
-async def offline(tmp_path: Path, db_url: str, start_station: Any) -> Station:
-    station: Station = await start_station(
-        station_config(tmp_path, database_url=db_url), connect=False
-    )
-    return station
 
 
 async def latest(client: httpx.AsyncClient, **params: Any) -> dict[str, tuple[int, int]]:

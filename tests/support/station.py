@@ -40,6 +40,7 @@ __all__ = [
     "ARBITER",
     "ARBITER_PASSWORD",
     "FakeNode",
+    "Feeder",
     "arbiter_txn",
     "decision_txn",
     "envelope",
@@ -181,6 +182,32 @@ def decision_txn(station: Station, board: str, type_: str, data: dict[str, Any])
     if type_ == "foul":
         return arbiter_txn(station, board, "foul", side=data["side"], reason=data["reason"])
     raise ValueError(f"no arbiter's command asks a {type_} that settles no proposal")
+
+
+class Feeder:
+    """Board events with each board's seq running on across rounds, fed to a station without a
+    broker. Results and rulings come from the arbiter's commands: they carry the station's txn."""
+
+    def __init__(self, station: Station) -> None:
+        self.station = station
+        self.seq: dict[str, int] = {}
+
+    def __call__(self, board: str, game: str, type: str, data: dict[str, Any]) -> int:
+        seq = self.seq[board] = self.seq.get(board, 0) + 1
+        decision = type == "result" or data.get("status") in ("confirmed", "dismissed")
+        txn = decision_txn(self.station, board, type, data) if decision else None
+        ev = envelope(board, seq, game=game, type=type, data=data, txn=txn)
+        assert self.station.ingest is not None
+        self.station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
+        return seq
+
+    def result(self, board: str, game: str, winner: str | None) -> None:
+        reason = "agreed" if winner is None else "resign"
+        self(board, game, "result", {"winner": winner, "reason": reason, "status": "confirmed"})
+
+    async def flush(self) -> None:
+        assert self.station.ingest is not None
+        await self.station.ingest.flush()
 
 
 class FakeNode:

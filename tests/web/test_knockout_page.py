@@ -7,54 +7,16 @@ refusal on its row; assigned again to a free board, it is on that board."""
 from __future__ import annotations
 
 import asyncio
-import json
 import re
 from typing import Any
 
 import pytest
-from support.station import decision_txn, envelope
+from support.knockout_swiss import BOARDS, Swiss, pairings
 from support.web import WebStation, login
 
 from venue_station.domain.knockout import META_KEY
-from venue_station.domain.station import Station
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
-
-# Four players, seven rounds on boards 11 and 12 (not the node's); the one earlier in 甲乙丙丁
-# always wins: after round 7 the four are 甲 乙 丙 丁, semi-finals 甲-丁 and 乙-丙.
-ROUNDS = [
-    (("甲", "乙"), ("丙", "丁")),
-    (("甲", "丙"), ("乙", "丁")),
-    (("甲", "丁"), ("乙", "丙")),
-    (("乙", "甲"), ("丁", "丙")),
-    (("丙", "甲"), ("丁", "乙")),
-    (("丁", "甲"), ("丙", "乙")),
-    (("甲", "乙"), ("丙", "丁")),
-]
-BOARDS = ("11", "12")
-SEQ = dict.fromkeys(BOARDS, 0)
-
-
-def pairings(*rounds: int) -> str:
-    rows = ["round,board,red,black"]
-    for r in rounds:
-        for board, (red, black) in zip(BOARDS, ROUNDS[r - 1], strict=True):
-            rows.append(f"{r},{board},{red},{black}")
-    return "\n".join(rows) + "\n"
-
-
-async def result(station: Station, round_no: int, board: str) -> None:
-    red, black = ROUNDS[round_no - 1][BOARDS.index(board)]
-    data = {"winner": "red" if "甲乙丙丁".index(red) < "甲乙丙丁".index(black) else "black"}
-    data["reason"] = "resign"
-    SEQ[board] += 1
-    txn = decision_txn(station, board, "result", data)
-    ev = envelope(
-        board, SEQ[board], game=f"r{round_no}-b{board}", type="result", data=data, txn=txn
-    )
-    assert station.ingest is not None
-    station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
-    await station.ingest.flush()
 
 
 async def tap_start(page: Any) -> None:
@@ -72,15 +34,15 @@ async def tap_twice(page: Any) -> None:
 async def test_the_knockout_start_is_confirmed_refused_early_and_a_refused_board_is_shown(
     page: Any, web_station: WebStation
 ) -> None:
-    SEQ.update(dict.fromkeys(BOARDS, 0))
     station = web_station.station
     assert station.store is not None
     await web_station.node(["1", "2"], mode="idle")
+    swiss = Swiss(station)
     await station.import_pairings(pairings(1, 2, 3), send=False)
     for r in (1, 2):
         for b in BOARDS:
-            await result(station, r, b)
-    await result(station, 3, "11")  # round 3: board 12 still playing
+            await swiss.result(r, b)
+    await swiss.result(3, "11")  # round 3: board 12 still playing
     await login(page, web_station)
     await page.wait_for_selector('#ko[data-started="0"]')
     await page.wait_for_selector('#boards .card[data-board="2"][data-online="online"]')
@@ -117,11 +79,11 @@ async def test_the_knockout_start_is_confirmed_refused_early_and_a_refused_board
     await page.evaluate("QZ.setLang('zh-CN')")
 
     # round 3 over, rounds 4-7 played: two taps start it, after round 7
-    await result(station, 3, "12")
+    await swiss.result(3, "12")
     await station.import_pairings(pairings(4, 5, 6, 7), send=False)
     for r in (4, 5, 6, 7):
         for b in BOARDS:
-            await result(station, r, b)
+            await swiss.result(r, b)
     # a double click is one tap: it only arms the button
     await page.dblclick("#ko-start")
     await asyncio.sleep(0.6)
