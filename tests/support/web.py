@@ -42,6 +42,7 @@ __all__ = [
     "WebStation",
     "login",
     "open_page",
+    "paired_game",
     "post_csv",
     "screenshot",
     "served_station",
@@ -217,6 +218,18 @@ async def post_csv(page: Any, path: str, text: str) -> int:
             [path, text],
         )
     )
+
+
+async def paired_game(page: Any, web: WebStation, **times: int) -> Any:
+    """Round 1 board 1 (甲 red, 乙 black) paired from the logged-in page as the pairing page
+    imports it, set on a simulated node's board 1 (``times``: ``red_ms``, ``black_ms`` to start
+    from) and started; the node."""
+    node = await web.node(["1"], mode="idle")
+    assert await post_csv(page, "/api/pairings?send=0", "round,board,red,black\n1,1,甲,乙\n") == 200
+    game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙", **times}
+    assert (await web.station.send_command("1", "set_game", game)).ok
+    assert (await web.station.send_command("1", "start")).ok
+    return node
 
 
 def screenshot_dir() -> Path:

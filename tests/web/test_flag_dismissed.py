@@ -12,7 +12,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from support.web import WebStation, login, post_csv
+from support.web import WebStation, login, paired_game
 
 from clock_service import Side
 
@@ -28,18 +28,11 @@ async def adjust(page: Any, side: str, seconds: str) -> None:
 async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
     page: Any, web_station: WebStation
 ) -> None:
-    node = await web_station.node(["1"], mode="idle")
     station = web_station.station
     await login(page, web_station)
-    # Round 1 paired as the pairing page imports it (kept on the station: the test sets the
-    # clock itself, 0.8 s left for red, so that the flag falls at once).
-    pairs = "round,board,red,black\n1,1,甲,乙\n"
-    assert await post_csv(page, "/api/pairings?send=0", pairs) == 200
-    game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
-    assert (
-        await station.send_command("1", "set_game", {**game, "red_ms": 800, "black_ms": 90_000})
-    ).ok
-    assert (await station.send_command("1", "start")).ok
+    # Round 1 paired as the pairing page imports it; the clock set with 0.8 s left for red, so
+    # that the flag falls at once.
+    node = await paired_game(page, web_station, red_ms=800, black_ms=90_000)
     flag = page.locator('#alerts li[data-kind="flag"][data-board="1"]')
     await flag.wait_for(timeout=5000)
 

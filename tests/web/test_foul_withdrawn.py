@@ -13,7 +13,7 @@ import asyncio
 from typing import Any
 
 import pytest
-from support.web import WebStation, login, post_csv
+from support.web import WebStation, login, paired_game
 
 from clock_service import Side
 
@@ -33,14 +33,9 @@ async def get(page: Any, url: str) -> Any:
 async def test_a_foul_recorded_by_mistake_is_withdrawn_with_the_loss_it_made(
     page: Any, web_station: WebStation
 ) -> None:
-    node = await web_station.node(["1"], mode="idle")
     station = web_station.station
     await login(page, web_station)
-    pairs = "round,board,red,black\n1,1,甲,乙\n"
-    assert await post_csv(page, "/api/pairings?send=0", pairs) == 200
-    game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
-    assert (await station.send_command("1", "set_game", game)).ok
-    assert (await station.send_command("1", "start")).ok
+    node = await paired_game(page, web_station)
     face = node.boards["1"].face
     await web_station.wait_board("1", lambda v: v["state"]["running"] == "red")
     face.press(Side.RED)
