@@ -207,9 +207,9 @@ class Board:
                     self.finish(data)
             if type_ == "warning":
                 data["status"] = proposal.status.value
-            payload = self.emit(type_, data, at_ns=at_ns)
-            if first:
-                self.proposal_seq[proposal.id] = payload["seq"]
+            if first:  # the seq it gets, in the checkpoint journaled with it: a restart knows it
+                self.proposal_seq[proposal.id] = self.last_seq + 1
+            self.emit(type_, data, at_ns=at_ns)
 
     def finish(self, result: dict[str, Any]) -> None:
         """A result stands: the clock stops where it is."""

@@ -19,7 +19,7 @@ from clock_service import GameClock, Referee, Regulation
 if TYPE_CHECKING:
     from board_nodes.board import Board
 
-__all__ = ["CHECKPOINT_VERSION", "SavedGame", "checkpoint_of", "saved_game"]
+__all__ = ["CHECKPOINT_VERSION", "SavedGame", "checkpoint_of", "roll_back", "saved_game"]
 
 CHECKPOINT_VERSION = 1
 
@@ -78,3 +78,14 @@ def saved_game(
         proposal_seq={int(k): v for k, v in checkpoint["proposal_seq"].items()},
         held_by=HeldBy(checkpoint["held_by"]) if checkpoint.get("held_by") else None,
     )
+
+
+def roll_back(board: Board, checkpoint: dict[str, Any]) -> None:
+    """Put ``board`` back to ``checkpoint`` taken moments ago (a command that failed part-way,
+    commands.py): unlike a restart, a clock that was running runs on — the microseconds
+    between the checkpoint and now are charged to no one."""
+    board.restore(checkpoint)
+    if checkpoint["game"] is None or checkpoint["clock"] is None:
+        board.clock = board.referee = None
+    elif checkpoint["clock"]["phase"] == "running":
+        board.clock = GameClock.restore(checkpoint["clock"], now=board.now, resume=True)

@@ -2,14 +2,18 @@
 
 Each handler checks that the command can be applied now and raises ``CommandError`` with the
 reason before changing anything (the link turns that into ``ok: false``); else it asks the
-board, through the board's method of the same name, to do it and journal what it did.
+board, through the board's method of the same name, to do it and journal what it did. A
+command that fails after all (an event the wire refuses: a bug, not the arbiter's) leaves the
+board as its journal holds it, never as the failure found it (``roll_back``).
 """
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from board_nodes.board import Board
+from board_nodes.board_checkpoint import roll_back
 from board_nodes.board_phase import IN_PROGRESS, BoardPhase
 from board_nodes.errors import BoardNodeError
 from board_nodes.flag_guard import FlagGuard
@@ -18,6 +22,8 @@ from clock_service.handicap import Handicap
 from wire_contract import messages as wire
 
 __all__ = ["CommandError", "apply_command"]
+
+log = logging.getLogger(__name__)
 
 
 class CommandError(BoardNodeError, ValueError):
@@ -34,11 +40,20 @@ def apply_command(board: Board, name: str, args: Any) -> None:
     handler = _HANDLERS.get(name)
     if handler is None:
         raise CommandError(f"unknown cmd {name!r}", "unknown_cmd")
+    before, offered, seq = board.checkpoint_data(), board.events.offered, board.last_seq
     try:
         handler(board, args)
     except (ClockError, ValueError) as exc:
         if isinstance(exc, CommandError):
             raise
+        if board.events.offered != offered:
+            # It failed after the board changed (an event the wire refused): the board goes
+            # back to what its journal holds — as before the command, or as the last event
+            # it journaled left it — never a state the station was not told.
+            log.error("board %s: %s failed part-way, rolled back: %s", board.id, name, exc)
+            journaled = board.events.last_checkpoint if board.last_seq != seq else before
+            roll_back(board, journaled or before)
+            board.changed()
         raise CommandError(str(exc)) from None
     board.changed()
 

@@ -41,6 +41,11 @@ class EventRecorder:
         # The station's command being applied: the events it causes carry its txn, which is
         # what lets the station tell an arbiter's decision from a board's proposal.
         self.txn: str | None = None
+        # What the journal holds: the checkpoint of the last event it took, and how many
+        # events were offered to it (a command that failed part-way is rolled back to the
+        # former when it got as far as offering one: commands.py)
+        self.last_checkpoint: dict[str, Any] | None = None
+        self.offered = 0
 
     @contextlib.contextmanager
     def applying(self, txn: str | None) -> Iterator[None]:
@@ -61,6 +66,7 @@ class EventRecorder:
         clock: wire.ClockPart,
     ) -> dict[str, Any]:
         """Journal one event dated at ``at_ns`` (else now) and return its payload."""
+        self.offered += 1
         instant = self._now() if at_ns is None else at_ns
         ts = self._now.wall_ms_of(instant)
 
@@ -75,6 +81,7 @@ class EventRecorder:
             urgent=type_ == "flag",  # the arbiter waits for it: on disk at once where it can
         )  # fmt: skip
         self.last_seq = payload["seq"]
+        self.last_checkpoint = checkpoint
         # An event dated before its publication: the state right after it says that instant
         # too (the flag's state is as of its deadline), until the next event.
         self.dated = (self.last_seq, ts) if self._now.lag_ms(instant) > 0 else None

@@ -74,3 +74,50 @@ async def test_sigkill_mid_game_restores_times_and_reports_the_outage(broker_fac
         await probe.wait_for(lambda: "1" in probe.status)
         assert probe.status["1"]["state"] == "offline"
     assert proc.returncode == 0, proc.stderr.read().decode() if proc.stderr else ""
+
+
+async def test_a_flag_pending_at_a_power_cut_is_ruled_after_the_restart(broker_factory, tmp_path):
+    """Red's flag falls, the arbiter has not ruled yet, the Pi loses power: once it is back the
+    arbiter's 确认 of that flag still decides the game (the proposal's seq was not in the
+    checkpoint journaled with it, so the restarted node no longer knew it: not_a_proposal)."""
+    broker = broker_factory()
+    config = node_config(broker, "node-a", ["1"], tmp_path / "data", mode="idle")
+    toml = write_node_toml(config, tmp_path / "node.toml")
+    proc = _start(toml)
+    try:
+        async with Probe(broker) as probe:
+            await probe.wait_for(lambda: probe.status.get("1", {}).get("state") == "online", 15)
+            await probe.command("1", "set_game", {"game": "g", "tc": "2s+0s"})
+            await probe.command("1", "start")
+
+            def proposed() -> list[dict]:
+                return [e for e in probe.board_events("1", "result") if "ref" not in e["data"]]
+
+            await probe.wait_for(lambda: proposed(), 15)
+            proposal = proposed()[0]
+            assert proposal["data"]["status"] == "pending"
+            assert proposal["data"]["winner"] == "black"
+            os.kill(proc.pid, signal.SIGKILL)
+            proc.wait(10)
+            await probe.wait_for(lambda: probe.status["1"]["state"] == "lost", 10)
+            session = probe.status["1"]["session"]
+            proc = _start(toml)
+            await probe.wait_for(lambda: probe.states["1"]["session"] == session + 1, 15)
+            pending = probe.states["1"]["pending"]
+            assert [p["seq"] for p in pending] == [proposal["seq"]]
+
+            reply = await probe.command(
+                "1", "resolve", {"seq": proposal["seq"], "status": "confirmed"}
+            )
+            assert reply["ok"], reply
+            await probe.wait_for(
+                lambda: any(e["data"].get("ref") == proposal["seq"]
+                            for e in probe.board_events("1", "result")), 10,
+            )  # fmt: skip
+            ruled = [e for e in probe.board_events("1", "result") if e["data"].get("ref")]
+            assert [e["data"]["status"] for e in ruled] == ["confirmed"]
+            await probe.wait_for(lambda: probe.states["1"]["result"] is not None, 10)
+            assert probe.states["1"]["result"]["winner"] == "black"
+    finally:
+        proc.kill()
+        proc.wait(10)
