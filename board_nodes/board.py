@@ -167,9 +167,12 @@ class Board:
         self.on_event(payload)
         return payload
 
-    def emit_clock_events(self, events: Any, *, by: str | None = None) -> None:
+    def emit_clock_events(
+        self, events: Any, *, by: str | None = None, moved_at: int | None = None
+    ) -> None:
         """Journal what the core decided. ``by`` names who paused or adjusted (an arbiter's
-        command); from the board a pause is the arbiter's only in arbiter mode."""
+        command); from the board a pause is the arbiter's only in arbiter mode. ``moved_at``:
+        the instant of a move taken after its time (a late press), its ``ts``."""
         for event in events:
             data = event.data()
             at_ns = None
@@ -184,7 +187,8 @@ class Board:
                 if at_ns is not None:
                     data = {**data, "stood_after_ms": self.now.lag_ms(at_ns)}
             elif event.type == "move":
-                late_ms = self.now.lag_ms(self.now())
+                at_ns = moved_at
+                late_ms = self.now.lag_ms(moved_at or self.now())
                 if late_ms >= LATE_MS:
                     data = {**data, "arrived_after_ms": late_ms}
             self.emit(event.type, data, at_ns=at_ns)
@@ -407,7 +411,7 @@ class Board:
 
     def _forget_game(self) -> None:
         self.cancel_timers()
-        self.flag.stood = None
+        self.flag.stood = self.flag.late_press = None
         self.game = self.clock = self.referee = None
         self.result = self.round_start_ms = None
         self.proposal_seq = {}
@@ -436,14 +440,6 @@ class Board:
         """The arbiter gives ``side`` time (or takes it, ``delta_ms`` < 0)."""
         assert self.clock is not None
         self.emit_clock_events(self.clock.adjust(side, delta_ms), by="arbiter")
-
-    def reopen_after_flag(self, delta_ms: int) -> None:
-        """The flag's loss was dismissed and the game goes on: the flagged side gets
-        ``delta_ms`` and the clock waits, held by the arbiter, for ``resume``."""
-        assert self.clock is not None
-        self.held_by = HeldBy.ARBITER
-        self.flag.stood = None  # a press from before the old flag is no longer news
-        self.emit_clock_events(self.clock.reopen(delta_ms), by="arbiter")
 
     def set_arbiter_mode(self, on: bool) -> None:
         self.arbiter_mode = on

@@ -16,7 +16,12 @@ from board_nodes.board import Board
 from board_nodes.board_checkpoint import roll_back
 from board_nodes.board_phase import IN_PROGRESS, BoardPhase
 from board_nodes.errors import BoardNodeError
-from board_nodes.flag_guard import FlagGuard
+from board_nodes.flag_rulings import (
+    flag_loss_pending,
+    flag_without_result,
+    reopen_after_flag,
+    take_late_press,
+)
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 from clock_service.handicap import Handicap
 from wire_contract import messages as wire
@@ -147,7 +152,7 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     _in_game(board)
     side = Side.parse(args.side)
     if board.phase is BoardPhase.FINISHED:
-        if board.result is not None or _flag_without_result(board) is None:
+        if board.result is not None or flag_without_result(board) is None:
             raise CommandError("the game is finished", "finished")
         _reopen_after_flag(board, side, args.delta_ms)
         return
@@ -165,25 +170,12 @@ def _adjust(board: Board, args: wire.AdjustArgs) -> None:
     board.adjust(side, args.delta_ms)
 
 
-def _flag_without_result(board: Board) -> Side | None:
-    """The side whose flag stopped this game while no result stands (pending or dismissed)."""
-    if board.clock is None or board.result is not None:
-        return None
-    return FlagGuard.standing(board.clock)
-
-
-def _flag_loss_pending(board: Board) -> bool:
-    """The flag's proposed loss waits for the arbiter's ruling."""
-    referee = board.referee
-    return referee is not None and any(p.reason == "flag" for p in referee.pending())
-
-
 def _reopen_after_flag(board: Board, side: Side, delta_ms: int) -> None:
     """A flag fell and no result stands: once the arbiter dismissed its loss, time given to
     the flagged side reopens the game (paused, held by the arbiter until ``resume``)."""
-    flagged = _flag_without_result(board)
+    flagged = flag_without_result(board)
     assert flagged is not None  # checked by the caller
-    if _flag_loss_pending(board):
+    if flag_loss_pending(board):
         raise CommandError(
             f"{flagged}'s flag is not ruled yet: dismiss it before giving time",
             "flag_not_ruled",
@@ -195,7 +187,7 @@ def _reopen_after_flag(board: Board, side: Side, delta_ms: int) -> None:
             "flagged_side_first",
             side=flagged.value,
         )
-    board.reopen_after_flag(delta_ms)
+    reopen_after_flag(board, delta_ms)
 
 
 def _arbiter_mode(board: Board, args: wire.ArbiterModeArgs) -> None:
@@ -214,7 +206,10 @@ def _resolve(board: Board, args: wire.ResolveArgs) -> None:
         raise CommandError(
             f"event {args.seq} is not a proposal of this game", "not_a_proposal", seq=args.seq
         )
-    board.resolve(proposal_id, ProposalStatus.parse(args.status))
+    status = ProposalStatus.parse(args.status)
+    board.resolve(proposal_id, status)
+    if status is ProposalStatus.DISMISSED:
+        take_late_press(board)  # a flag's loss dismissed: its late press, if any, counts
 
 
 def _withdraw(board: Board, args: wire.WithdrawArgs) -> None:

@@ -48,6 +48,9 @@ class FlagGuard:
         self._probe_deadline: int | None = None
         # the flag that stood: (side, deadline ns), for a press from before it arriving late
         self.stood: tuple[Side, int] | None = None
+        # a press of that side from before it, arrived after it stood: (side, instant ns),
+        # for the arbiter's ruling (flag_rulings.py)
+        self.late_press: tuple[Side, int] | None = None
         self.unproven = 0  # flags that stood after the proof timed out
 
     @staticmethod
@@ -108,6 +111,8 @@ class FlagGuard:
         """If ``side``'s flag stood and this press happened before it: how many ms before."""
         if self.stood is None or self.stood[0] is not side or instant_ns >= self.stood[1]:
             return None
+        if self.late_press is None:  # the first press is the one that ends the turn
+            self.late_press = (side, instant_ns)
         return (self.stood[1] - instant_ns) // 1_000_000
 
     def cancel_timer(self) -> None:

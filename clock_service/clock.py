@@ -167,6 +167,9 @@ class GameClock:
         events = self._settle(now)
         if self._phase is not Phase.RUNNING or side is not self._on_move:
             return events
+        return (*events, self._move(side, now))
+
+    def _move(self, side: Side, now: int) -> Moved:
         state = self._sides[side]
         used_before = state.used_ns - state.turn_ns
         state.end_turn()
@@ -174,12 +177,12 @@ class GameClock:
         if self._handicap is not None and self._handicap.owed(side, state.moves):
             state.begin_turn()  # a given move: the receiver moves again at once
             self._deadline = now + state.to_flag()
-            return (*events, Moved(side, used_ms, state.moves))
+            return Moved(side, used_ms, state.moves)
         other = self._sides[side.other]
         other.begin_turn()
         self._on_move = side.other
         self._deadline = now + other.to_flag()
-        return (*events, Moved(side, used_ms, state.moves))
+        return Moved(side, used_ms, state.moves)
 
     def pause(self) -> Events:
         now = self._now()
@@ -239,6 +242,41 @@ class GameClock:
         self._phase = Phase.PAUSED
         self._started = True
         return (*events, Adjusted(side, delta_ms))
+
+    def take_late_press(self, at_ns: int) -> Events:
+        """The flagged side's press made at ``at_ns``, before its flag, reached the clock only
+        after the flag stood, and the arbiter dismissed the flag's loss: the press counts at
+        its own instant. The side keeps the time it had then, with the move's bonus; the
+        other side's time runs from then to the flag's instant, when the face stopped; the
+        clock waits, paused, for ``resume()``.
+
+        Returns the flag's ``Flagged`` if not yet settled, then the ``Moved`` (its
+        ``used_ms`` as of the press) and ``Paused`` — or the other side's ``Flagged`` when
+        its time ran out between the press and the flag. Raises ClockError, changing nothing, when
+        no flag has fallen, the press was not before it, or the side's time control has
+        byo-yomi (its periods are not kept per turn: adjust the time instead).
+        """
+        at = _int("at_ns", at_ns)
+        events = self._settle(self._now())
+        side, flagged_ns = self._flag, self._flagged_ns
+        if self._phase is not Phase.FINISHED or side is None or flagged_ns is None:
+            raise ClockError("no flag has fallen: the press counted as it came")
+        state = self._sides[side]
+        try:
+            given = state.copy()
+            given.give_back(flagged_ns - at)
+        except ValueError as exc:
+            raise ClockError(f"the press cannot be taken at its instant: {exc}") from None
+        self._sides[side] = given
+        self._flag = self._flagged_ns = None
+        self._on_move, self._phase, self._started = side, Phase.RUNNING, True
+        self._deadline = flagged_ns  # the side had flagged_ns - at left at ``at``
+        moved = self._move(side, at)
+        late = self._settle(flagged_ns)  # the other side's time, from the press to the flag
+        if late:  # it ran out in between: its own flag, at its own instant
+            return (*events, moved, *late)
+        self._phase = Phase.PAUSED
+        return (*events, moved, Paused(self._on_move))
 
     def settle(self) -> Events:
         """Materialise a flag that has fallen: ``(Flagged,)`` once, at ``deadline_ns()``."""

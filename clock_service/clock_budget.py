@@ -52,6 +52,22 @@ class SideBudget:
             if not self.periods:
                 self.period_used_ns = 0
 
+    def give_back(self, ns: int) -> None:
+        """Undo the last ``ns`` of this turn's ``consume``: main time first, then the turn's
+        simple delay. Byo-yomi periods are not tracked per turn, so a budget with byo-yomi
+        cannot be given back (ValueError)."""
+        if self.periods or self.tc.byoyomi is not None:
+            raise ValueError("time spent in byo-yomi cannot be given back")
+        if not 0 < ns <= self.turn_ns:
+            raise ValueError(f"{ns} ns is not within this turn's {self.turn_ns} ns")
+        _, period = self.tc.period_for(self.moves)
+        delay = period.bonus_ms * NS_PER_MS if period.bonus is Bonus.SIMPLE_DELAY else 0
+        main = min(ns, max(0, self.turn_ns - delay))  # spent after the delay ran out
+        self.main_ns += main
+        self.delay_ns += ns - main
+        self.used_ns -= ns
+        self.turn_ns -= ns
+
     def begin_turn(self) -> None:
         _, period = self.tc.period_for(self.moves)
         self.delay_ns = period.bonus_ms * NS_PER_MS if period.bonus is Bonus.SIMPLE_DELAY else 0
