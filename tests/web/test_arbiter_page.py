@@ -117,6 +117,46 @@ async def test_moving_a_game_to_a_spare_clock_keeps_its_times(
     await web_station.wait_board("2", lambda v: v["state"]["running"] == "black")
 
 
+async def test_a_dead_boards_game_moves_to_a_spare_with_its_times_estimated(
+    page: Any, web_station: WebStation
+) -> None:
+    """Board 3's Pi died mid-game (its will said ``lost``): it cannot be paused, yet its game
+    must go to a spare. The page carries the times of its last state — the running side's as
+    its card shows it — says they are an estimate to check, and the spare waits paused."""
+    await web_station.node(["2"], mode="idle")
+    dead = await web_station.fake_node("node-b", ["3"], answer=False)  # the broker's roster
+    await web_station.publish_status(dead, "3", "online")
+    last = await web_station.publish_state(
+        dead, "3", red="甲", black="乙", red_ms=900_000, black_ms=700_000,
+        moves={"red": 12, "black": 11}, running="black",
+    )  # fmt: skip
+    await asyncio.sleep(0.05)  # a will is later than the online it ends (by its ts here)
+    await web_station.publish_status(dead, "3", "lost")
+    await login(page, web_station)
+    await page.wait_for_selector('#boards .card[data-board="3"][data-online="lost"]')
+    await page.wait_for_selector('#boards .card[data-board="2"][data-online="online"]')
+    await page.click('#boards .card[data-board="3"]')
+    await page.select_option("#spare-board", "2")
+    spare = page.locator("#f-spare button")
+    await spare.click()
+    before_ms = int(await page.evaluate("QZ.clock.now()"))
+    await spare.click()
+    await page.wait_for_selector("#log li[data-outcome=ok] >> text=3 → 2")
+    estimate = page.locator("#log li[data-outcome=error]").first
+    assert "估算" in (await estimate.text_content() or "")
+
+    await web_station.wait_board("2", lambda v: (v["state"] or {}).get("game") == "r1-b3")
+    moved = next(v for v in web_station.station.board_views() if v["board"] == "2")["state"]
+    assert moved["phase"] == "ready" or moved["phase"] == "paused", moved
+    assert (moved["red"], moved["black"], moved["red_ms"]) == ("甲", "乙", 900_000)
+    assert moved["moves"] == {"red": 12, "black": 11}
+    # black ran from the last state until the tap: what its card showed, not 700 s again
+    ran_ms = before_ms - last["ts"]
+    assert 700_000 - ran_ms - 2_000 <= moved["black_ms"] <= 700_000 - ran_ms + 50, (moved, ran_ms)
+    assert (await web_station.station.send_command("2", "start")).ok
+    await web_station.wait_board("2", lambda v: v["state"]["running"] == "black")
+
+
 async def test_every_action_shows_its_reply_or_its_timeout(
     page: Any, web_station: WebStation
 ) -> None:

@@ -415,7 +415,14 @@
     const what = () => QZ.t("spare") + " " + broken + " → " + spare;
     let st = card(broken).view.state;
     if (!st || !st.game) { log(what, "error", () => QZ.t("no_game")); return; }
-    if (st.phase === "running") {
+    // A board that cannot answer (its Pi dead, gone silent): its times as its card shows them
+    // now, said to be an estimate for the arbiter to check before the spare starts.
+    const answers = card(broken).el.dataset.online === "online";
+    if (st.phase === "running" && !answers) {
+      const left = QZ.remaining(st, st.running, QZ.clock.now());
+      st = { ...st, phase: "paused", [st.running + "_ms"]: left };
+      log(() => QZ.t("board", { n: broken }), "error", () => QZ.t("spare.estimated"));
+    } else if (st.phase === "running") {
       const r = await boardCmd(broken, "pause", {}, () => QZ.t("board", { n: broken }) + " " + QZ.t("pause"));
       if (!r.ok) return;
       st = await pausedState(broken);
