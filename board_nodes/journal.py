@@ -47,6 +47,11 @@ class BoardRecord:
     checkpoint: dict[str, Any] | None
     checkpoint_wall_ms: int | None
 
+    @property
+    def is_new(self) -> bool:
+        """Nothing of this board was ever journaled here."""
+        return self.last_seq == 0 and self.checkpoint is None
+
 
 @dataclass(frozen=True, slots=True)
 class OutboxRow:
@@ -195,6 +200,36 @@ class Journal:
         session = int(row[0]) + 1 if row else 1
         self._submit("session", session)
         return session
+
+    @property
+    def snapshot_only(self) -> bool:
+        """The disk refused to open the file for writing: the loop reads a snapshot of it."""
+        return self._snapshot_only
+
+    def take_over(self, seqs: dict[str, int], *, session: int) -> None:
+        """Go on from a predecessor's journal (takeover.py): each board's next seq after
+        ``seqs[board]``, and the next session after ``session``. Before the writer starts."""
+        writer = self._w
+        if writer.threaded or writer.db is None:
+            raise JournalError("a journal takes over before its writer starts, on a writing disk")
+        db = writer.db
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for board, seq in seqs.items():
+                db.execute(
+                    "INSERT INTO board (board, last_seq) VALUES (?, ?) ON CONFLICT (board) "
+                    "DO UPDATE SET last_seq=max(last_seq, excluded.last_seq)",
+                    (board, seq),
+                )
+            row = db.execute("SELECT value FROM meta WHERE key='session'").fetchone()
+            last = max(session, int(row[0]) if row else 0)
+            db.execute("INSERT OR REPLACE INTO meta VALUES ('session', ?)", (str(last),))
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
+        db.execute("COMMIT")
+        for board, seq in seqs.items():
+            self._last_seq[board] = max(self._last_seq.get(board, 0), seq)
 
     # -- boards ------------------------------------------------------------------------------------
     def board(self, board: str) -> BoardRecord:

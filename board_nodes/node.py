@@ -21,6 +21,7 @@ from board_nodes.config import NodeConfig
 from board_nodes.faces import make_face
 from board_nodes.journal import Journal
 from board_nodes.link import BoardLink
+from board_nodes.takeover import read_predecessors
 from clock_service import Regulation
 from firmware_bridge.face import ClockFace
 from wire_contract.wallclock import wall_ms
@@ -87,6 +88,27 @@ class Node:
             )
             self._restore(board)
 
+    async def _take_over(self) -> None:
+        """Boards this journal holds nothing of go on from what the broker retained of them
+        (takeover.py: a replaced Pi, a board moved to this one), before they say anything."""
+        journal = self.journal.open()
+        if journal.snapshot_only:
+            return  # a disk that refuses writes: nothing can be taken over onto it
+        fresh = [b.id for b in self.config.board if journal.board(b.id).is_new]
+        found = await read_predecessors(
+            self.config.broker, venue=self.config.venue, node=self.config.node, boards=fresh
+        )
+        taken = {b: p for b, p in found.items() if p.last_seq or p.session}
+        if not taken:
+            return
+        session = max(p.session for p in taken.values())
+        journal.take_over({b: p.last_seq for b, p in taken.items()}, session=session)
+        for board, p in sorted(taken.items()):
+            log.warning(
+                "board %s: taken over from node %s (session %d): its next seq is %d",
+                board, p.node, p.session, p.last_seq + 1,
+            )  # fmt: skip
+
     def _restore(self, board: Board) -> None:
         record = self.journal.board(board.id)
         if record.checkpoint is None:
@@ -100,6 +122,7 @@ class Node:
 
     async def run(self) -> None:
         if not self.boards:
+            await self._take_over()
             self.setup()
         self.journal.start_writer()  # from now on the loop does not wait for the disk
         try:

@@ -14,7 +14,7 @@ __all__ = ["render_acl", "rules_for"]
 
 # What a node publishes for each of its boards, and what it may receive.
 NODE_WRITES = ("status", "state", "event", "reply")
-NODE_READS = ("cmd",)
+NODE_READS = ("cmd", "state", "status")  # its own boards' retained word: takeover.py
 
 
 def _node_rules(root: str, node: NodeEntry, boards: tuple[str, ...] | None = None) -> list[str]:

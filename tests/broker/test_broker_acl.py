@@ -117,22 +117,31 @@ async def test_node_cannot_forge_commands_or_station_status(
     assert await delivered(venue_broker, "node-a", forged) == set()
 
 
-async def test_node_reads_its_cmd_venue_cmd_and_station_status_only(
+async def test_node_reads_its_cmd_venue_cmd_station_status_and_its_boards_word_only(
     venue_broker: MosquittoProcess,
 ) -> None:
+    # its own boards' state and status: what a predecessor left retained (takeover.py)
     got = await received(
         venue_broker,
         "node-a",
         [
             ("node-b", f"{R}/board/3/event"),
             ("node-b", f"{R}/board/3/state"),
+            ("node-b", f"{R}/board/3/status"),
             ("station", f"{R}/board/3/cmd"),
             ("station", f"{R}/board/1/cmd"),
             ("station", f"{R}/venue/cmd"),
-            ("station", f"{R}/station/status"),
+            ("node-a", f"{R}/board/1/state"),
+            ("node-a", f"{R}/board/2/status"),
+            ("node-a", f"{R}/board/1/event"),
+            ("node-a", f"{R}/board/1/reply"),
+            ("station", f"{R}/station/status"),  # the marker: readable
         ],
     )
-    assert got == {f"{R}/board/1/cmd", f"{R}/venue/cmd", f"{R}/station/status"}
+    assert got == {
+        f"{R}/board/1/cmd", f"{R}/venue/cmd", f"{R}/station/status",
+        f"{R}/board/1/state", f"{R}/board/2/status",
+    }  # fmt: skip
 
 
 # -- station, arbiters, displays -------------------------------------------------------------

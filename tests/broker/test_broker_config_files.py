@@ -101,6 +101,8 @@ def test_node_rules_name_only_its_own_boards() -> None:
             "topic write qz/v1/meishan-2016/board/3/event",
             "topic write qz/v1/meishan-2016/board/3/reply",
             "topic read qz/v1/meishan-2016/board/3/cmd",
+            "topic read qz/v1/meishan-2016/board/3/state",
+            "topic read qz/v1/meishan-2016/board/3/status",
             "topic read qz/v1/meishan-2016/venue/cmd",
             "topic read qz/v1/meishan-2016/station/status",
         ]

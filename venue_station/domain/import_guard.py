@@ -12,6 +12,7 @@ The checks run before anything is stored, so a refused import changes nothing; a
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -31,6 +32,7 @@ __all__ = [
 
 _IN_PLAY = ("running", "paused")
 _NAMED = 10  # players named in a refusal, at most
+RULING_IN_FLIGHT_S = 1.5  # a ruling just made: its board's event is milliseconds away
 
 
 @dataclass(frozen=True)
@@ -95,14 +97,14 @@ async def guard_rounds(
 async def _no_ruling_waits(station: Station, round_no: int) -> None:
     """Refuse (``rulings_pending``) while a game of a round before ``round_no`` has a proposal
     the arbiter has not ruled: its board's next game would leave it nowhere to be ruled, the
-    game pending for good and the pairing program's file refused."""
-    waiting: dict[int, list[str]] = {}
-    for game, outcome in await station.outcomes():
-        if int(game["round"]) >= round_no:
-            continue
-        fouls = outcome.fouls or {}
-        if outcome.status == "pending" or any(f.get("pending") for f in fouls.values()):
-            waiting.setdefault(int(game["round"]), []).append(str(game["board"]))
+    game pending for good and the pairing program's file refused. A ruling made a moment ago
+    may still be on its way from its board (the node answers before its event is published):
+    such a game is looked at again for ``RULING_IN_FLIGHT_S`` before the refusal."""
+    waiting = await _waiting(station, round_no)
+    deadline = asyncio.get_running_loop().time() + RULING_IN_FLIGHT_S
+    while waiting and asyncio.get_running_loop().time() < deadline:
+        await asyncio.sleep(0.1)
+        waiting = await _waiting(station, round_no)
     if waiting:
         first = min(waiting)
         boards = waiting[first]
@@ -115,6 +117,20 @@ async def _no_ruling_waits(station: Station, round_no: int) -> None:
             count=len(boards),
             boards=", ".join(boards[:_NAMED]),
         )
+
+
+async def _waiting(station: Station, round_no: int) -> dict[int, list[str]]:
+    """round → the boards of its games that wait for a ruling, rounds before ``round_no``."""
+    if station.ingest is not None:
+        await station.ingest.flush()  # what has arrived is stored first
+    waiting: dict[int, list[str]] = {}
+    for game, outcome in await station.outcomes():
+        if int(game["round"]) >= round_no:
+            continue
+        fouls = outcome.fouls or {}
+        if outcome.status == "pending" or any(f.get("pending") for f in fouls.values()):
+            waiting.setdefault(int(game["round"]), []).append(str(game["board"]))
+    return waiting
 
 
 def check_coverage(
