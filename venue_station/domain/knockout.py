@@ -8,7 +8,8 @@ request replays it, so a station restart loses nothing and the lots come out the
 Results come from the stored events of the knockout's game ids (``ko-sf1`` …, a tie-break game
 ``…-tb``) once the game is confirmed on a board, by the one outcome function (confirmed only);
 the arbiter can also enter one by hand. Each result read from the events is appended to the
-inputs, so the record says where it came from.
+inputs, so the record says where it came from; a board's result put right later is followed
+(``KnockoutDesk._follow``) while nothing that came of it has been done.
 
 It starts only after the Swiss part it follows (Meishan: 七轮后前4名进入淘汰赛):
 ``swiss_unfinished`` says why not yet — a game of rounds 1..N without a confirmed result, or a
@@ -204,6 +205,11 @@ def view(rec: KnockoutRecord | None) -> dict[str, Any]:
             for lot in ko.lots
         ],
         "placings": [{"place": p.place, "player": p.player} for p in ko.placings()],
+        # a game whose board's result changed after games came of it: the chief settles it
+        "conflicts": [
+            {"game": g, "now": now, "recorded": (rec.results().get(g) or {}).get("result")}
+            for g, now in sorted((rec.doc.get("conflicts") or {}).items())
+        ],
         "finished": ko.finished,
     }
 
@@ -235,12 +241,17 @@ class KnockoutDesk:
         self.hub.publish("knockout", {"knockout": view(rec)})
 
     async def sync(self, rec: KnockoutRecord) -> bool:
-        """Record the results the boards reported for confirmed, undecided games; True if any."""
+        """Record the results the boards reported for confirmed, undecided games, and follow a
+        board's result put right since it was recorded; True if anything changed."""
         open_games = [p for p in rec.ko.propose_next() if p.board is not None]
-        if not open_games:
+        followed = [g for g, s in rec.results().items() if s.get("source") == "events"]
+        if not open_games and not followed:
             return False
-        events = await self._store().reads.decisive_events(p.id for p in open_games)
+        asked = [*(p.id for p in open_games), *followed]
+        events = await self._store().reads.decisive_events(asked)
         changed = False
+        for game in followed:
+            changed |= self._follow(rec, game, derive_game(events[game], self.regulation))
         for p in open_games:
             outcome = derive_game(events[p.id], self.regulation)
             if outcome.decided:
@@ -253,6 +264,39 @@ class KnockoutDesk:
                     continue
                 changed = True
         return changed
+
+    def _follow(self, rec: KnockoutRecord, game: str, outcome: Outcome) -> bool:
+        """The game's result on its board changed since the knockout recorded it (a foul taken
+        back, a result replaced): the knockout follows — the new result, or none while the
+        game goes on — as long as no game that came of the old one has had anything done to
+        it. Otherwise it keeps the old one and says so (``conflicts`` of the view) for the
+        chief to settle; True if the record changed."""
+        inputs = rec.doc["inputs"]
+        at = next(i for i, s in enumerate(inputs) if s["op"] == "record" and s["game"] == game)
+        old = inputs[at]["result"]
+        new = outcome.outcome if outcome.decided else None
+        conflicts = rec.doc.setdefault("conflicts", {})
+        if new == old:
+            return conflicts.pop(game, "none") != "none"  # put back as it was: no conflict
+        before = KnockoutRecord.replay(self.regulation, {**rec.doc, "inputs": inputs[:at]})
+        known = set(before.game_ids())
+        later = inputs[at + 1 :]
+        step = [{**inputs[at], "result": new, "was": old, "ts": wall_ms()}] if new else []
+        doc = {**rec.doc, "inputs": [*inputs[:at], *step, *later]}
+        try:
+            if any(s["game"] not in known for s in later):
+                raise KnockoutError("a game that came of its result has been played on")
+            followed = KnockoutRecord.replay(self.regulation, doc)
+        except KnockoutError as exc:
+            if game in conflicts and conflicts[game] == new:
+                return False  # said already
+            log.warning("knockout %s: its board now says %s, recorded %s: %s", game, new, old, exc)
+            conflicts[game] = new
+            return True
+        log.warning("knockout %s: its board's result is now %s (was %s)", game, new, old)
+        conflicts.pop(game, None)
+        rec.doc, rec.ko = followed.doc, followed.ko
+        return True
 
     async def current(self) -> KnockoutRecord | None:
         """The record brought up to date (saved when the boards reported a result); hold

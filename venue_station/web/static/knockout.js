@@ -73,6 +73,14 @@
       return;
     }
     $("ko-state").textContent = QZ.t(s.finished ? "ko.finished" : "ko.running", { r: s.after_round });
+    // a game whose board's result changed after the games that came of it were under way: the
+    // knockout keeps what it recorded, and says so until the chief settles it
+    for (const c of s.conflicts || []) {
+      const g = s.games.find((x) => x.id === c.game) || { id: c.game, stage: "other" };
+      const now = c.now ? resultText({ ...g, result: c.now }) : QZ.t("ko.no_result");
+      $("ko-state").append(e("br"), e("span", { class: "ko-conflict", "data-game": c.game,
+        text: QZ.t("ko.conflict", { game: stageText(g), now, was: resultText({ ...g, result: c.recorded }) }) }));
+    }
     $("ko-top").replaceChildren(...s.top.map((p) => e("li", { "data-player": p, text: p })));
     $("ko-choices").replaceChildren(...s.pending_choices.map(choiceRow));
     const waiting = new Set(s.proposed.map((g) => g.id));
