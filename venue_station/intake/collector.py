@@ -68,10 +68,13 @@ class Collector:
         self.down_since_ms: int | None = wall_ms()
         self.up_since_ms: int | None = None  # wall ms the current connection was made
 
-    def _lost(self) -> None:
+    def _lost(self, *, stopping: bool = False) -> None:
+        """The link is gone: the arbiter is alerted, unless the station itself is stopping
+        (a clean stop is no broker lost: every restart left a false alarm)."""
         if self.connected.is_set() or self.down_since_ms is None:
             self.down_since_ms = wall_ms()
-            self.ingest.raise_alert(broker_down_alert(self.topics.venue, self.down_since_ms))
+            if not stopping:
+                self.ingest.raise_alert(broker_down_alert(self.topics.venue, self.down_since_ms))
         self._client = None
         self.connected.clear()
 
@@ -178,6 +181,9 @@ class Collector:
                         await asyncio.sleep(ROOM_POLL_S)
                     if message.qos:
                         ack(message.mid, message.qos)
+        except asyncio.CancelledError:
+            self._lost(stopping=True)
+            raise
         finally:
             self._lost()
 
