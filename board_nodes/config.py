@@ -15,6 +15,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
 from board_nodes.errors import BoardNodeError
+from clock_service import Regulation, RegulationError
 from wire_contract.broker import BrokerSettings
 from wire_contract.messages import ID_PATTERN
 
@@ -103,6 +104,10 @@ class NodeConfig(_Strict):
             text = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise NodeConfigError(f"{path}: cannot read: {exc.strerror}") from None
+        except UnicodeDecodeError as exc:  # a Windows editor's GBK, say: save it as UTF-8
+            raise NodeConfigError(
+                f"{path}: not UTF-8 text (byte {exc.start}): save the file as UTF-8"
+            ) from None
         return cls.from_toml(text, source=str(path), base=path.parent)
 
     @classmethod
@@ -128,7 +133,12 @@ class NodeConfig(_Strict):
     def preflight(self, *, source: str = "node.toml") -> None:
         """What start would need from the disk, tried now: the broker's password and TLS files
         readable, the data folder there or creatable and writable. A ``NodeConfigError`` naming the
-        key and the path otherwise (``qizhong node --check`` runs it)."""
+        key and the path otherwise (``qizhong node --check`` runs it); and the regulation's
+        profile, which the node loads first thing at start."""
+        try:
+            Regulation.load(self.regulation)
+        except RegulationError as exc:
+            raise NodeConfigError(f"{source}: regulation: {exc}") from None
         try:
             self.broker.read_password()
         except OSError as exc:
@@ -153,15 +163,19 @@ class NodeConfig(_Strict):
             ) from None
 
 
-def describe(exc: ValidationError) -> str:
-    """The first error of a validation as ``key.path: reason`` with list indexes as ``[i]``."""
-    err = exc.errors()[0]
-    where = ""
-    for part in err["loc"]:
-        where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
-    reason = err["msg"]
-    if err["type"] == "extra_forbidden":
-        reason = "unknown key"
-    elif err["type"] == "missing":
-        reason = "missing value"
-    return f"{where or 'file'}: {reason}"
+def describe(exc: ValidationError, *, most: int = 3) -> str:
+    """A validation's errors as ``key.path: reason`` (list indexes as ``[i]``), the first
+    ``most`` of them: a key misspelt is both an unknown key and a missing one."""
+    said = []
+    for err in exc.errors()[:most]:
+        where = ""
+        for part in err["loc"]:
+            where += f"[{part}]" if isinstance(part, int) else (f".{part}" if where else str(part))
+        reason = err["msg"].removeprefix("Value error, ")
+        if err["type"] == "extra_forbidden":
+            reason = "unknown key"
+        elif err["type"] == "missing":
+            reason = "missing value"
+        said.append(f"{where or 'file'}: {reason}")
+    more = len(exc.errors()) - len(said)
+    return "; ".join(said) + (f" (and {more} more)" if more > 0 else "")

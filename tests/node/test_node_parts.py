@@ -45,11 +45,10 @@ def test_a_good_config_loads_with_data_dir_relative_to_the_file(tmp_path):
         (('node = "pi-01"\n', 'node = "pi-01"\ncolour = 1\n'), "colour: unknown key"),
         (('data_dir = "data"\n', ""), "data_dir: missing value"),
         (('face = "simulated"', 'face = "telepathy"'), "board[0].face: Input should be"),
-        (('url = "mqtt://', 'url = "http://'), "broker.url: Value error, must start with mqtt://"),
-        (
-            ('url = "socket://127.0.0.1:7001"\n', ""),
-            "board[1]: Value error, a serial face needs url",
-        ),
+        (('url = "mqtt://', 'url = "http://'), "broker.url: must start with mqtt://"),
+        (('url = "socket://127.0.0.1:7001"\n', ""), "board[1]: a serial face needs url"),
+        # a key misspelt: both halves of it (an outsider saw only "node: missing value")
+        (('node = "pi-01"', 'nod = "pi-01"'), "node: missing value; nod: unknown key"),
         (('id = "2"', 'id = "1"'), "board '1' is configured twice"),
         (("[broker]", "[broker"), "not valid TOML"),
     ],
@@ -61,6 +60,29 @@ def test_a_bad_config_names_file_key_and_reason(tmp_path, change, message):
         NodeConfig.load(path)
     assert str(info.value).startswith(str(path)), info.value
     assert message in str(info.value)
+
+
+def test_a_file_saved_in_gbk_is_refused_in_words(tmp_path):
+    path = tmp_path / "node.toml"
+    path.write_bytes("# 第5台 配置\n".encode("gbk") + GOOD.encode())
+    with pytest.raises(NodeConfigError, match="not UTF-8 text .*save the file as UTF-8") as info:
+        NodeConfig.load(path)
+    assert str(info.value).startswith(str(path))
+
+
+def test_check_refuses_a_regulation_the_node_could_not_load(tmp_path, capsys):
+    """``--check`` passed ``meishan2016`` and the node then died at start with a traceback."""
+    path = tmp_path / "node.toml"
+    path.write_text(GOOD.replace('regulation = "meishan-2016"', 'regulation = "meishan2016"'))
+
+    class Args:
+        config = str(path)
+        check = True
+        log_level = "INFO"
+
+    assert cli_run(Args()) == 2
+    err = capsys.readouterr().err
+    assert "regulation: meishan2016: no such profile" in err and "meishan-2016" in err, err
 
 
 def test_the_cli_refuses_a_bad_config_with_exit_2(tmp_path, capsys):

@@ -277,7 +277,7 @@ class KnockoutDesk:
         new = outcome.outcome if outcome.decided else None
         conflicts = rec.doc.setdefault("conflicts", {})
         if new == old:
-            return conflicts.pop(game, "none") != "none"  # put back as it was: no conflict
+            return bool(conflicts.pop(game, "none") != "none")  # put back as it was: no conflict
         before = KnockoutRecord.replay(self.regulation, {**rec.doc, "inputs": inputs[:at]})
         known = set(before.game_ids())
         later = inputs[at + 1 :]
