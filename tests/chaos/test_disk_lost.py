@@ -100,6 +100,7 @@ async def test_disk_lost_then_restore_and_rebuild_gives_the_round_back(
     faces = {"1": SimulatedFace(mode="idle"), "2": SimulatedFace(mode="idle")}
     node_cfg = node_config(broker, "node-a", ["1", "2"], tmp_path / "node")
     key, usb = tmp_path / "etc" / "decision.key", tmp_path / "usb"
+    usb.mkdir()  # the stick, mounted: a missing folder on the station's disk is refused
     extra = {"decision_key_file": str(key), "backup": {"dir": str(usb), "every_s": 3600}}
     first = await start_station(station_config(tmp_path, broker, **extra))
     assert first.config.data_dir == tmp_path / "station"

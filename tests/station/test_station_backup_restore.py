@@ -56,6 +56,7 @@ async def test_backup_at_round_end_then_disk_lost_then_restore(
     tmp_path: Path, start_station: Any, capsys: pytest.CaptureFixture[str]
 ) -> None:
     backups = tmp_path / "usb" / "qz-backup"
+    backups.mkdir(parents=True)  # the stick, mounted (a missing folder here would be refused)
     config = station_config(tmp_path, backup={"dir": str(backups), "every_s": 3600})
     station: Station = await start_station(config, serve_http=False, connect=False)
     boards = await play_round_one(station)
@@ -133,5 +134,8 @@ async def test_a_backup_that_cannot_be_written_is_an_alarm_and_the_station_goes_
     await play_round_one(station)  # the station still stores what arrives
     assert len(await station.require_store().games(1)) == 3
     blocker.unlink()
+    assert not await station.backup.backup_now()  # no folder: not made on the station's disk
+    assert "USB stick mounted" in (station.backup.last_error or "")
+    (blocker / "qz").mkdir(parents=True)  # the stick is mounted
     assert await station.backup.backup_now()
     assert station.alarms() == []

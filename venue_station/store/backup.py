@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import fcntl
 import logging
 import os
@@ -107,11 +108,25 @@ def _stamp(now_ms: int) -> str:
     return time.strftime("%Y%m%d-%H%M%S", time.gmtime(now_ms / 1000)) + f"-{now_ms % 1000:03d}"
 
 
-def take_backup(db: Path, folder: Path, *, series: str, keep: int) -> Path:
-    """One backup of ``db`` into ``folder`` (made if missing); the last ``keep`` of the
-    series are kept. Raises ``OSError``/``sqlite3.Error`` (the caller alarms)."""
+def take_backup(
+    db: Path, folder: Path, *, series: str, keep: int, own_disk: bool = False
+) -> Path:
+    """One backup of ``db`` into ``folder``; the last ``keep`` of the series are kept.
+    Raises ``OSError``/``sqlite3.Error`` (the caller alarms).
+
+    A missing ``folder`` is made only off the station's own disk (``own_disk``: the standby's
+    copy, which belongs there): a USB stick not mounted leaves its mount point an empty folder
+    of the station's disk, and a backup made there is no backup (an outsider's "backed up"
+    went to the disk it should survive)."""
     import sqlite3
 
+    if not folder.is_dir() and not own_disk and _same_disk(folder, db):
+        raise FileNotFoundError(
+            errno.ENOENT,
+            "no such folder, and making it would put the backup on the station's own disk "
+            "(is the USB stick mounted?)",
+            str(folder),
+        )
     folder.mkdir(parents=True, exist_ok=True)
     dest = folder / f"{PREFIX}{series}-{_stamp(wall_ms())}.db"
     src = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5.0)
@@ -123,6 +138,14 @@ def take_backup(db: Path, folder: Path, *, series: str, keep: int) -> Path:
     for old in mine[:-keep]:
         old.unlink(missing_ok=True)
     return dest
+
+
+def _same_disk(folder: Path, db: Path) -> bool:
+    """Whether ``folder`` (its nearest existing ancestor) is on the file system of ``db``."""
+    here = folder.absolute()
+    while not here.exists() and here != here.parent:
+        here = here.parent
+    return os.stat(here).st_dev == os.stat(db.absolute().parent).st_dev
 
 
 def _finished_rounds(db: Path) -> frozenset[int]:

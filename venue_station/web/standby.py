@@ -74,7 +74,9 @@ async def backup_download(request: Request) -> Response:
         )
     folder = Path(tempfile.mkdtemp(prefix="qz-standby-"))
     try:
-        path = await asyncio.to_thread(take_backup, db, folder, series="standby", keep=1)
+        path = await asyncio.to_thread(
+            take_backup, db, folder, series="standby", keep=1, own_disk=True
+        )
     except Exception as exc:
         shutil.rmtree(folder, ignore_errors=True)
         log.warning("standby copy of %s failed: %s", db, exc)
