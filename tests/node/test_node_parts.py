@@ -65,7 +65,7 @@ def test_a_bad_config_names_file_key_and_reason(tmp_path, change, message):
 def test_a_file_saved_in_gbk_is_refused_in_words(tmp_path):
     path = tmp_path / "node.toml"
     path.write_bytes("# 第5台 配置\n".encode("gbk") + GOOD.encode())
-    with pytest.raises(NodeConfigError, match="not UTF-8 text .*save the file as UTF-8") as info:
+    with pytest.raises(NodeConfigError, match=r"not UTF-8 text .*save the file as UTF-8") as info:
         NodeConfig.load(path)
     assert str(info.value).startswith(str(path))
 

@@ -256,13 +256,13 @@ class Ingest:
             return self._reject(kind, topic, str(exc))
         if name.leaf != "status" and msg.board != board:
             return self._reject("board_mismatch", topic, f"payload names board {msg.board!r}")
-        self._view(board)
+        heard_before = self._view(board).heard_ms
         self.silence.heard(board, received_ms)
         live = received_ms >= self.live_after_ms
         if live and not retained and not getattr(msg, "replay", False):
             self._observe_offset(board, msg.ts, received_ms, getattr(msg, "node", None))
         if name.leaf == "status":
-            self._on_status(board, msg, received_ms, retained=retained)
+            self._on_status(board, msg, received_ms, retained=retained, heard_before=heard_before)
         elif name.leaf == "state":
             self._on_state(board, msg)
         else:
@@ -327,13 +327,25 @@ class Ingest:
         return view
 
     def _on_status(
-        self, board: str, status: BoardStatus, received_ms: int, *, retained: bool = False
+        self,
+        board: str,
+        status: BoardStatus,
+        received_ms: int,
+        *,
+        retained: bool = False,
+        heard_before: int | None = None,
     ) -> None:
         view = self._view(board)
         old = view.status
         if old is not None and _is_older(status, old):
             return  # an older status than the one we hold (a late retained copy)
         view.status = status.model_dump(exclude_none=True)
+        # A board whose node is gone: its clock stands where the node left it (a node restarted
+        # comes back from its last checkpoint, charging no one for the outage), so the pages run
+        # no clock on past the last message before this one (a will comes up to 1.5 keepalives
+        # later); for a status kept from before, past its state's ts (common.js ``asOf``).
+        if status.state != "online" and heard_before is not None and not retained:
+            view.status["away_since_ms"] = min(heard_before, received_ms)
         if old is not None and (old["node"], old["session"]) != (status.node, status.session):
             self.clock_truth.forget_answers(board)  # another node, or restarted: ask again
         self.writer.queue.put_nowait(

@@ -139,6 +139,9 @@ class BoardStatusView(BoardStatus):
     said nothing past the silence bound: unknown since that instant (docs/station.md)."""
 
     silent_since_ms: Ms | None = None
+    # offline or lost: the station's last message from the board before it went (the pages
+    # run its clock no further; absent for a status found retained: the state's ts then)
+    away_since_ms: Ms | None = None
 
 
 class BoardView(Out):

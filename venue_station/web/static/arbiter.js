@@ -419,7 +419,7 @@
     // now, said to be an estimate for the arbiter to check before the spare starts.
     const answers = card(broken).el.dataset.online === "online";
     if (st.phase === "running" && !answers) {
-      const left = QZ.remaining(st, st.running, QZ.clock.now());
+      const left = QZ.remaining(st, st.running, card(broken).asOf(QZ.clock.now()));
       st = { ...st, phase: "paused", [st.running + "_ms"]: left };
       log(() => QZ.t("board", { n: broken }), "error", () => QZ.t("spare.estimated"));
     } else if (st.phase === "running") {

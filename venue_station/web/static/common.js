@@ -422,10 +422,15 @@
         }
       }
     }
-    // The instant the card's clock is shown as of: now, or its last message when silent.
+    // The instant the card's clock is shown as of: now, or its last message when silent; for a
+    // board whose node is gone (offline, lost) the last message before it went, else its
+    // state's own instant — a node restarted brings the clock back from there, not run on.
     asOf(now) {
       const status = this.view.status;
-      const since = status && status.state === "online" && status.silent_since_ms;
+      if (!status) return now;
+      const st = this.view.state;
+      const since = status.state === "online" ? status.silent_since_ms
+        : status.away_since_ms || (st && st.ts);
       return since ? Math.min(now, since) : now;
     }
     // Milliseconds from `now` until the running side's shown text changes (Infinity: never).
