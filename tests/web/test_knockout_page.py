@@ -117,6 +117,14 @@ async def test_the_knockout_start_is_confirmed_refused_early_and_a_refused_board
     sf1 = next(p for p in ko["proposed"] if p["id"] == "ko-sf1")
     assert sf1["confirmed"] is False and sf1["board"] is None, sf1
 
+    # a board typed wrong (99: no such board) is refused at once, the game stays unassigned
+    await row.locator("input[name=board]").fill("99")
+    await row.locator("button[data-action=confirm]").click()
+    await page.wait_for_selector("#log li[data-outcome=refused] >> text=没有第99台")
+    ko = await page.evaluate("QZ.station.api('GET', '/api/knockout').then(r => r.data)")
+    sf1 = next(p for p in ko["proposed"] if p["id"] == "ko-sf1")
+    assert sf1["confirmed"] is False and sf1["board"] is None, sf1
+
     # assigned again, to board 2 (free): it is on board 2
     await row.locator("input[name=board]").fill("2")
     await row.locator("button[data-action=confirm]").click()

@@ -169,6 +169,13 @@ async def confirm(request: Request) -> Response:
         # the model checked a board sent; the one defaulted from the record is checked here
         if not isinstance(board, str) or not re.match(ID_PATTERN, board):
             raise ApiError(400, f"board {board!r} is not a valid board id", where="body.board")
+        # a board typed wrong (99 of 8) would take the game and leave it nowhere
+        seen = station.ingest is not None and board in station.ingest.boards
+        if not seen and board not in station.config.known_boards():
+            raise ApiError(
+                409, f"there is no board {board}: not in the roster, never seen online",
+                kind="unknown_board", where="body.board", extra={"args": {"board": board}},
+            )  # fmt: skip
         step = {"op": "confirm", "game": gid, "board": board, "by": session.user}
         try:
             game = rec.apply(step)  # a trial on this copy: nothing is saved before the board
