@@ -94,13 +94,14 @@
       body.append(tr);
     }
     // A tie-break's reason on the row it explains: why this player is below the one above,
-    // shown where the two are level on points (a points gap explains itself).
+    // shown where the two are level on points (a points gap explains itself; points compared
+    // again after dropping rounds do not: "去除第1–3轮后积分 9 > 7" is shown).
     state.rows.forEach((r, i) => {
       const above = i > 0 ? state.rows[i - 1] : null;
       // The knockout's four carry their mark; nobody borrows a reason from them (their places
       // are not the points table's).
       const explains = above && above.knockout_place == null && r.knockout_place == null &&
-        above.decided_by !== "points" && above.points === r.points;
+        above.points === r.points;
       r.why = r.knockout_place != null ? t("ko-mark", { n: r.knockout_place })
         : explains ? (lang === "en" ? above.reason_en : above.reason_zh) : "";
     });
