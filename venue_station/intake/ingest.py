@@ -26,6 +26,7 @@ from venue_station.intake.ingest_writer import IngestWriter
 from venue_station.intake.outages import Outage, Outages
 from venue_station.intake.seqs import RangeSet, SeqTracker
 from venue_station.intake.silence import SilentBoards
+from venue_station.intake.status_order import is_older
 from venue_station.live import alerts as alert_rules
 from venue_station.live.fanout import EventFanout
 from venue_station.live.metrics import Metrics
@@ -71,19 +72,6 @@ class BoardView:
             out["last_seq"] = seqs.watermark
             out["missing"] = [list(r) for r in seqs.missing()]
         return out
-
-
-def _is_older(new: BoardStatus, held: dict[str, Any]) -> bool:
-    """Whether ``new`` says less recent news than the status ``held``.
-
-    Both numbered (``conn``, docs/wire.md "Status order"): by session, connection, and within a
-    connection its end (``lost``, ``offline``) after its ``online`` — a will's ``ts`` is stamped
-    before its connection's ``online`` and says nothing about order. Otherwise (a node that
-    predates ``conn``): by session and ``ts`` as before."""
-    if new.conn is not None and held.get("conn") is not None:
-        end = 0 if held["state"] == "online" else 1
-        return (held["session"], held["conn"], end) > new.order_key()
-    return bool((held["session"], held["ts"]) > (new.session, new.ts))
 
 
 class Ingest:
@@ -337,7 +325,7 @@ class Ingest:
     ) -> None:
         view = self._view(board)
         old = view.status
-        if old is not None and _is_older(status, old):
+        if old is not None and is_older(status, old):
             return  # an older status than the one we hold (a late retained copy)
         view.status = status.model_dump(exclude_none=True)
         # A board whose node is gone: its clock stands where the node left it (a node restarted

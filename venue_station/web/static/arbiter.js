@@ -209,7 +209,7 @@
         // keeps to one line on a laptop, so three whole alerts stay in view
         e("span", { class: "state", text: a.status === "open" ? "" : a.status === "cleared"
           ? QZ.tOr("cleared." + ((a.detail && a.detail.cleared) || ""), "status.cleared")
-          : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + a.by : "") })));
+          : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + byWho(a.by) : "") })));
     if (!settled(a)) {
       const buttons = e("div", { class: "alert-actions" });
       for (const action of decides(a) ? ["ack", "confirm", "dismiss"] : ["ack"]) {
@@ -408,6 +408,9 @@
   twoTaps($("pause-all"), () => venueCmd("pause", {}, () => QZ.t("pause_all")));
   twoTaps($("resume-all"), () => venueCmd("resume", {}, () => QZ.t("resume_all")));
   twoTaps($("f-spare").querySelector("button"), () => moveToSpare(selected, $("spare-board").value));
+
+  // Who settled an alert: an account, or (never a raw code) the board's own event or the station
+  const byWho = (by) => by === "board" || by === "station" ? QZ.t("by." + by) : by;
 
   // A broken clock: pause it, then give its game with its exact times to the spare board.
   async function moveToSpare(broken, spare) {

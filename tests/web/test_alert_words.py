@@ -1,0 +1,47 @@
+"""The alert list in words: who settled an alert is a person or, in words, the board's own
+ruling — never a raw code (an outsider read "已确认 · board" as the board having ruled)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytest_asyncio
+from support.station import Feeder
+from support.web import station_without_broker
+
+from venue_station.domain.station import Station
+
+pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def station(tmp_path: Path) -> AsyncIterator[Station]:
+    async with station_without_broker(tmp_path) as started:
+        yield started
+
+
+async def test_an_alert_settled_by_its_boards_ruling_says_so_in_words(
+    page: Any, station: Station
+) -> None:
+    """A pending foul's alert settled by the board's ruling event said "已确认 · board" (an
+    outsider: an English code on the Chinese page, read as who ruled)."""
+    await station.import_pairings("round,board,red,black\n1,1,甲一,乙二\n", send=False)
+    feed = Feeder(station)
+    pending = {"side": "red", "reason": "board_pause", "status": "pending", "count": 0}
+    first = feed("1", "r1-b1", "foul", pending)
+    feed("1", "r1-b1", "foul", {**pending, "status": "confirmed", "count": 1, "ref": first})
+    await feed.flush()
+    await page.goto(f"{station.http_url}/arbiter?lang=zh")
+    await page.fill("#username", "chief")
+    await page.fill("#password", "pw-chief")
+    await page.click("#login-submit")
+    await page.wait_for_selector("#station:not([hidden])")
+    await page.check("#show-all")  # 显示已处理
+    state = page.locator('#alerts li[data-kind="foul_pending"] .state')
+    await state.wait_for(state="attached")
+    assert await state.text_content() == "已确认 · 随台上裁定"
+    await page.evaluate("QZ.setLang('en')")
+    assert await state.text_content() == "confirmed · with the board's ruling"
