@@ -13,6 +13,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from broker_config.errors import RosterError
 from broker_config.roster import Roster
 from clock_service.text_rule import text_problem
 from venue_station.auth import check_hash_format
@@ -231,7 +232,25 @@ class StationConfig(_Model):
             raise ConfigError(str(path), "", f"cannot read: {exc}") from None
         except tomllib.TOMLDecodeError as exc:
             raise ConfigError(str(path), "", f"not valid TOML: {exc}") from None
-        return cls.from_dict(data, source=str(path), base=path.parent)
+        config = cls.from_dict(data, source=str(path), base=path.parent)
+        config.check_files(str(path))
+        return config
+
+    def check_files(self, source: str) -> None:
+        """The files the station reads once running, read now: a missing roster or broker
+        credentials file ended in a traceback, or a collector restarting every 5 s forever."""
+        if self.roster is not None:
+            try:
+                Roster.load(self.roster)
+            except RosterError as exc:
+                raise ConfigError(source, "roster", str(exc)) from None
+        b = self.broker
+        for key, file in (
+            ("password_file", b.password_file),
+            ("credentials_file", b.credentials_file),
+        ):
+            if file is not None and not file.is_file():
+                raise ConfigError(source, f"broker.{key}", f"no such file {file}")
 
     @classmethod
     def from_dict(
@@ -283,7 +302,10 @@ class StationConfig(_Model):
 
 
 def _read_credentials(path: Path, username: str) -> tuple[str, str | None]:
-    text = path.read_text(encoding="utf-8")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise ConfigError(str(path), "broker.credentials_file", f"cannot read: {exc}") from None
     data: dict[str, Any] = {}
     try:
         data = json.loads(text)  # what `qizhong broker-config` writes: credentials/<user>.json

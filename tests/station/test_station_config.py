@@ -68,6 +68,15 @@ role = "chief"
             "not a password hash",
         ),
         ("venue = ", "", "not valid TOML"),
+        # files the station reads once running, read at load (an outsider technician: a
+        # traceback, and a collector restarting every 5 s naming no key)
+        ('venue = "v"\nroster = "rooster.toml"', "roster", "cannot read"),
+        (
+            'venue = "v"\n[broker]\ncredentials_file = "statoin.json"',
+            "broker.credentials_file",
+            "no such file",
+        ),
+        ('venue = "v"\n[broker]\npassword_file = "pw.txt"', "broker.password_file", "no such file"),
     ],
 )
 def test_a_bad_file_names_file_key_and_reason(
