@@ -118,3 +118,15 @@ def test_a_double_forfeit_is_exported_0_0() -> None:
     assert exports.round_results_csv(rows).splitlines()[1] == (
         "7,12,r7-b12,王天一,郑惟桐,0-0,0,0,double_forfeit"
     )
+
+
+def test_pgn_date_is_the_local_day_of_the_first_event() -> None:
+    import datetime
+
+    first, later = 1_796_500_000_000, 1_796_600_000_000  # ms, a day apart
+    day = datetime.datetime.fromtimestamp(first / 1000).strftime("%Y.%m.%d")
+    assert exports.pgn_date([{"ts": later}, {"ts": first}]) == day
+    assert exports.pgn_date([]) is None
+    rows = exports.clock_log([])
+    text = exports.clock_log_pgn(GAME, rows, derive_game([]), event="赛", date=day)
+    assert f'[Date "{day}"]' in text and '[Event "赛"]' in text

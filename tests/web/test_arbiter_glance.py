@@ -179,6 +179,11 @@ async def test_results_where_people_look(browser: Any, venue: WebStation) -> Non
             assert body.startswith(b"\xef\xbb\xbf") and "甲".encode() in body, url
         pgn = await client.get("/api/export/rounds/1/games.pgn")
         assert pgn.status_code == 200 and '[Red "甲"]' in pgn.text
+        # the event by its name (the seed's title), not the venue's id (an outsider organiser)
+        title = "2016年眉山市第二届“博达杯”中国象棋公开赛"
+        assert f'[Event "{title}"]' in pgn.text, pgn.text[:300]
+        trf = (await client.get("/api/export/tournament.trf")).text
+        assert f"012 {title}" in trf.splitlines(), trf[:200]
 
 
 async def test_the_late_countdown_stops_once_everyone_pressed(

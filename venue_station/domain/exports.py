@@ -18,6 +18,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -123,6 +124,12 @@ class ClockRow:
     remaining_ms: int  # the mover's time after the move (increment included)
 
 
+def pgn_date(events: Iterable[Mapping[str, Any]]) -> str | None:
+    """PGN's ``Date`` of a game: the station's local date of its first event (None: none)."""
+    stamps = [int(ev["ts"]) for ev in events if ev.get("ts")]
+    return time.strftime("%Y.%m.%d", time.localtime(min(stamps) / 1000)) if stamps else None
+
+
 def clock_log(events: Iterable[Mapping[str, Any]]) -> list[ClockRow]:
     """The moves of a game, in seq order, from its stored ``move`` events."""
     rows = []
@@ -164,7 +171,12 @@ def _pgn_tc(tc: str) -> str:
 
 
 def clock_log_pgn(
-    game: Mapping[str, Any], rows: Sequence[ClockRow], outcome: Outcome, *, event: str = "?"
+    game: Mapping[str, Any],
+    rows: Sequence[ClockRow],
+    outcome: Outcome,
+    *,
+    event: str = "?",
+    date: str | None = None,
 ) -> str:
     """PGN: the tags, then one null move ``--`` per ply with the mover's clock after it,
     ``1. -- {[%clk 0:29:52]} -- {[%clk 0:29:47]} 2. ...``, and the result. The clock does not
@@ -185,7 +197,7 @@ def clock_log_pgn(
     tags = [
         ("Event", event),
         ("Site", "?"),
-        ("Date", "????.??.??"),
+        ("Date", date or "????.??.??"),
         ("Round", str(game["round"])),
         ("White", game["red"]),
         ("Black", game["black"]),

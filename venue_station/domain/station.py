@@ -69,6 +69,7 @@ class Station:
         http = config.http
         self.hub = EventFanout(max_total=http.sse_max, per_address=http.sse_per_address)
         self.regulation = _regulation(config)
+        self.event_title = self.regulation.title or config.venue  # PGN's Event, TRF's 012
         self.tc = self.regulation.time_control_text
         self.scoring = self.regulation.scoring
         self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
@@ -77,13 +78,9 @@ class Station:
         self.records.listen(lambda view: self.hub.publish("record", view.as_dict(legal=False)))
         # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
         self.duties = DutyDesk(
-            self.require_store,
-            self.regulation,
-            self.hub,
-            self._raise_alert,
-            self._flush,
+            self.require_store, self.regulation, self.hub, self._raise_alert, self._flush,
             self.records.pairing,
-        )
+        )  # fmt: skip
         # 录谱: the move limit and the early draw counted on a game's record where it has one
         self.counts = CountDesk(self.require_store, self.regulation, self._raise_alert, self._flush)
         self.records.listen(self.counts.record_changed)

@@ -378,7 +378,7 @@ async def export_trf(
             raise TrfError(f"absent: no player with start rank {who}")
         next_byes[who] = "Z"
     header = TrfHeader(
-        name=state.header.get("name") or station.config.venue,
+        name=state.header.get("name") or station.event_title,
         city=state.header.get("city", ""),
         federation=state.header.get("federation", ""),
         start=state.header.get("start", ""),

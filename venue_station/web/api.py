@@ -328,7 +328,9 @@ async def export_clock(request: Request) -> Response:
         )
     if fmt == "pgn":
         outcome = derive_game(evs, station.regulation)
-        text = exports.clock_log_pgn(row, log_rows, outcome, event=station.config.venue)
+        text = exports.clock_log_pgn(
+            row, log_rows, outcome, event=station.event_title, date=exports.pgn_date(evs)
+        )
         return _download(text, "application/x-chess-pgn; charset=utf-8", f"{row['game']}.pgn")
     raise ApiError(404, f"no export format {fmt!r} (csv, pgn)", kind="not_found", where="path.fmt")
 

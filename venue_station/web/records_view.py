@@ -117,7 +117,7 @@ async def game_pgn(request: Request) -> Response:
         view = await station.records.view_game(game)
     if view is None:
         raise ApiError(404, f"no game {game!r}", kind="not_found", where="path.game")
-    return _pgn(station.records.pgn(view, event=station.config.venue), f"{game}-record.pgn")
+    return _pgn(station.records.pgn(view, event=station.event_title), f"{game}-record.pgn")
 
 
 async def round_pgn(request: Request) -> Response:
@@ -128,7 +128,7 @@ async def round_pgn(request: Request) -> Response:
         raise ApiError(
             404, f"no records in round {round_no}", kind="no_records", where="path.round"
         )
-    parts = [station.records.pgn(v, event=station.config.venue) for v in views]
+    parts = [station.records.pgn(v, event=station.event_title) for v in views]
     name = f"{station.config.venue}-round{round_no}-records.pgn"
     return _pgn("\n".join(p if p.endswith("\n") else p + "\n" for p in parts), name)
 

@@ -30,7 +30,11 @@ async def round_pgn(request: Request) -> Response:
         evs = await store.game_events(row["game"])
         outcome = derive_game(evs, station.regulation)
         log_rows = exports.clock_log(evs)
-        parts.append(exports.clock_log_pgn(row, log_rows, outcome, event=station.config.venue))
+        parts.append(
+            exports.clock_log_pgn(
+                row, log_rows, outcome, event=station.event_title, date=exports.pgn_date(evs)
+            )
+        )
     name = f"{station.config.venue}-round{round_no}.pgn"
     return Response(
         "\n".join(p if p.endswith("\n") else p + "\n" for p in parts),
