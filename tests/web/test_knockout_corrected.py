@@ -85,6 +85,17 @@ async def test_a_third_place_result_put_right_moves_the_places(
     games |= {g["id"]: g for g in ko["proposed"]}
     final, third = games["ko-f"], games["ko-3"]
     await play(page, web_station, "ko-f", "1", "black")
+    # the final on board 1 (前两台录谱): its record page and its clock's PGN are the final's —
+    # they were round 7's Swiss game and a 404 (an outsider organiser)
+    record = (await api(page, "GET", "/api/records/1"))["data"]
+    assert (record["game"], record["red"], record["black"]) == (
+        "ko-f", final["red"], final["black"],
+    ) and record["required"], record  # fmt: skip
+    assert record["round"] == 9  # played beside round 9: the final comes after the semis
+    pgn = await page.evaluate("fetch('/api/export/games/ko-f/clock.pgn').then(r => r.text())")
+    assert f'[White "{final["red"]}"]' in pgn and '[Result "0-1"]' in pgn, pgn
+    link = page.locator('#ko-rows tr[data-game="ko-f"] a.ko-pgn')
+    assert await link.get_attribute("href") == "/api/export/games/ko-f/clock.pgn"
 
     # the third-place game: red's first foul, then black's phone recorded on red by mistake —
     # in Meishan the second foul loses the game at once (一盘棋犯规达到2次的)

@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clock_service.knockout import Knockout, KnockoutError, ProposedGame
+from clock_service.knockout import Knockout, KnockoutError, ProposedGame, Stage
 from clock_service.regulation import Regulation
 from venue_station.live.results import Outcome, derive_game
 from wire_contract.wallclock import wall_ms
@@ -44,6 +44,7 @@ __all__ = [
     "KnockoutRecord",
     "NotReady",
     "game_json",
+    "game_rows",
     "swiss_unfinished",
     "view",
 ]
@@ -168,6 +169,28 @@ def game_json(
         "drawn": drawn,
         "confirmed": confirmed,
     }
+
+
+def game_rows(rec: KnockoutRecord | None) -> dict[str, dict[str, Any]]:
+    """The knockout's games put on a board, as rows of the games table (the Swiss rounds'):
+    for the game's exports and its record (录谱: the top boards are recorded). Its round is the
+    Swiss round it is played beside: the semi-finals the next one, the final and the
+    third-place game the one after."""
+    if rec is None:
+        return {}
+    after = int(rec.doc["after_round"])
+    out: dict[str, dict[str, Any]] = {}
+    for step in rec.doc["inputs"]:
+        if step["op"] != "confirm":
+            continue
+        g = rec.ko.game(step["game"])
+        out[g.id] = {
+            "game": g.id, "round": after + (1 if g.stage is Stage.SEMI_FINAL else 2),
+            "board": str(step["board"]), "red": g.red, "black": g.black, "tc": g.tc,
+            "winner": None, "result": None, "reason": None, "updated_ms": 0,
+            "stage": g.stage.value,
+        }  # fmt: skip
+    return out
 
 
 def view(rec: KnockoutRecord | None) -> dict[str, Any]:
@@ -297,6 +320,12 @@ class KnockoutDesk:
         conflicts.pop(game, None)
         rec.doc, rec.ko = followed.doc, followed.ko
         return True
+
+    async def game_row(self, game: str) -> dict[str, Any] | None:
+        """The knockout game ``game`` put on a board, as a games-table row (``game_rows``)."""
+        if not game.startswith("ko-"):
+            return None
+        return game_rows(await self.load()).get(game)
 
     async def current(self) -> KnockoutRecord | None:
         """The record brought up to date (saved when the boards reported a result); hold

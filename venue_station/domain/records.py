@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -183,6 +183,10 @@ def refusal(position: Any, text: str, error: NotationError) -> RecordRefused:
     return RecordRefused(422, "illegal_move", message, **args)
 
 
+async def _no_game(game: str) -> None:
+    return None
+
+
 class RecordDesk:
     """The records of a station's games (``Station.records``)."""
 
@@ -191,8 +195,11 @@ class RecordDesk:
         store: Callable[[], Store],
         regulation: Regulation,
         board_game: Callable[[str], str | None] = lambda board: None,
+        other_game: Callable[[str], Awaitable[dict[str, Any] | None]] | None = None,
     ) -> None:
         self._store = store
+        # a game outside the games table, as its row: the knockout's (None: there is none)
+        self._other_game = other_game or _no_game
         self.regulation = regulation
         self._board_game = board_game  # the game the board's clock says it is playing
         self._listeners: list[Callable[[RecordView], Any]] = []
@@ -219,16 +226,19 @@ class RecordDesk:
         the board's clock is playing, else the board's game of the latest round."""
         store = self._store()
         if game is not None:
-            row = await store.game(game)
+            row = await store.game(game) or await self._other_game(game)
             if row is None or row["board"] != board:
                 raise RecordRefused(
                     404, "no_game", f"no game {game!r} on board {board}", board=board, game=game
                 )
             return row
+        playing = self._board_game(board)
+        other = await self._other_game(playing) if playing else None
+        if other is not None and other["board"] == board:
+            return other  # a knockout game on the board
         mine = [g for g in await store.games() if g["board"] == board]
         if not mine:
             raise RecordRefused(404, "no_game", f"no game on board {board}", board=board)
-        playing = self._board_game(board)
         for g in mine:
             if g["game"] == playing:
                 return g
@@ -276,7 +286,7 @@ class RecordDesk:
         }
 
     async def view_game(self, game: str) -> RecordView | None:
-        row = await self._store().game(game)
+        row = await self._store().game(game) or await self._other_game(game)
         return None if row is None else await self._view(row)
 
     async def _view(

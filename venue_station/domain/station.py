@@ -74,7 +74,9 @@ class Station:
         self.scoring = self.regulation.scoring
         self.knockout = KnockoutDesk(self.require_store, self.hub, self.regulation)
         # 录谱: the records of the games; every change on the SSE stream (without legal moves)
-        self.records = RecordDesk(self.require_store, self.regulation, self._board_game)
+        self.records = RecordDesk(
+            self.require_store, self.regulation, self._board_game, self.knockout.game_row
+        )
         self.records.listen(lambda view: self.hub.publish("record", view.as_dict(legal=False)))
         # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
         self.duties = DutyDesk(

@@ -174,7 +174,8 @@ async def _game_or_404(
     station: Station, game_id: str
 ) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     assert station.store is not None
-    game = await station.store.game(game_id)
+    # a Swiss game, or a knockout game put on a board (exported alike)
+    game = await station.store.game(game_id) or await station.knockout.game_row(game_id)
     if game is None:
         raise ApiError(404, f"no game {game_id!r}", kind="not_found", where="path.game")
     return game, await station.store.game_events(game_id)

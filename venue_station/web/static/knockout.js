@@ -128,8 +128,11 @@
         e("td", {}, e("button", { type: "button", "data-action": "confirm", text: QZ.t(proposed.confirmed ? "ko.resend" : "ko.confirm"),
           onclick: () => confirm(g, input.value.trim()) })));
     } else {
+      // a game played: its clock log as PGN, as a Swiss game's (the records of the top boards)
+      const pgn = g.board ? e("a", { href: "/api/export/games/" + encodeURIComponent(g.id) + "/clock.pgn",
+        download: "", class: "ko-pgn", text: "PGN" }) : "";
       tr.append(e("td", { text: g.board ? QZ.t("board", { n: g.board }) : "—" }),
-        e("td", { class: "ko-result", text: g.result ? resultText(g) : QZ.t("ko.state.playing") }), e("td"));
+        e("td", { class: "ko-result", text: g.result ? resultText(g) : QZ.t("ko.state.playing") }), e("td", {}, pgn));
     }
     return tr;
   }
