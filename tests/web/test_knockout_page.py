@@ -132,3 +132,53 @@ async def test_the_knockout_start_is_confirmed_refused_early_and_a_refused_board
     assert await row.get_attribute("data-board") == "2"
     assert await row.get_attribute("data-refused") is None
     await web_station.wait_board("2", lambda v: (v["state"] or {}).get("game") == "ko-sf1")
+
+
+async def test_a_shared_fourth_place_is_settled_by_the_chief_on_the_page(
+    page: Any, web_station: WebStation
+) -> None:
+    """丁 and 戊 drew every game of seven rounds, always as red: level on every criterion of
+    the seed, dropped rounds included, at 4th. The start is refused and says so; the page then
+    offers the two, the chief picks 戊, and the next two taps start the knockout with 戊 fourth
+    (an outsider chief: naming the four needed the API)."""
+    import json
+
+    from support.station import decision_txn, envelope
+
+    station = web_station.station
+    trio = ["甲", "乙", "丙"]
+    rows, facts = ["round,board,red,black"], []
+    for r in range(1, 8):
+        winner_of_three = trio[r % 3]
+        drawn = [p for p in trio if p != winner_of_three]
+        games = [("丁", drawn[0], None), ("戊", drawn[1], None), (winner_of_three, "己", "red")]
+        for i, (red, black, winner) in enumerate(games):
+            board = str(11 + i)
+            rows.append(f"{r},{board},{red},{black}")
+            data = {"winner": winner, "reason": "resign" if winner else "agreed"}
+            txn = decision_txn(station, board, "result", data)
+            facts.append(envelope(board, r, game=f"r{r}-b{board}", type="result",
+                                  data=data, txn=txn))  # fmt: skip
+    await station.import_pairings("\n".join(rows) + "\n", send=False)
+    assert station.ingest is not None
+    for ev in facts:
+        station.ingest.handle(f"qz/v1/test/board/{ev['board']}/event", json.dumps(ev).encode())
+    await station.ingest.flush()
+
+    await login(page, web_station)
+    await page.wait_for_selector('#ko[data-started="0"]')
+    await tap_twice(page)
+    pick = page.locator("#ko-state .ko-pick")
+    await pick.wait_for()
+    assert "并列（丁、戊）" in (await page.text_content("#ko-state") or "")
+    assert "请选出进入淘汰赛的1名（按点选先后排第4名起）" in (await pick.text_content() or "")
+    await pick.locator('button[data-player="戊"]').click()
+    chosen = pick.locator('button[data-player="戊"]')
+    assert await chosen.get_attribute("aria-pressed") == "true"
+    assert await chosen.text_content() == "4. 戊"
+    await asyncio.sleep(0.6)
+    await tap_twice(page)
+    await page.wait_for_selector('#ko[data-started="1"]')
+    top = await page.eval_on_selector_all("#ko-top li", "els => els.map(e => e.dataset.player)")
+    # 乙 won three games and drew four (10); 甲 and 丙 9 each; 丁 and 戊 7; 己 0
+    assert top[0] == "乙" and set(top[1:3]) == {"甲", "丙"} and top[3] == "戊", top

@@ -143,7 +143,14 @@ def _top(given: list[str] | None, rows: list[Any], after: int) -> list[str]:
             f"4th place after round {after} is shared ({', '.join(shared)}): "
             "give the four players as top",
             kind="knockout_fourth_shared",
-            extra={"args": {"after_round": after, "players": shared}},
+            # the players placed above the tie: the page lets the chief pick the rest of four
+            extra={
+                "args": {
+                    "after_round": after,
+                    "players": shared,
+                    "above": [r.player for r in rows if r.rank < rows[3].rank],
+                }
+            },
         )
     return names[:4]
 

@@ -65,6 +65,7 @@
       if (startRefused) {
         $("ko-state").append(e("br"), e("span", { class: "ko-refused", "data-code": startRefused.code },
           e("time", { text: QZ.time(startRefused.ts) }), " ", startRefused.text()));
+        if (startRefused.pick) $("ko-state").append(pickRow(startRefused.pick));
       }
       $("ko-top").replaceChildren();
       $("ko-choices").replaceChildren();
@@ -89,6 +90,24 @@
     $("ko-rows").replaceChildren(...rows);
     $("ko-places").replaceChildren(...s.placings.map((p) =>
       e("li", { "data-place": p.place, "data-player": p.player, text: QZ.t("ko.place", { n: p.place, who: p.player }) })));
+  }
+
+  // The 4th place shared: the chief picks who goes on, in order, among the tied players; the
+  // players above them are in already. The next 开始淘汰赛 sends the four.
+  function pickRow(pick) {
+    const row = e("span", { class: "ko-pick" }, e("br"),
+      QZ.t("ko.pick", { n: pick.need, from: pick.above.length + 1 }), " ");
+    for (const name of pick.shared) {
+      const at = pick.picked.indexOf(name);
+      row.append(e("button", { type: "button", "data-player": name, "aria-pressed": String(at >= 0),
+        text: at >= 0 ? (pick.above.length + at + 1) + ". " + name : name,
+        onclick: () => {
+          const i = pick.picked.indexOf(name);
+          if (i >= 0) pick.picked.splice(i, 1); else if (pick.picked.length < pick.need) pick.picked.push(name);
+          render();
+        } }), " ");
+    }
+    return row;
   }
 
   function choiceRow(c) {
@@ -182,10 +201,18 @@
     disarm();
     const text = $("ko-seed").value.trim();
     const body = text === "" ? {} : { seed: Number(text) };
+    const pick = startRefused && startRefused.pick;
+    if (pick && pick.picked.length === pick.need) body.top = [...pick.above, ...pick.picked];
     const r = await QZ.station.act(() => QZ.t("ko.start"), "POST", "/api/knockout/start", body);
     // why not, kept beside the button (with its time: the rounds go on) until the next try
     startRefused = !r.ok && r.status === 409 && r.data && r.data.code
       ? { ts: Date.now(), code: r.data.code, text: () => QZ.apiError(r.status, r.data) } : null;
+    const args = (r.data && r.data.args) || {};
+    if (startRefused && startRefused.code === "knockout_fourth_shared" && Array.isArray(args.above)) {
+      const need = 4 - args.above.length;
+      startRefused.pick = { above: args.above, shared: args.players, need,
+        picked: pick && pick.need === need ? pick.picked.filter((p) => args.players.includes(p)) : [] };
+    }
     if (r.ok && r.data.started) { state = r.data; render(); } else { shown = ""; load(); }
   });
   // the chief starts it, or another arbiter did: the polls keep the section up to date
