@@ -153,6 +153,7 @@ async def test_a_board_that_refuses_the_game_leaves_it_off_the_boards(
         FakeNode(venue_broker, "node-a", ["1", "2"]) as node,
         httpx.AsyncClient(base_url=station.http_url) as client,
     ):
+        await node.say_online()  # a board the station never heard of is refused a game
         csrf = await login(client)
         r = await client.post("/api/knockout/start", json={"seed": 5}, headers=csrf)
         assert r.status_code == 200, r.text

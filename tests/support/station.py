@@ -35,6 +35,7 @@ from venue_station.domain.station import Station
 from venue_station.store.database import Store
 from venue_station.web.web_server import StationWithWeb
 from wire_contract.messages import Command, Reply, Topics, encode
+from wire_contract.wallclock import wall_ms
 
 __all__ = [
     "ARBITER",
@@ -278,6 +279,12 @@ class FakeNode:
         if publish:
             await self.publish_event(ev)
         return ev
+
+    async def say_online(self) -> None:
+        """Each board's retained ``online`` status, as a node's link says it on connecting."""
+        for b in self.boards:
+            body = {"state": "online", "node": self.node, "session": self.session, "ts": wall_ms()}
+            await self.publish(self.topics.status(b), body, retain=True)
 
     async def publish(self, topic: str, payload: Any, *, retain: bool = False) -> None:
         assert self.client is not None

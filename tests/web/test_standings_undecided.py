@@ -100,7 +100,7 @@ async def test_a_tie_broken_by_dropping_rounds_says_so_on_the_page(
     await station.ingest.flush()
 
     await page.goto(f"{station.http_url}/standings?lang=zh")
-    await page.wait_for_selector("#table tbody tr")
+    await page.wait_for_selector("#table tbody td.player >> text=甲")  # not the empty table's row
     names = await page.eval_on_selector_all(
         "#table tbody tr", "rs => rs.map(r => r.querySelector('td.player').textContent)"
     )

@@ -188,7 +188,6 @@ def game_rows(rec: KnockoutRecord | None) -> dict[str, dict[str, Any]]:
             "game": g.id, "round": after + (1 if g.stage is Stage.SEMI_FINAL else 2),
             "board": str(step["board"]), "red": g.red, "black": g.black, "tc": g.tc,
             "winner": None, "result": None, "reason": None, "updated_ms": 0,
-            "stage": g.stage.value,
         }  # fmt: skip
     return out
 

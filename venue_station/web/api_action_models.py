@@ -313,6 +313,15 @@ class Placing(Out):
     player: str
 
 
+class KnockoutConflict(Out):
+    """A game whose board's result changed after games that came of it were under way: the
+    knockout keeps ``recorded``; ``now`` is the board's (None: no result now)."""
+
+    game: str
+    now: str | None
+    recorded: str | None
+
+
 class KnockoutNotStarted(Out):
     started: Literal[False]
 
@@ -329,6 +338,7 @@ class KnockoutStarted(Out):
     pending_choices: list[PendingChoice]
     lots: list[Lot]
     placings: list[Placing]
+    conflicts: list[KnockoutConflict]
     finished: bool
 
 
