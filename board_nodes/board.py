@@ -411,7 +411,7 @@ class Board:
 
     def _forget_game(self) -> None:
         self.cancel_timers()
-        self.flag.stood = self.flag.late_press = None
+        self.flag.forget()
         self.game = self.clock = self.referee = None
         self.result = self.round_start_ms = None
         self.proposal_seq = {}

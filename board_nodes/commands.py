@@ -25,6 +25,7 @@ from board_nodes.flag_rulings import (
 from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
 from clock_service.handicap import Handicap
 from wire_contract import messages as wire
+from wire_contract.wallclock import wall_ms
 
 __all__ = ["CommandError", "apply_command"]
 
@@ -60,6 +61,11 @@ def apply_command(board: Board, name: str, args: Any) -> None:
             roll_back(board, journaled or before)
             board.changed()
         raise CommandError(str(exc)) from None
+    if name != "reset":  # (a reset writes its own)
+        # What a command set beside its events (a withdrawal's result taken back and the hold,
+        # the arbiter mode, a round's start) is journaled too: a node that restarts from its
+        # last event's checkpoint came back with the loss by fouls it had taken back.
+        board.journal.checkpoint(board.id, board.checkpoint_data(), wall_ms())
     board.changed()
 
 

@@ -51,6 +51,9 @@ class FlagGuard:
         # a press of that side from before it, arrived after it stood: (side, instant ns),
         # for the arbiter's ruling (flag_rulings.py)
         self.late_press: tuple[Side, int] | None = None
+        # the other side pressed before the flag too (its frame as late): a late press is then
+        # not the clock's to replay, it is the arbiter's to weigh (flag_rulings.py)
+        self.other_pressed = False
         self.unproven = 0  # flags that stood after the proof timed out
 
     @staticmethod
@@ -109,11 +112,19 @@ class FlagGuard:
 
     def press_before_flag(self, side: Side, instant_ns: int) -> int | None:
         """If ``side``'s flag stood and this press happened before it: how many ms before."""
-        if self.stood is None or self.stood[0] is not side or instant_ns >= self.stood[1]:
+        if self.stood is None or instant_ns >= self.stood[1]:
+            return None
+        if self.stood[0] is not side:
+            self.other_pressed = True
             return None
         if self.late_press is None:  # the first press is the one that ends the turn
             self.late_press = (side, instant_ns)
         return (self.stood[1] - instant_ns) // 1_000_000
+
+    def forget(self) -> None:
+        """The flag that stood is no news any more (a new game, the flag ruled on)."""
+        self.stood = self.late_press = None
+        self.other_pressed = False
 
     def cancel_timer(self) -> None:
         self._timer.cancel()

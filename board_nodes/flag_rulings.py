@@ -43,7 +43,7 @@ def reopen_after_flag(board: Board, delta_ms: int) -> None:
     """The flagged side gets ``delta_ms``; the clock waits, held by the arbiter."""
     assert board.clock is not None
     board.held_by = HeldBy.ARBITER
-    board.flag.stood = board.flag.late_press = None  # a press from before it is no news now
+    board.flag.forget()  # a press from before it is no news now
     board.emit_clock_events(board.clock.reopen(delta_ms), by="arbiter")
 
 
@@ -54,6 +54,9 @@ def take_late_press(board: Board) -> bool:
     late, flagged = board.flag.late_press, flag_without_result(board)
     if late is None or flagged is None or late[0] is not flagged or flag_loss_pending(board):
         return False
+    if board.flag.other_pressed:  # both pressed in the dark: the order is not the clock's
+        log.warning("board %s: both sides pressed before the flag: the arbiter adjusts", board.id)
+        return False
     assert board.clock is not None
     try:
         events = board.clock.take_late_press(late[1])
@@ -61,6 +64,6 @@ def take_late_press(board: Board) -> bool:
         log.warning("board %s: the late press stays the arbiter's to weigh: %s", board.id, exc)
         return False
     board.held_by = HeldBy.ARBITER
-    board.flag.stood = board.flag.late_press = None
+    board.flag.forget()
     board.emit_clock_events(events, by="arbiter", moved_at=late[1])
     return True

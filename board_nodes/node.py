@@ -95,14 +95,17 @@ class Node:
         if journal.snapshot_only:
             return  # a disk that refuses writes: nothing can be taken over onto it
         fresh = [b.id for b in self.config.board if journal.board(b.id).is_new]
-        found = await read_predecessors(
+        taken = await read_predecessors(
             self.config.broker, venue=self.config.venue, node=self.config.node, boards=fresh
         )
-        taken = {b: p for b, p in found.items() if p.last_seq or p.session}
         if not taken:
             return
         session = max(p.session for p in taken.values())
-        journal.take_over({b: p.last_seq for b, p in taken.items()}, session=session)
+        try:
+            journal.take_over({b: p.last_seq for b, p in taken.items()}, session=session)
+        except Exception:  # a disk that refuses: the node starts all the same, from 1
+            log.exception("takeover: the journal could not take the boards over")
+            return
         for board, p in sorted(taken.items()):
             log.warning(
                 "board %s: taken over from node %s (session %d): its next seq is %d",

@@ -8,9 +8,9 @@ states and statuses for old news, and show the dead Pi's clock running on. So be
 say anything, a node reads what the broker retained of each board its journal does not know —
 the predecessor's last ``state`` and ``status`` (the ACL lets a node read its own boards'), and
 its journal goes on from there (``Journal.take_over``): the board's next seq after the state's,
-and a session after every one seen. Without a broker at start, or with nothing retained, the
-board starts from 1, as a new board does (the station then says the clash: a board whose
-events it already holds).
+and a session after every one seen. Without a broker at start, or without a retained state, the
+board starts from 1, as a new board does (the station then drops its first events as ones it
+holds: docs/node.md says so).
 """
 
 from __future__ import annotations
@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 TAKEOVER_S = 3.0  # at most this long at the node's start, broker unreachable included
 DRAIN_S = 0.05  # to take what has arrived (it has: see below), not to wait for more
 LEAVES = ("state", "status")
+MAX_TAKEN = 2**31  # a seq or session above it is not a predecessor's: its successor would overflow
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,6 +45,7 @@ class Predecessor:
     last_seq: int
     session: int
     node: str
+    has_state: bool  # a state was retained (a status alone may be a finished test's or tool's)
 
 
 async def read_predecessors(
@@ -79,7 +81,7 @@ async def read_predecessors(
     except (TimeoutError, aiomqtt.MqttError) as exc:
         log.warning("takeover: the broker's retained boards could not be read (%r)", exc)
         return {}
-    return {b: p for b, p in found.items() if p.last_seq}
+    return {b: p for b, p in found.items() if p.has_state}
 
 
 def _take(
@@ -107,9 +109,14 @@ def _take(
     except wire.WireError as exc:
         log.warning("takeover: board %s: retained %s refused: %s", board, leaf, exc)
         return
+    if max(last_seq, session) > MAX_TAKEN:  # numbers no node reaches: a forged or broken copy
+        log.warning("takeover: board %s: retained %s out of range, not taken", board, leaf)
+        return
+    has_state = leaf == "state"
     before = found.get(board)
     if before is not None:
+        node = before.node if before.last_seq >= last_seq else node
         last_seq = max(last_seq, before.last_seq)
         session = max(session, before.session)
-        node = before.node if before.last_seq >= last_seq else node
-    found[board] = Predecessor(board, last_seq, session, node)
+        has_state = has_state or before.has_state
+    found[board] = Predecessor(board, last_seq, session, node, has_state)

@@ -78,6 +78,7 @@ class GameClock:
         "_on_move",
         "_phase",
         "_sides",
+        "_since",
         "_started",
     )
 
@@ -105,6 +106,9 @@ class GameClock:
         self._flag: Side | None = None
         self._flagged_ns: int | None = None
         self._deadline = 0  # meaningful only while RUNNING
+        # when the running side's budget last started running down unbroken (a run, a turn, an
+        # adjustment): a late press before it cannot be replayed (take_late_press)
+        self._since: int | None = None
         self._started = False
 
     # -- constructors for the arbiter and the journal -------------------------------------
@@ -176,12 +180,12 @@ class GameClock:
         used_ms = state.used_ns // NS_PER_MS - used_before // NS_PER_MS
         if self._handicap is not None and self._handicap.owed(side, state.moves):
             state.begin_turn()  # a given move: the receiver moves again at once
-            self._deadline = now + state.to_flag()
+            self._deadline, self._since = now + state.to_flag(), now
             return Moved(side, used_ms, state.moves)
         other = self._sides[side.other]
         other.begin_turn()
         self._on_move = side.other
-        self._deadline = now + other.to_flag()
+        self._deadline, self._since = now + other.to_flag(), now
         return Moved(side, used_ms, state.moves)
 
     def pause(self) -> Events:
@@ -222,7 +226,7 @@ class GameClock:
             )
         state.main_ns += delta
         if self._phase is Phase.RUNNING and side is self._on_move:
-            self._deadline = now + state.to_flag()
+            self._deadline, self._since = now + state.to_flag(), now
         return (*events, Adjusted(side, delta_ms))
 
     def reopen(self, delta_ms: int) -> Events:
@@ -261,6 +265,10 @@ class GameClock:
         side, flagged_ns = self._flag, self._flagged_ns
         if self._phase is not Phase.FINISHED or side is None or flagged_ns is None:
             raise ClockError("no flag has fallen: the press counted as it came")
+        if self._since is None or at < self._since:
+            # paused, adjusted or restored since: its budget did not run down from the press to
+            # the flag unbroken, so the time between is not the press's to give back
+            raise ClockError("the clock stopped or was adjusted after the press: adjust instead")
         state = self._sides[side]
         try:
             given = state.copy()
@@ -435,6 +443,7 @@ class GameClock:
     def _run(self, now: int) -> None:
         self._phase = Phase.RUNNING
         self._deadline = now + self._sides[self._on_move].to_flag()
+        self._since = now
 
     def _elapsed(self, now: int) -> int:
         """Time the running side used since the last settle (never past its flag)."""

@@ -13,7 +13,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from broker_config.errors import RosterError
 from broker_config.roster import Roster
 from clock_service.text_rule import text_problem
 from venue_station.auth import check_hash_format
@@ -242,7 +241,7 @@ class StationConfig(_Model):
         if self.roster is not None:
             try:
                 Roster.load(self.roster)
-            except RosterError as exc:
+            except ValueError as exc:  # the roster's RosterError
                 raise ConfigError(source, "roster", str(exc)) from None
         b = self.broker
         for key, file in (

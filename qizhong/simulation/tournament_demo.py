@@ -170,7 +170,13 @@ class TournamentDirector:
                     self.command(board, "resume")  # the pause is ruled on: play on
             if round_no is not None:
                 games = self.call("GET", f"/api/games?round={round_no}")["games"]
-                if games and all(g["status"] == "confirmed" for g in games):
+                # decided, and nothing of it left to rule (a pause foul raised as the result
+                # was entered): the next round's pairings are refused while a ruling waits
+                if (
+                    games
+                    and all(g["status"] == "confirmed" for g in games)
+                    and not self.open_rulings({g["game"] for g in games})
+                ):
                     return list(games)
             elif len(entered) == len(boards):
                 return []
@@ -184,6 +190,10 @@ class TournamentDirector:
         else:
             winner = self.rng.choices(["red", "black", None], weights=(4, 3, 3))[0]
         self.command(board, "result", {"winner": winner, "reason": "arbiter"})
+
+    def open_rulings(self, games: set[str]) -> bool:
+        alerts = (self.call("GET", "/api/alerts?status=open&limit=200") or {}).get("alerts", [])
+        return any(a.get("game") in games for a in alerts)
 
     def rule_alerts(self) -> None:
         body = self.call("GET", "/api/alerts?status=open&limit=200") or {}

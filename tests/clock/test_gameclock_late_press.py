@@ -69,7 +69,7 @@ def test_refused_changing_nothing(t):
     before = c.snapshot()
     with pytest.raises(ClockError, match="not within"):
         c.take_late_press(t0 + 1815 * S)  # at the flag: not before it
-    with pytest.raises(ClockError, match="not within"):
+    with pytest.raises(ClockError, match="stopped or was adjusted"):
         c.take_late_press(t0 + 19 * S)  # before red's turn began
     assert c.snapshot() == before and c.flag is RED
 
@@ -87,3 +87,24 @@ def test_byo_yomi_is_left_to_the_arbiter(t):
     with pytest.raises(ClockError, match="byo-yomi"):
         c.take_late_press(t.ns - 2 * S)
     assert c.flag is RED
+
+
+def test_a_press_before_a_pause_is_left_to_the_arbiter(t):
+    """5m: red's press went out at 120 s with 190 s left; the arbiter paused 60 s; red's flag
+    fell at 370 s. Replaying the press would give red back 250 s of wall time, 60 s of it a
+    pause that charged nobody (a reviewer): refused, nothing changed."""
+    c = clock(t, "5m")
+    t0 = t.ns
+    c.start()
+    t.advance(s=110)
+    press = t.ns  # red has 190 s left
+    t.advance(s=10)
+    c.pause()
+    t.advance(s=60)
+    c.resume()
+    t.advance(s=180)
+    assert c.settle() == (Flagged(RED),) and c.flagged_ns == t0 + 360 * S
+    before = c.snapshot()
+    with pytest.raises(ClockError, match="stopped or was adjusted"):
+        c.take_late_press(press)
+    assert c.snapshot() == before and c.flag is RED

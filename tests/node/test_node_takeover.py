@@ -83,3 +83,42 @@ async def test_a_new_pi_goes_on_from_the_dead_ones_board(
     assert [seq for (_, seq) in journal] == [last_seq + 1]
     (ready,) = journal.values()
     assert ready["type"] == "ready" and ready["session"] > session
+
+
+async def test_a_new_pi_goes_on_from_a_board_that_never_played(
+    broker_factory, tmp_path, start_station
+) -> None:
+    """The dead Pi had started four times during the setting up (session 4) and never had an
+    event: its retained state says seq 0. Its replacement still goes on in a later session —
+    from session 1 the station took its statuses for old news and kept the board lost (a
+    reviewer)."""
+    import json
+
+    from support.broker import mqtt_client
+
+    broker = broker_factory()
+    station = await start_station(station_config(tmp_path, broker), serve_http=False)
+    now = int(__import__("time").time() * 1000)
+    state = {
+        "v": 1, "board": "1", "node": "node-a", "session": 4, "seq": 0, "ts": now, "game": None,
+        "tc": None, "phase": "idle", "running": None, "red_ms": 0, "black_ms": 0,
+        "moves": {"red": 0, "black": 0}, "flag": None, "fouls": {"red": 0, "black": 0},
+        "result": None,
+    }  # fmt: skip
+    status = {"state": "lost", "node": "node-a", "session": 4, "ts": now, "conn": now}
+    async with mqtt_client(broker, "node-a") as old:  # what the dead Pi left retained
+        await old.publish("qz/v1/test/board/1/state", json.dumps(state), qos=1, retain=True)
+        await old.publish("qz/v1/test/board/1/status", json.dumps(status), qos=1, retain=True)
+
+    def view() -> dict[str, Any]:
+        found = [v for v in station.board_views() if v["board"] == "1"]
+        return found[0] if found else {"status": None, "state": None}
+
+    new = node_config(broker, "node-a", ["1"], tmp_path / "new")
+    proc = start_node_process(write_node_toml(new, tmp_path / "new.toml"))
+    try:
+        await until("online", lambda: (view()["status"] or {}).get("state") == "online")
+        assert view()["status"]["session"] == 5
+    finally:
+        proc.kill()
+        proc.wait(10)

@@ -91,3 +91,34 @@ async def test_a_result_that_stood_before_stands_again(board: Board) -> None:
     command(board, "withdraw", seq=first)
     assert board.result == {"winner": "red", "reason": "resignation"}
     assert board.snapshot().result == {"winner": "red", "reason": "resignation"}
+
+
+async def test_a_withdrawal_survives_a_power_cut(board: Board) -> None:
+    """The withdrawal took the loss back in memory after its last event was journaled: a node
+    restarted from its journal came back with the loss by fouls (a reviewer). The journal's
+    checkpoint is the board as the command left it."""
+    events: list[dict[str, Any]] = []
+    board.on_event = events.append
+    command(board, "set_game", game="g1", tc="30m+5s")
+    assert board.clock is not None
+    board.emit_clock_events(board.clock.start())
+    board.press(Side.RED)
+    command(board, "foul", side="black", reason="disturbing")
+    first = events[-1]["seq"]
+    command(board, "foul", side="black", reason="phone")
+    command(board, "withdraw", seq=first)
+    assert board.result is None and board.held_by is HeldBy.ARBITER
+
+    board.journal.flush()
+    saved = board.journal.board(board.id).checkpoint
+    assert saved is not None
+    restarted = Board(
+        "7", venue="t", node="n", session=2, regulation=board.regulation,
+        face=board.face, journal=board.journal,
+    )  # fmt: skip
+    restarted.restore(saved)
+    try:
+        assert restarted.result is None and restarted.phase is BoardPhase.PAUSED
+        assert restarted.held_by is HeldBy.ARBITER
+    finally:
+        restarted.cancel_timers()

@@ -150,3 +150,24 @@ async def test_which_offline_statuses_alert(station: Station, case: str, alerts:
     )
     view = _view(station, "7")
     assert view is not None and view["status"]["state"] == "offline"
+
+
+async def test_a_lost_boards_stop_instant_outlives_a_reconnect(
+    broker_factory: Any, tmp_path: Path, start_station: Any
+) -> None:
+    """A board's node died: its status says since when its clock stands (away_since_ms). The
+    station's next connection gets the same retained ``lost`` again: the instant stays (a
+    reviewer: it fell back to the state's ts, minutes older)."""
+    station = await start_station(station_config(tmp_path, broker_factory()), serve_http=False)
+    assert station.ingest is not None
+    topic = TOPICS.status("1")
+    now = _now()
+    online = json.dumps(_status("online", "node-a", ts=now)).encode()
+    lost = json.dumps({**_status("lost", "node-a", ts=now), "conn": now}).encode()
+    station.ingest.handle(topic, online, received_ms=now + 10)
+    station.ingest.handle(topic, lost, received_ms=now + 15_000)
+    view = _view(station, "1")
+    assert view is not None and view["status"]["away_since_ms"] == now + 10
+    station.ingest.handle(topic, lost, received_ms=now + 60_000, retained=True)  # reconnected
+    view = _view(station, "1")
+    assert view is not None and view["status"]["away_since_ms"] == now + 10

@@ -128,7 +128,7 @@ async def test_a_dead_boards_game_moves_to_a_spare_with_its_times_estimated(
     await web_station.publish_status(dead, "3", "online")
     last = await web_station.publish_state(
         dead, "3", red="甲", black="乙", red_ms=900_000, black_ms=700_000,
-        moves={"red": 12, "black": 11}, running="black",
+        moves={"red": 12, "black": 12}, running="black",  # equal counts: red's turn by them
     )  # fmt: skip
     await asyncio.sleep(0.05)  # a will is later than the online it ends (by its ts here)
     await web_station.publish_status(dead, "3", "lost")
@@ -149,7 +149,7 @@ async def test_a_dead_boards_game_moves_to_a_spare_with_its_times_estimated(
     moved = next(v for v in web_station.station.board_views() if v["board"] == "2")["state"]
     assert moved["phase"] == "ready" or moved["phase"] == "paused", moved
     assert (moved["red"], moved["black"], moved["red_ms"]) == ("甲", "乙", 900_000)
-    assert moved["moves"] == {"red": 12, "black": 11}
+    assert moved["moves"] == {"red": 12, "black": 12}
     # black's clock stands where the dead node left it (its last message; a restarted node
     # would come back from there too): what its card shows, not run on to the tap
     assert before_ms - last["ts"] >= 0

@@ -13,6 +13,7 @@ The checks run before anything is stored, so a refused import changes nothing; a
 from __future__ import annotations
 
 import asyncio
+import contextlib
 from collections.abc import Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -122,7 +123,9 @@ async def _no_ruling_waits(station: Station, round_no: int) -> None:
 async def _waiting(station: Station, round_no: int) -> dict[int, list[str]]:
     """round → the boards of its games that wait for a ruling, rounds before ``round_no``."""
     if station.ingest is not None:
-        await station.ingest.flush()  # what has arrived is stored first
+        with contextlib.suppress(TimeoutError):  # a store that fails: judged on what it has
+            async with asyncio.timeout(RULING_IN_FLIGHT_S):
+                await station.ingest.flush()  # what has arrived is stored first
     waiting: dict[int, list[str]] = {}
     for game, outcome in await station.outcomes():
         if int(game["round"]) >= round_no:

@@ -332,8 +332,11 @@ class Ingest:
         # comes back from its last checkpoint, charging no one for the outage), so the pages run
         # no clock on past the last message before this one (a will comes up to 1.5 keepalives
         # later); for a status kept from before, past its state's ts (common.js ``asOf``).
+        same = old is not None and all(old.get(k) == v for k, v in view.status.items())
         if status.state != "online" and heard_before is not None and not retained:
             view.status["away_since_ms"] = min(heard_before, received_ms)
+        elif same and old is not None and "away_since_ms" in old:
+            view.status["away_since_ms"] = old["away_since_ms"]  # the same news (a reconnect's)
         if old is not None and (old["node"], old["session"]) != (status.node, status.session):
             self.clock_truth.forget_answers(board)  # another node, or restarted: ask again
         self.writer.queue.put_nowait(

@@ -421,9 +421,11 @@
     // A board that cannot answer (its Pi dead, gone silent): its times as its card shows them
     // now, said to be an estimate for the arbiter to check before the spare starts.
     const answers = card(broken).el.dataset.online === "online";
+    let running = null; // the side on move, as the board last said (a dead board's estimate)
     if (st.phase === "running" && !answers) {
-      const left = QZ.remaining(st, st.running, card(broken).asOf(QZ.clock.now()));
-      st = { ...st, phase: "paused", [st.running + "_ms"]: left };
+      running = st.running;
+      const left = QZ.remaining(st, running, card(broken).asOf(QZ.clock.now()));
+      st = { ...st, phase: "paused", [running + "_ms"]: left };
       log(() => QZ.t("board", { n: broken }), "error", () => QZ.t("spare.estimated"));
     } else if (st.phase === "running") {
       const r = await boardCmd(broken, "pause", {}, () => QZ.t("board", { n: broken }) + " " + QZ.t("pause"));
@@ -433,7 +435,7 @@
     }
     const moves = st.moves || { red: 0, black: 0 };
     // Red moves first, so equal counts mean red is on move; a recorded pause says it exactly.
-    const onMove = lastPause.get(broken) || (moves.red > moves.black ? "black" : "red");
+    const onMove = running || lastPause.get(broken) || (moves.red > moves.black ? "black" : "red");
     const args = { game: st.game, tc: st.tc, red: st.red || null, black: st.black || null,
       red_ms: st.red_ms, black_ms: st.black_ms, moves: { red: moves.red, black: moves.black }, on_move: onMove };
     await boardCmd(spare, "set_game", args, what);
