@@ -209,3 +209,29 @@ async def test_the_truth_window_rejects_an_off_value() -> None:
         assert_truthful(20_000, snap, now, now)  # "0:20"
     assert text_ms("9:59") == 599_000 and text_ms("0:09.4") == 9_400
     assert text_ms("1:02:03") == 3_723_000
+
+
+async def test_a_knockout_game_says_what_it_is_on_the_hall_screen(
+    page: Any, web_station: WebStation
+) -> None:
+    """A semi-final's armageddon on board 1: the hall screen says so, draw = black's win
+    included (an outsider chief: nothing said it was a semi-final or a tie-break)."""
+    fake = await web_station.fake_node("node-a", ["1", "2"])
+    for board, game in (("1", "ko-sf1-tb"), ("2", "ko-f")):
+        await web_station.publish_status(fake, board, "online")
+        await web_station.publish_state(fake, board, game=game, tc="10m+3s")
+    await web_station.wait_board("2", lambda v: (v["state"] or {}).get("game") == "ko-f")
+    await page.goto(web_station.url + "/?lang=zh")
+    head = page.locator('.card[data-board="1"] .game')
+    await page.wait_for_function(
+        "() => (document.querySelector('.card[data-board=\"1\"] .game') || {}).textContent"
+        " && document.querySelector('.card[data-board=\"1\"] .game').textContent.length > 0"
+    )
+    assert (await head.text_content() or "").startswith("半决赛 1 · 加赛（和棋黑胜） · ")
+    assert (await page.locator('.card[data-board="2"] .game').text_content() or "").startswith(
+        "决赛 · "
+    )
+    await page.goto(web_station.url + "/?lang=en")
+    await page.wait_for_selector('.card[data-board="1"] .game:not(:empty)')
+    text = await page.locator('.card[data-board="1"] .game').text_content() or ""
+    assert text.startswith("Semi-final 1 · armageddon"), text

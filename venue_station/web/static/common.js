@@ -278,6 +278,14 @@
     return es;
   };
 
+  // A knockout game's stage by its id (ko-sf1, ko-f, ko-3; "-tb": its armageddon), else null.
+  QZ.koLabel = function (game) {
+    const m = /^ko-(sf([12])|f|3)(-tb)?$/.exec(game || "");
+    if (!m) return null;
+    const stage = m[2] ? "semi_final" : m[1] === "f" ? "final" : "third_place";
+    return QZ.t("ko.stage." + stage) + (m[2] ? " " + m[2] : "") + (m[3] ? " · " + QZ.t("ko.armageddon") : "");
+  };
+
   // -- a board card -------------------------------------------------------------------------
   // Built once, then update(view) when a snapshot/status arrives and tick(now) every frame.
   QZ.Card = class {
@@ -338,7 +346,8 @@
       // snapshot that moves one clock leaves the rest of the card untouched.
       const st = this.view.state, status = this.view.status;
       QZ.setText(this.no, QZ.t("board", { n: this.board }));
-      QZ.setText(this.game, st && st.phase ? QZ.tOr("phase." + st.phase, "ev.other") + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "");
+      const ko = st && QZ.koLabel(st.game); // a knockout game says what it is (和棋黑胜 above all)
+      QZ.setText(this.game, st && st.phase ? (ko ? ko + " · " : "") + QZ.tOr("phase." + st.phase, "ev.other") + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "");
       // A finished game shows its result where people look: the score and why.
       const result = st && st.result && typeof st.result === "object" ? st.result : null;
       QZ.setText(this.result, result ? QZ.score(result) + (result.reason ? " · " + QZ.reason(result.reason) : "") : "");
