@@ -106,7 +106,7 @@ async def test_the_knockout_end_to_end(
             assert r.status_code == 200, r.text
             assert r.json()["command"]["ok"] is True
             assert r.json()["game"]["confirmed"] is True
-            # still to be played, now on its board (the arbiter page shows it 对局中)
+            # still to be played, now on its board (the arbiter page shows it 已上台，待结果)
             shown = {p["id"]: p for p in (await client.get("/api/knockout")).json()["proposed"]}
             assert shown[gid]["confirmed"] is True and shown[gid]["board"] == board
             sent = [c for b, c in node.commands if b == board and c.cmd == "set_game"][-1]
