@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 from pydantic import model_validator
-from support.node import simulated_board
+from support.node import black_loses_by_two_fouls, simulated_board
 
 from board_nodes.board import Board
 from board_nodes.board_checkpoint import checkpoint_of
@@ -96,13 +96,7 @@ async def test_a_withdrawal_the_wire_refuses_can_be_made_again(
     stand as the journal holds them, and the arbiter's next withdrawal takes them all back."""
     events: list[dict[str, Any]] = []
     board.on_event = events.append
-    command(board, "set_game", game="g1", tc="30m+5s")
-    assert board.clock is not None
-    board.emit_clock_events(board.clock.start())
-    board.press(Side.RED)
-    command(board, "foul", side="black", reason="disturbing")
-    first = events[-1]["seq"]
-    command(board, "foul", side="black", reason="phone")
+    first = black_loses_by_two_fouls(board)
     assert board.result == {"winner": "red", "reason": "fouls"}
     seen = len(events)
 

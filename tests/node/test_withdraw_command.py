@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from support.node import simulated_board
+from support.node import black_loses_by_two_fouls, simulated_board
 
 from board_nodes.board import Board
 from board_nodes.board_phase import BoardPhase, HeldBy
@@ -99,13 +99,7 @@ async def test_a_withdrawal_survives_a_power_cut(board: Board) -> None:
     checkpoint is the board as the command left it."""
     events: list[dict[str, Any]] = []
     board.on_event = events.append
-    command(board, "set_game", game="g1", tc="30m+5s")
-    assert board.clock is not None
-    board.emit_clock_events(board.clock.start())
-    board.press(Side.RED)
-    command(board, "foul", side="black", reason="disturbing")
-    first = events[-1]["seq"]
-    command(board, "foul", side="black", reason="phone")
+    first = black_loses_by_two_fouls(board)
     command(board, "withdraw", seq=first)
     assert board.result is None and board.held_by is HeldBy.ARBITER
 

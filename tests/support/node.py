@@ -226,6 +226,26 @@ def start_node_process(toml: Path, *, stderr: int = subprocess.DEVNULL) -> subpr
     )
 
 
+def black_loses_by_two_fouls(board: Board) -> int:
+    """On a ``simulated_board``: a 30m+5s game, red's first move, then two fouls of black's —
+    in Meishan the second loses the game at once. Returns the first foul's seq."""
+    from board_nodes.commands import apply_command
+    from clock_service import Side
+    from wire_contract import messages as wire
+
+    def command(name: str, **args: Any) -> None:
+        apply_command(board, name, wire.COMMAND_ARGS[name].model_validate(args))
+
+    command("set_game", game="g1", tc="30m+5s")
+    assert board.clock is not None
+    board.emit_clock_events(board.clock.start())
+    board.press(Side.RED)
+    command("foul", side="black", reason="disturbing")
+    first = board.last_seq
+    command("foul", side="black", reason="phone")
+    return first
+
+
 @contextlib.contextmanager
 def simulated_board(tmp_path: Path, *, regulation: str = "meishan-2016") -> Iterator[Board]:
     """Board 7 of a node on a journal in ``tmp_path`` (not durable), its face simulated and
