@@ -26,9 +26,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import random
 from collections import Counter
-from collections.abc import Callable, Iterator
 from typing import Any
 
 import aiomqtt
@@ -36,8 +34,10 @@ import aiomqtt
 from board_nodes.board import Board
 from board_nodes.commands import CommandError, apply_command
 from board_nodes.config import BrokerConfig
+from board_nodes.identity_clash import ClashWatch
 from board_nodes.journal import Journal
 from board_nodes.publish_window import MAX_INFLIGHT, PUBLISH_TIMEOUT_S, PublishWindow
+from board_nodes.reconnect import broker_keepalive, reconnect_delays
 from wire_contract import bounds
 from wire_contract import messages as wire
 from wire_contract.broker import mqtt_client
@@ -52,38 +52,7 @@ DRAIN_BATCH = 64
 # events a second: the station lets an asked replay past its flood gate, the node keeps it
 # to what the station's writer stores comfortably (20,000 kept events: ~20 s).
 REPLAY_RATE_PER_S = 1000.0
-MOSQUITTO_CHECK_S = 6  # Mosquitto 2 checks keepalives when 5 whole seconds have passed
 SEND_ALL_POLL_S = 0.01  # a clean stop looks this often whether the broker has everything
-
-
-def broker_keepalive(keepalive_s: int) -> int:
-    """The MQTT keepalive to ask the broker for, so that it gives up on a silent connection
-    (and publishes the will) within 1.5 × ``keepalive_s`` of the node's last packet.
-
-    Mosquitto 2 does not drop a client at 1.5 k: it compares whole seconds
-    (``now_s - last_in_s > ⌊1.5 k⌋``) and runs that check only every ``MOSQUITTO_CHECK_S``
-    (6 s), so the will comes up to ⌊1.5 k⌋ + 1 + 6 s after the last packet (measured: 6.7 s
-    for k = 2, 7.5 s for k = 4; the issue saw 15–17 s for k = 10). So: the largest k with
-    that, and half a second to reach the station, within 1.5 × ``keepalive_s`` — 5 for the
-    default 10 s (lost within 15 s), 1 for 6 s, the least ``keepalive_s`` allowed.
-    """
-    budget = 1.5 * keepalive_s - MOSQUITTO_CHECK_S - 1.5
-    k = keepalive_s
-    while k > 1 and (3 * k) // 2 > budget:
-        k -= 1
-    return k
-
-
-def reconnect_delays(
-    min_s: float, max_s: float, rng: Callable[[], float] = random.random
-) -> Iterator[float]:
-    """The pauses before each reconnect: doubling from ``min_s`` to ``max_s``, each drawn from
-    the upper half of its step (jitter, so a venue's boards do not all knock at once) and
-    never past ``max_s``: a board is back within ``connect_timeout_s + max_s`` of its link."""
-    step = min(min_s, max_s)
-    while True:
-        yield step * (0.5 + 0.5 * rng())
-        step = min(step * 2, max_s)
 
 
 class _OutageIsNotAnError(logging.Filter):
@@ -129,6 +98,7 @@ class BoardLink:
         self._finishing = False  # a clean stop: no command is applied any more (``send_all``)
         self.conn = 0  # the epoch of the latest connection attempt (wall ms, increasing)
         self.window = PublishWindow(board.id)  # every publish of this board takes a turn in it
+        self.clash = ClashWatch(board.id, board.node, started_ms=wall_ms())
         self._tasks: asyncio.TaskGroup | None = None  # the live connection's tasks
         self._replay: asyncio.Task[None] | None = None  # a rebirth's replay in flight
         # The drain's client while the drain waits with nothing in flight (``durable`` may
@@ -183,6 +153,7 @@ class BoardLink:
             ts=wall_ms() if ts is None else ts,
             conn=self.conn,
             journal="failing" if self.journal.failing_since is not None else None,
+            clash=True if self.clash.remembered(wall_ms()) else None,
         )
         return wire.encode(status)
 
@@ -191,6 +162,7 @@ class BoardLink:
         # A new connection, a new will: both carry its epoch. Wall ms, so that a node on a fresh
         # journal (session 1 again) still outranks what its predecessor left retained.
         self.conn = max(wall_ms(), self.conn + 1)
+        self.clash.connecting(self.conn)
         # The will's ts is its connection's epoch itself (docs/wire.md "Status order"), not a
         # second clock reading that may already be a millisecond later.
         will = aiomqtt.Will(
@@ -236,7 +208,7 @@ class BoardLink:
             finally:
                 self.client = None
                 self.connected.clear()
-            await asyncio.sleep(next(delays))
+            await asyncio.sleep(max(next(delays), self.clash.pause_s(wall_ms())))
 
     async def _connected(self, client: aiomqtt.Client) -> None:
         board = self.board
@@ -244,7 +216,9 @@ class BoardLink:
         self._backlog_upto = unsent[-1].id if unsent else 0
         # Subscribed before saying online: a command sent the moment the board is seen online
         # is heard (it was lost when sent between the status and the subscription).
-        for topic in (self.topics.cmd(board.id), self.topics.venue_cmd, self.topics.station_status):
+        # (its own status read back: another node connected as this board, identity_clash.py)
+        for topic in (self.topics.cmd(board.id), self.topics.venue_cmd,
+                      self.topics.station_status, self.topics.status(board.id)):  # fmt: skip
             await client.subscribe(topic, qos=1)
         await self._say_online(client)
         self._state_dirty.set()
@@ -362,6 +336,10 @@ class BoardLink:
             try:
                 if topic == self.topics.station_status:
                     await self._station_status(client, payload)
+                elif topic == self.topics.status(self.board.id):
+                    if self.clash.heard(payload, retained=message.retain, now_ms=wall_ms()):
+                        self._status_dirty = True  # say ``clash`` in the status now
+                        self._wake.set()
                 elif self._finishing and topic in (self.topics.cmd(self.board.id),
                                                    self.topics.venue_cmd):  # fmt: skip
                     # unanswered, as if the node had already gone (the station says so)

@@ -122,7 +122,11 @@ class BoardStatus(_Model):
     # on; its events are held on the node and published once they are on disk, so the
     # station's view of the board is behind until then. Absent when the journal writes.
     journal: Literal["failing"] | None = None
-    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn", "journal")
+    # True: the node heard another connection write this board's status since it started —
+    # two nodes with one identity (a copied node.toml, a cloned SD card; board_nodes/
+    # identity_clash.py). Absent otherwise.
+    clash: Literal[True] | None = None
+    OMIT_IF_NONE: ClassVar[tuple[str, ...]] = ("conn", "journal", "clash")
 
     def order_key(self) -> tuple[int, int, int]:
         """Later statuses have larger keys; only meaningful when ``conn`` is set."""

@@ -45,3 +45,29 @@ async def test_an_alert_settled_by_its_boards_ruling_says_so_in_words(
     assert await state.text_content() == "已确认 · 随台上裁定"
     await page.evaluate("QZ.setLang('en')")
     assert await state.text_content() == "confirmed · with the board's ruling"
+
+
+async def test_two_nodes_with_one_identity_are_named_on_the_page(
+    page: Any, station: Station
+) -> None:
+    """A node that hears another process connected as its boards says so in its status; the
+    arbiter's page says it in words with the node's name (a technician to find the second Pi)."""
+    from wire_contract.messages import BoardStatus
+
+    assert station.ingest is not None
+    status = BoardStatus(state="online", node="pi-07", session=2, ts=1, conn=1, clash=True)
+    station.ingest._on_status("25", status, received_ms=station.ingest.started_ms + 1)
+    await page.goto(f"{station.http_url}/arbiter?lang=zh")
+    await page.fill("#username", "chief")
+    await page.fill("#password", "pw-chief")
+    await page.click("#login-submit")
+    row = page.locator('#alerts li[data-kind="identity_clash"]')
+    await row.wait_for()
+    text = await row.locator(".alert-head").inner_text()
+    assert "两台计时节点使用同一身份" in text and "pi-07" in text and "25" in text
+    # the same status again (every reconnect says it): still one alert
+    station.ingest._on_status("26", status, received_ms=station.ingest.started_ms + 2)
+    await station.ingest.flush()
+    await page.evaluate("QZ.setLang('en')")
+    assert "Two nodes use one identity" in await row.locator(".alert-head").inner_text()
+    assert await page.locator('#alerts li[data-kind="identity_clash"]').count() == 1

@@ -345,18 +345,15 @@ class Ingest:
         self.hub.publish("status", {"board": board, "status": view.status})
         spec = alert_rules.alert_for_status(board, status, received_ms=received_ms)
         if spec is not None and not (retained and self._left_from_before(board, status)):
-            self._board_down(board, status, spec, received_ms)
+            self._outage(board, (status.node, status.session, status.state), spec, received_ms)
         elif status.state == "online":
             for outage in self.outages.back(board):
                 self.change_alert(
                     outage.alert_id, status="cleared", detail_add={"cleared": "back_online"}
                 )
+        if status.clash and not retained:  # two nodes with one identity: named once a day
+            self.raise_alert(alert_rules.identity_clash_alert(board, status, received_ms))
         self._expect_from(view)
-
-    def _board_down(
-        self, board: str, status: BoardStatus, spec: alert_rules.AlertSpec, received_ms: int
-    ) -> None:
-        self._outage(board, (status.node, status.session, status.state), spec, received_ms)
 
     def _outage(
         self, board: str, of: tuple[str, int, str], spec: alert_rules.AlertSpec, at_ms: int

@@ -26,6 +26,7 @@ __all__ = [
     "alerts_for_event",
     "broker_down_alert",
     "fact_alert",
+    "identity_clash_alert",
     "ruling_of",
     "settled_alert_kind",
     "store_failing_alert",
@@ -55,6 +56,9 @@ ALERT_KINDS = (
     # 录谱: a required record missing (or late) when its grace ended; carries the profile's
     # pending not_recording foul against the responsible player (domain/record_duties.py)
     "record_missing",
+    # two node processes connected as one node's boards (a cloned SD card): the node says so
+    # in its status (``clash``, board_nodes/identity_clash.py); one alert a node a day
+    "identity_clash",
 )
 # "cleared": closed by the station because its cause is gone (a board back online, a clock
 # back in time; intake/outages.py), not ruled by anyone.
@@ -235,6 +239,13 @@ def alert_for_status(
     if status.conn is not None:
         detail["conn"] = status.conn
     return AlertSpec(key, kind, board, when, detail=detail)
+
+
+def identity_clash_alert(board: str, status: BoardStatus, received_ms: int) -> AlertSpec:
+    """Another node process is connected as ``status.node`` (its boards taken from each other):
+    one alert for the node a day, not one per takeover."""
+    key = f"clash:{status.node}:{received_ms // 86_400_000}"
+    return AlertSpec(key, "identity_clash", board, received_ms, detail={"node": status.node})
 
 
 def store_failing_alert(venue: str, since_ms: int, error: str | None) -> AlertSpec:

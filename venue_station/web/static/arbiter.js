@@ -199,6 +199,7 @@
     if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
     if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
     if (a.detail && a.detail.count) what.push(countText(a.detail)); // record or presses
+    if (a.kind === "identity_clash" && a.detail && a.detail.node) what.push(a.detail.node);
     const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
       "data-board": a.board, "data-game": a.game },
       e("div", { class: "alert-head" },
