@@ -139,14 +139,18 @@ def tune_time_trouble(venue: LocalVenue) -> list[str]:
     return slow
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt  # SIGTERM (``kill``, a closed terminal) stops the venue as Ctrl-C does
+
+
 def run(args: argparse.Namespace) -> int:
     work = args.dir or Path(tempfile.mkdtemp(prefix="qizhong-demo-"))
+    signal.signal(signal.SIGTERM, _interrupted)
     if args.tournament:
         return _run_tournament(args, work)
     venue = LocalVenue(work, boards=args.boards or 40, speed=args.speed, seed=args.seed)
     tune_time_trouble(venue)
     stop = threading.Event()
-    signal.signal(signal.SIGTERM, lambda *_: stop.set())
     try:
         venue.start()
         director = Director(venue, seed=args.seed)
