@@ -171,6 +171,7 @@ async def test_a_wulong_round_missing_records_are_fouls_of_the_responsible_playe
             '#alerts li[data-kind="record_missing"][data-board="12"]'
         )
         assert "缺录棋谱" in str(alert_text) and pairs[11][1] in str(alert_text)
+        assert "第1轮" in str(alert_text)  # three alike rows said no round (an outsider chief)
         await rule_on_page(page, "6", "dismiss")  # excused by the arbiter
         confirmed = [b for b in missing if b != "6"]
         for b in confirmed:

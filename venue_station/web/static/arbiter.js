@@ -191,6 +191,7 @@
     // One node's outage is one alert naming all its boards (detail.boards).
     const many = a.detail && Array.isArray(a.detail.boards) && a.detail.boards.length > 1 ? a.detail.boards : null;
     const what = [many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
+    if (a.detail && typeof a.detail.round === "number") what.unshift(QZ.t("round", { n: a.detail.round })); // 缺录: which round's
     if (a.side) what.push(QZ.t(a.side));
     // the side's player, while the board still has that game (a flag, a lateness: who it is)
     const st = a.side && cards.has(a.board) ? cards.get(a.board).view.state : null;
