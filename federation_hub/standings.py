@@ -39,6 +39,8 @@ _ROUND = re.compile(r"^r(\d{1,3})-b")  # the station's game id: r{round}-b{board
 class FactSource(Protocol):
     async def game_facts(self, venue: str) -> list[dict[str, Any]]: ...
 
+    async def boards_of(self, venue: str) -> list[dict[str, Any]]: ...
+
 
 @dataclass(frozen=True)
 class VenueProfiles:
@@ -168,22 +170,27 @@ def _record(g: _Game, rnd: int, o: GameOutcome) -> GameRecord:
     )
 
 
-def _place(g: _Game, reg: Regulation, seen: dict[tuple[int, str], str]) -> tuple[int | None, str]:
-    """The game's round, or why it cannot be ranked ("" when it can)."""
+def _place(
+    g: _Game, reg: Regulation, seen: dict[tuple[int, str], str]
+) -> tuple[int | None, str, str]:
+    """The game's round, or why it cannot be ranked: a code for the pages and the words
+    (both "" when it can)."""
     m = _ROUND.match(g.game)
     if m is None:
-        return None, "no Swiss round in the game id (expected r{round}-b{board})"
+        return None, "not_swiss", "no Swiss round in the game id (expected r{round}-b{board})"
     rnd = int(m.group(1))
     if not 1 <= rnd <= reg.tournament.rounds:
-        return rnd, f"round {rnd} is not 1..{reg.tournament.rounds} of the regulation"
+        rounds = reg.tournament.rounds
+        return rnd, "round_out_of_range", f"round {rnd} is not 1..{rounds} of the regulation"
     if not g.red or not g.black:
-        return rnd, "the players are not on the wire (no red/black in its ready event)"
+        why = "the players are not on the wire (no red/black in its ready event or board state)"
+        return rnd, "no_players", why
     if g.red == g.black:
-        return rnd, f"{g.red!r} cannot play himself"
+        return rnd, "plays_himself", f"{g.red!r} cannot play himself"
     for name in (g.red, g.black):
         if (rnd, name) in seen:
-            return rnd, f"{name!r} already plays round {rnd} in {seen[rnd, name]}"
-    return rnd, ""
+            return rnd, "plays_twice", f"{name!r} already plays round {rnd} in {seen[rnd, name]}"
+    return rnd, "", ""
 
 
 async def venue_standings(
@@ -193,16 +200,23 @@ async def venue_standings(
     Raises ``StandingsError`` only for an ``after_round`` past the regulation's rounds."""
     reg = profiles.of(venue)
     games = _games(await store.game_facts(venue))
+    for board in await store.boards_of(venue):
+        # A hub started after a round was set up never had its ``ready`` events (the mender
+        # asks nothing from before it): the board's state names the players of its game.
+        state = board.get("body") or {}
+        g = games.get(state.get("game") or "")
+        if g is not None and not (g.red and g.black) and state.get("red") and state.get("black"):
+            g.red, g.black = state["red"], state["black"]
     records: list[GameRecord] = []
     views: list[dict[str, Any]] = []
     skipped: list[dict[str, Any]] = []
     seen: dict[tuple[int, str], str] = {}
     for g in sorted(games.values(), key=lambda g: g.game):
         o = _outcome(g, reg)
-        rnd, why = _place(g, reg, seen)
+        rnd, code, why = _place(g, reg, seen)
         views.append(_view(g, rnd, o))
         if why:
-            skipped.append({"game": g.game, "board": g.board, "why": why})
+            skipped.append({"game": g.game, "board": g.board, "code": code, "why": why})
             continue
         assert rnd is not None and g.red is not None and g.black is not None
         seen[rnd, g.red] = seen[rnd, g.black] = g.game

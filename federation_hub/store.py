@@ -268,6 +268,13 @@ class HubStore:
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
 
+    async def live_states(self, limit: int) -> list[dict[str, Any]]:
+        """Every venue's boards' latest states (at most ``limit``), for a live page opened
+        between two states of a board (a long think, a pause, a finished game)."""
+        q = sa.select(boards).order_by(boards.c.venue, boards.c.board).limit(limit)
+        async with self.engine.connect() as conn:
+            return [dict(r._mapping) for r in await conn.execute(q)]
+
     async def event_keys(self) -> list[tuple[str, str, int, int]]:
         q = sa.select(events.c.venue, events.c.board, events.c.session, events.c.seq)
         async with self.engine.connect() as conn:

@@ -35,7 +35,12 @@ __all__ = ["LiveConfig", "build_app", "security_headers", "server_config"]
 MAX_LIVE_BOARDS = 10_000  # the highest --live-max-boards: a page drawing more would crawl
 _WS_URL = re.compile(r"^wss?://[A-Za-z0-9.\-\[\]:]+(/[A-Za-z0-9._~/\-]*)?$")
 _ROUND = re.compile(r"^[0-9]{1,3}$")
-_STATIC = {"hub.js": "text/javascript", "live.js": "text/javascript", "live.css": "text/css"}
+_STATIC = {
+    "hub.js": "text/javascript",
+    "live.js": "text/javascript",
+    "words.js": "text/javascript",
+    "live.css": "text/css",
+}
 
 
 @dataclass(frozen=True)
@@ -150,6 +155,11 @@ def build_app(
     async def live_records(request: Request) -> Response:
         return JSONResponse(records())
 
+    async def live_states(request: Request) -> Response:
+        rows = await store.live_states(live.max_boards)
+        return JSONResponse([{"venue": r["venue"], "board": r["board"], "state": r["body"]}
+                             for r in rows])  # fmt: skip
+
     async def static(request: Request) -> Response:
         name = request.path_params["name"]
         if name not in statics:
@@ -214,6 +224,7 @@ def build_app(
             Route("/live/{venue}/{board}", game_page),
             Route("/api/live", live_config),
             Route("/api/live/records", live_records),
+            Route("/api/live/states", live_states),
             Route("/api/venues", venues),
             Route("/api/venues/{venue}/boards", boards),
             Route("/api/venues/{venue}/results", results),

@@ -52,8 +52,9 @@
     const clocks = boards.map((b) => {
       const s = b.state;
       const left = (side) => s.running === side && s.phase === "running" ? s[`${side}_ms`] - (now - s.ts) : s[`${side}_ms`];
-      return [b.board, mmss(Math.max(0, left("red"))), mmss(Math.max(0, left("black"))), s.phase,
-              s.result ? JSON.stringify(s.result) : ""];
+      // each side: the player (when the board's state names one) and the time left
+      const side = (k) => [typeof s[k] === "string" ? s[k] : "", mmss(Math.max(0, left(k) || 0))].filter(Boolean).join(" ");
+      return [b.board, side("red"), side("black"), QZW.phase(s.phase, lang), QZW.result(s.result, lang)];
     });
     const h = document.createElement("h2");
     h.textContent = `${t("venue")} ${v.venue}`;
@@ -67,7 +68,9 @@
     if ((st.skipped || []).length) {
       const p = document.createElement("p");
       p.className = "skipped";
-      p.textContent = `${t("skipped")}: ` + st.skipped.map((s) => `${s.game} (${s.why})`).join("; ");
+      const sep = lang === "en" ? "; " : "；";
+      p.textContent = `${t("skipped")}: ` + st.skipped.map((s) =>
+        `${QZW.game(s.game, lang)} ${t("board")} ${s.board} (${QZW.skipped(s.code, lang)})`).join(sep);
       parts.push(p);
     }
     const div = document.createElement("section");

@@ -130,7 +130,7 @@
     card.dataset.venue = venue;
     card.dataset.board = board;
     const head = el("div", "head");
-    head.append(el("span", "title"), el("span", "phase"));
+    head.append(el("span", "title"), el("span", "phase"), el("span", "result"));
     card.append(head, sideEl("red"), sideEl("black"));
     const grid = venueEntry(venue).grid;
     const key = (b) => [b.length, b];
@@ -157,9 +157,10 @@
       b.el.querySelector(".title").textContent = `${t("board")} ${b.board}`;
       return;
     }
-    const game = s.game ? ` · ${s.game}` : "";
+    const game = s.game ? ` · ${QZW.game(s.game, lang)}` : "";
     b.el.querySelector(".title").textContent = `${t("board")} ${b.board}${game}`;
     b.el.querySelector(".phase").textContent = t(s.phase);
+    b.el.querySelector(".result").textContent = s.result ? QZW.result(s.result, lang) : "";
     b.el.dataset.phase = s.phase;
     for (const side of ["red", "black"]) {
       const row = b.el.querySelector(`.side.${side}`);
@@ -204,6 +205,10 @@
     if (only !== null && only !== venue + "/" + board) return; // the spectator page's one game
     let s;
     try { s = JSON.parse(new TextDecoder("utf-8", {fatal: true}).decode(bytes)); } catch (e) { count("not_json"); return; }
+    onSnapshot(venue, board, s);
+  }
+  function onSnapshot(venue, board, s) {
+    if (only !== null && only !== venue + "/" + board) return;
     if (!valid(s, board)) { count("invalid"); return; }
     const known = boards.get(venue + "/" + board);
     if (known && known.state && (s.session < known.state.session ||
@@ -257,7 +262,7 @@
     }
     box.dataset.ply = String(r.ply);
     box.dataset.game = r.game;
-    box.querySelector(".movesTitle").textContent = `${t("moves")} · ${r.game}`;
+    box.querySelector(".movesTitle").textContent = `${t("moves")} · ${QZW.game(r.game, lang)}`;
     const cells = box.querySelectorAll(".xq .cell");
     for (let row = 0; row < 10; row++) {
       for (let col = 0; col < 9; col++) {
@@ -340,6 +345,7 @@
         } else if (line === "PING") {
           send("PONG");
         } else if (line === "PONG") {
+          if (connState !== "live") loadStates(); // what changed while the socket was away
           showConn("live");
           backoff = 1000;
         } else if (line.startsWith("-ERR")) {
@@ -355,6 +361,19 @@
     };
   }
 
+  // The boards' latest states as the hub holds them: a board speaks only when its clock changes
+  // (a long think, a pause, a finished game say nothing for minutes), so a page opened between
+  // two states showed no players, no clocks, no result until then (an outsider spectator).
+  function loadStates() {
+    return fetch(base + "api/live/states").then((r) => r.json()).then((list) => {
+      if (!Array.isArray(list)) return;
+      for (const x of list.slice(0, config.max_boards)) {
+        if (x && typeof x === "object" && typeof x.venue === "string" && typeof x.board === "string" &&
+            ID.test(x.venue) && ID.test(x.board)) onSnapshot(x.venue, x.board, x.state);
+      }
+    }).catch(() => {});
+  }
+
   // -- start: the hub tells where the centre's WebSocket listener is --------------------------
   applyText();
   const asked = Date.now();
@@ -362,6 +381,7 @@
     const got = Date.now();
     config = {ws: c.ws, prefix: String(c.prefix || "fed"), max_boards: Number(c.max_boards) || 1000};
     if (Number.isInteger(c.now)) offset = c.now + (got - asked) / 2 - got;
+    loadStates();
     if (!config.ws) { showConn("closed"); return; }
     connect();
     // the records the hub holds, for a page opened mid-game (newer ones come over the socket)

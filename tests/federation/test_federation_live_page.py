@@ -298,3 +298,47 @@ async def test_the_federation_page_shows_standings_and_marks_a_pending_result(
         await page.goto(base + "/live")
         await page.wait_for_selector('#conn[data-state="closed"]')
         assert await page.inner_text("#conn") == "未配置实时棋钟"
+
+
+async def test_a_spectator_opening_the_pages_late_sees_players_clocks_and_results(
+    page: Any, tmp_path: Path
+) -> None:
+    """An outsider spectator opened /live on a paused board and saw only the diagram for 20 s
+    (no names, no clocks: a state comes only with the next press — never for a finished game),
+    and the overview showed the result as raw JSON, the phase as `finished`, times under 红方."""
+    from federation_hub.records import StateRecord
+
+    paused = snapshot("1", phase="paused", running=None, red_ms=1_234_000, black_ms=1_500_000,
+                      red="王天一", black="郑惟桐")  # fmt: skip
+    done = snapshot("2", seq=40, phase="finished", running=None, red="许银川", black="吕钦",
+                    result={"winner": "red", "reason": "resignation"})  # fmt: skip
+    store_path = tmp_path / "hub"
+    store_path.mkdir()
+    store = await HubStore.open(f"sqlite:///{store_path / 'hub.db'}")
+    await store.put_states([StateRecord("va", s["board"], 1, s["seq"], s["ts"], s)
+                            for s in (paused, done)])  # fmt: skip
+    v = Venue()
+    v.ev("1", "r1-b1", "started", {})
+    await v.store_in(store)
+    await store.close()
+    async with hub_web(store_path, LiveConfig()) as base:
+        # no live socket at all here: what the hub holds is shown from its API alone
+        await page.goto(f"{base}/live/va/1")
+        card = page.locator('.board[data-venue="va"][data-board="1"]')
+        await card.locator(".side.red .name").filter(has_text="王天一").wait_for()
+        text = await card.inner_text()
+        assert "郑惟桐" in text and "暂停" in text and "20:34" in text and "25:00" in text
+        await page.goto(f"{base}/live")
+        finished = page.locator('.board[data-venue="va"][data-board="2"]')
+        await finished.locator(".result").filter(has_text="红胜").wait_for()
+        assert "认输" in await finished.inner_text()
+        await page.click("#lang")
+        assert "Red wins" in await finished.inner_text()
+
+        await page.goto(base + "/")
+        clocks = page.locator('section[data-venue="va"] table.clocks')
+        await clocks.wait_for()
+        text = await clocks.inner_text()
+        assert "王天一" in text and "20:34" in text and "暂停" in text, text
+        assert "许银川" in text and "红胜 · 认输" in text and "结束" in text, text
+        assert "{" not in text and "finished" not in text and "paused" not in text, text

@@ -239,3 +239,28 @@ async def test_an_answer_is_kept_two_seconds_and_few_are_kept(store: HubStore) -
         for i in range(300):  # more venues than are kept: the oldest are dropped, not grown
             await points(http, f"v{i}")
         assert len(app.state.recent._kept) == 256  # the bound itself
+
+
+async def test_a_hub_started_after_the_ready_events_takes_the_players_from_the_boards_state(
+    store: HubStore,
+) -> None:
+    """An outsider's hub started after the round was set up: the `ready` events (with the
+    players) came before it and the mender never asks for what came before, so the game was
+    skipped "the players are not on the wire" although the board's state named them."""
+    from federation_hub.records import StateRecord
+
+    v = Venue()
+    v.ev("1", "r1-b1", "started", {})
+    v.result("1", "r1-b1", "red", status="confirmed")
+    await v.store_in(store)
+    state = {"v": 1, "board": "1", "node": "pi-1", "session": 1, "seq": 9, "ts": 1,
+             "game": "r1-b1", "phase": "finished", "red": "张三", "black": "李四"}  # fmt: skip
+    await store.put_states([StateRecord("va", "1", 1, 9, 1, state)])
+    out = await venue_standings(store, "va", MEISHAN)
+    assert out["skipped"] == []
+    assert {r["player"]: r["points"] for r in out["standings"]} == {"张三": 2, "李四": 0}
+    # a board now on another game names nobody for this one: skipped, with a code for the page
+    await store.put_states([StateRecord("va", "1", 1, 10, 2, {**state, "seq": 10,
+                                                               "game": "r2-b1"})])  # fmt: skip
+    out = await venue_standings(store, "va", MEISHAN)
+    assert [(s["game"], s["code"]) for s in out["skipped"]] == [("r1-b1", "no_players")]
