@@ -4,7 +4,10 @@ Flow for the web pages: ``POST /api/auth/login`` with ``{"username", "password"}
 form) sets the ``qz_session`` cookie (HttpOnly, SameSite=Strict) and returns the session's
 CSRF token; every state-changing request then sends the cookie *and* the token in the
 ``X-CSRF-Token`` header. ``GET /api/auth/session`` returns the user and token again (after a
-page reload). Sessions live in memory: a station restart logs everyone out, by design.
+page reload). Sessions live in memory and are kept in the store (``dumps``/``restore``,
+web/session_keep.py): a station restarted, or a standby promoted, logs no one out (an outsider
+deputy's phone dropped to a bare login form while flags fell). Only a hash of each session id
+is kept; an account removed or given another role since loses its sessions at the restore.
 
 Roles, each allowed what the one before it is (``ROLES`` in rank order): ``viewer`` reads the
 arbiter-only data (alerts, pending fouls and forfeits, metrics) and changes nothing; ``arbiter``
@@ -22,10 +25,12 @@ from __future__ import annotations
 import base64
 import hashlib
 import hmac
+import json
 import secrets
 import time
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any
 
 from venue_station.errors import StationError
 
@@ -115,6 +120,8 @@ class Session:
     user: str
     role: str
     csrf: str
+    # Wall-clock seconds, not monotonic: a session outlives the station's process (and its
+    # machine's reboot), and its twelve hours are hours of the day.
     expires: float = field(compare=False)
     boards: tuple[str, ...] | None = None  # a recorder's boards (None: every board)
 
@@ -137,8 +144,9 @@ class Sessions:
     ) -> None:
         self._accounts = {user: (pw_hash, role) for user, pw_hash, role in accounts}
         self._boards = dict(boards or {})  # a recorder account's boards
-        self._sessions: dict[str, Session] = {}
+        self._sessions: dict[str, Session] = {}  # by the hash of the session id (``_key``)
         self._ttl = ttl_s
+        self.on_change: Callable[[], None] | None = None  # a session opened or ended: keep them
         # Verifying an unknown user costs the same as a known one: no user enumeration by timing.
         self._dummy = hash_password(secrets.token_hex(8))
 
@@ -165,20 +173,24 @@ class Sessions:
             user,
             role,
             secrets.token_urlsafe(32),
-            time.monotonic() + self._ttl,
+            time.time() + self._ttl,
             boards if boards is not None else self._boards.get(user),
         )
-        self._sessions[session.sid] = session
+        self._sessions[_key(session.sid)] = session
+        self._changed()
         return session
 
     def get(self, sid: str | None) -> Session | None:
-        session = self._sessions.get(sid or "")
+        key = _key(sid or "")
+        session = self._sessions.get(key)
         if session is None:
             return None
-        if session.expires < time.monotonic():
-            self._sessions.pop(session.sid, None)
+        if session.expires < time.time():
+            self._sessions.pop(key, None)
+            self._changed()
             return None
-        return session
+        # a restored session knows only its id's hash: the id is the one presented
+        return session if session.sid == sid else replace(session, sid=sid or "")
 
     def check(self, sid: str | None, csrf: str | None) -> Session | None:
         """The session if the cookie is valid and the CSRF token matches it."""
@@ -188,4 +200,57 @@ class Sessions:
         return session
 
     def logout(self, sid: str) -> None:
-        self._sessions.pop(sid, None)
+        if self._sessions.pop(_key(sid), None) is not None:
+            self._changed()
+
+    def _changed(self) -> None:
+        if self.on_change is not None:
+            self.on_change()
+
+    def dumps(self) -> str:
+        """The live sessions, for the store: each by its id's hash, never the id itself."""
+        now = time.time()
+        kept = {
+            key: {"user": s.user, "role": s.role, "csrf": s.csrf, "expires": s.expires,
+                  "boards": list(s.boards) if s.boards is not None else None}
+            for key, s in self._sessions.items()
+            if s.expires >= now
+        }  # fmt: skip
+        return json.dumps(kept)
+
+    def restore(self, text: str | None) -> int:
+        """Sessions kept by ``dumps`` (an earlier run's); how many were taken. An account's is
+        taken only if the account still has that role (its boards as configured now); a record
+        key's (a recorder outside the accounts) with its boards. Anything malformed is skipped."""
+        try:
+            kept: Any = json.loads(text or "{}")
+        except ValueError:
+            return 0
+        if not isinstance(kept, dict):
+            return 0
+        now, taken = time.time(), 0
+        for key, row in list(kept.items())[:MAX_RESTORED]:
+            try:
+                user, role, csrf = str(row["user"]), str(row["role"]), str(row["csrf"])
+                expires = float(row["expires"])
+                boards = None if row["boards"] is None else tuple(str(b) for b in row["boards"])
+            except (KeyError, TypeError, ValueError):
+                continue
+            if expires < now or not isinstance(key, str) or len(key) != 64:
+                continue
+            if user in self._accounts:
+                if self._accounts[user][1] != role:
+                    continue  # the account's role changed (or it became a recorder)
+                boards = self._boards.get(user)
+            elif role != RECORDER or boards is None:
+                continue  # an account since removed
+            self._sessions[key] = Session("", user, role, csrf, expires, boards)
+            taken += 1
+        return taken
+
+
+MAX_RESTORED = 10_000  # sessions taken back at a restart (a venue has tens)
+
+
+def _key(sid: str) -> str:
+    return hashlib.sha256(sid.encode("utf-8", "replace")).hexdigest()

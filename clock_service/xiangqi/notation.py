@@ -20,6 +20,7 @@ __all__ = ["NotationError", "chinese", "parse_move", "wxf"]
 
 _RED_NUMERALS = "一二三四五六七八九"
 _BLACK_NUMERALS = "１２３４５６７８９"
+_AS_RED = str.maketrans("123456789１２３４５６７８９", _RED_NUMERALS * 2)
 _NAMES = {
     "K": "帅", "A": "仕", "B": "相", "N": "马", "R": "车", "C": "炮", "P": "兵",
     "k": "将", "a": "士", "b": "象", "n": "马", "r": "车", "c": "炮", "p": "卒",
@@ -195,16 +196,28 @@ def _tables(position: Position) -> tuple[dict[str, set[Move]], dict[str, set[Mov
     return canonical, lenient
 
 
-def _check_numerals(text: str, stripped: str, side: str) -> None:
-    """Red writes 一..九, black １..９: the other side's numerals mean the other side's move.
+def _check_numerals(position: Position, text: str, stripped: str, side: str) -> None:
+    """Red writes 一..九, black １..９ or 1..9: the other side's numerals mean its move.
 
-    Folding them together would read black's 马８进７ typed on red's turn as red's 马八进七.
-    ASCII digits belong to both; black's pawn ordinals 一..五 open the move (一卒平５).
+    Folding them together would read black's 马８进７ — or 马8进7, as a phone types it: the
+    reply typed twice, a recorder a move behind — on red's turn as red's 马八进七 (an outsider
+    recorder's move stored on the wrong side). So Chinese with digits is black's alone; WXF's
+    digits (C2.5) are either side's. A refusal names red's own spelling when there is one.
+    Black's pawn ordinals 一..五 open the move (一卒平５).
     """
-    if side == "red" and any(c in _BLACK_NUMERALS for c in stripped):
+    chinese_text = any("\u4e00" <= c <= "\u9fff" for c in stripped)
+    if side == "red" and (
+        any(c in _BLACK_NUMERALS for c in stripped)
+        or (chinese_text and any(c in "123456789" for c in stripped))
+    ):
+        as_red = stripped.translate(_AS_RED)
+        try:
+            hint = f": red's own is {chinese(position, parse_move(position, as_red))}"
+        except NotationError:
+            hint = ""
         raise NotationError(
-            f"{text!r} is written with black's numerals (１..９), a move for the other side;"
-            " it is red's move"
+            f"{text!r} is written with black's numerals (1..9), a move for the other side;"
+            f" it is red's move{hint}"
         )
     if side == "black" and any(c in _RED_NUMERALS for c in stripped[1:]):
         raise NotationError(
@@ -224,7 +237,7 @@ def parse_move(position: Position, text: str) -> Move:
             raise NotationError(f"{text!r} is not legal: {position.explain_illegal(move)}")
         return move
     side = "red" if position.to_move is Side.RED else "black"
-    _check_numerals(text, stripped, side)
+    _check_numerals(position, text, stripped, side)
     folded = _fold(stripped)
     canonical, lenient = _tables(position)
     while folded and folded[-1] in _ANNOTATION_TAIL and folded not in lenient:

@@ -205,6 +205,8 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
             ("1", {"move": "炮二平五", "ply": 1}, 422, "wrong_side"),  # red's move on black's turn
             ("1", {"move": "b0c2", "ply": 1}, 422, "wrong_side"),
             ("1", {"move": "hello", "ply": 1}, 422, "unreadable_move"),
+            # black's reply typed on red's turn, as a phone types it: never red's 马八进七
+            ("2", {"move": "马8进7", "ply": 0}, 422, "black_numerals"),
             ("12", {"move": "炮二平五", "ply": 0}, 409, "record_not_required"),
             ("99", {"move": "炮二平五", "ply": 0}, 404, "no_game"),
             ("1", {"move": "炮二平五"}, 400, "bad_request"),  # no ply
@@ -215,6 +217,8 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
             )
             if code in ("illegal_move", "wrong_side", "unreadable_move"):
                 assert got["args"]["side"] == "black" and got["args"]["move"] == body["move"]
+            if code == "black_numerals":
+                assert got["args"] == {"move": "马8进7", "side": "red", "as_move": "马八进七"}
             if code == "record_changed":
                 assert got["args"] == {"ply": 0, "found": 1}
         await refused(

@@ -68,7 +68,6 @@ def test_each_notation_written_and_read(fen: str, zh: str, wxf_text: str, iccs: 
 @pytest.mark.parametrize(
     ("fen", "text", "iccs"),
     [
-        (START_FEN, "炮2平5", "h2e2"),  # ASCII digits
         (START_FEN, "砲二平五", "h2e2"),
         (START_FEN, "包二平五", "h2e2"),
         (START_FEN, "傌二進三", "h0g2"),
@@ -126,3 +125,23 @@ def test_four_and_five_pawns_on_a_file() -> None:
 def test_refused_with_a_reason(fen: str, text: str, reason: str) -> None:
     with pytest.raises(NotationError, match=reason):
         parse_move(Position.from_fen(fen), text)
+
+
+DIGITS_ON_REDS_MOVE = [
+    ("炮2平5", "炮二平五"), ("马8进7", "马八进七"), ("马８进７", "马八进七"), ("兵7进1", "兵七进一")
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("text", "own"), DIGITS_ON_REDS_MOVE)
+def test_digits_in_chinese_are_blacks_and_refused_on_reds_move(text: str, own: str) -> None:
+    """马8进7 typed on red's turn (black's reply typed twice, a recorder a move behind) was read
+    as red's 马八进七 (an outsider recorder): Chinese with digits is black's; the refusal names
+    red's own spelling. WXF's digits stay either side's."""
+    position = Position.from_fen(START_FEN)
+    with pytest.raises(NotationError, match=f"a move for the other side; it is red's move: "
+                                            f"red's own is {own}"):  # fmt: skip
+        parse_move(position, text)
+    assert parse_move(position, "C2.5").iccs == "h2e2"
+    black = Position.from_fen(AFTER_E3E4)
+    assert parse_move(black, "马8进7").iccs == "h9g7"
+

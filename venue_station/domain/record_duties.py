@@ -347,6 +347,7 @@ class DutyDesk:
                     "already_ruled",
                     f"the foul of {game} is {alert['status']} already",
                     status=alert["status"],
+                    by=alert.get("by") or "",
                 )
             if not allow and await self._grace_over(round_no):
                 raise DutyRefused(

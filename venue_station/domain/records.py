@@ -168,6 +168,9 @@ def refusal(position: Any, text: str, error: NotationError) -> RecordRefused:
     args = {"move": text, "side": side}
     if "ambiguous" in message:
         return RecordRefused(422, "ambiguous_move", message, **args)
+    if "red's own is " in message:  # black's digits on red's turn: red's spelling offered
+        own = message.rsplit("red's own is ", 1)[1]
+        return RecordRefused(422, "black_numerals", message, **args, as_move=own)
     if "other side" in message:
         return RecordRefused(422, "wrong_side", message, **args)
     if _ICCS.match(stripped):

@@ -111,13 +111,14 @@ def plan_ruling(
     if alert["status"] in RULED:
         raise RulingRefused(
             "already_ruled", f"alert {alert['id']} is already {alert['status']}",
-            status=alert["status"],
+            status=alert["status"], by=alert.get("by") or "station",
         )  # fmt: skip
     if alert["status"] == "cleared" and alert["kind"] == "record_missing":
         # the chief's consent cleared the duty (record_duties.py): nothing is left to rule
         raise RulingRefused(
-            "already_ruled", f"alert {alert['id']} is cleared", status=alert["status"]
-        )
+            "already_ruled", f"alert {alert['id']} is cleared", status=alert["status"],
+            by=alert.get("by") or "station",
+        )  # fmt: skip
     if action == "ack":
         return Ruling("acked")
     status = _STATUS[action]
@@ -150,8 +151,9 @@ def plan_ruling(
     earlier = _ruled(board_events, seq)
     if earlier is not None:
         raise RulingRefused(
-            "already_ruled", f"the board's proposal {seq} is already {earlier}", status=earlier
-        )
+            "already_ruled", f"the board's proposal {seq} is already {earlier}", status=earlier,
+            by="",
+        )  # fmt: skip
     decides = proposal["type"] in ("result", "forfeit")
     if status == "confirmed" and decides and decided:
         raise RulingRefused("already_decided", "the game already has a result")

@@ -265,6 +265,8 @@ class IngestWriter:
 
     async def _settle_row(self, alert: dict[str, Any] | None, status: str) -> None:
         if alert is not None and alert["status"] in ("open", "acked"):
-            updated = await self.store.update_alert(alert["id"], status=status, by="board")
+            updated = await self.store.update_alert(
+                alert["id"], status=status, by="board", only_open=True
+            )
             if updated is not None:
                 self.hub.publish("alert", {"alert": updated})

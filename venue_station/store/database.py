@@ -343,14 +343,18 @@ class Store:
             return int(new) if new is not None else None
 
     async def update_alert(
-        self, alert_id: int, *, status: str, by: str | None
+        self, alert_id: int, *, status: str, by: str | None, only_open: bool = False
     ) -> dict[str, Any] | None:
+        """The alert's new status; ``only_open``: only if no one has ruled it yet (in the same
+        statement: a board's ruling arriving as an arbiter's is stored never takes it over),
+        None when it had been."""
+        q = sa.update(t.alerts).where(t.alerts.c.id == alert_id)
+        if only_open:
+            q = q.where(t.alerts.c.status.in_(["open", "acked"]))
         async with self.engine.begin() as conn:
-            await conn.execute(
-                sa.update(t.alerts)
-                .where(t.alerts.c.id == alert_id)
-                .values(status=status, by=by, updated_ms=wall_ms())
-            )
+            done = await conn.execute(q.values(status=status, by=by, updated_ms=wall_ms()))
+            if only_open and done.rowcount == 0:
+                return None
             row = (await conn.execute(sa.select(t.alerts).where(t.alerts.c.id == alert_id))).first()
             return dict(row._mapping) if row else None
 

@@ -19,7 +19,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import BaseRoute, Route
 
-from venue_station.auth import Sessions
+from venue_station.auth import COOKIE, Sessions
 from venue_station.domain import exports
 from venue_station.errors import StoreUnavailable
 from venue_station.live.alerts import ALERT_STATUSES
@@ -42,7 +42,14 @@ from venue_station.web import (
 )
 from venue_station.web.access import client_address, reader_of, require_reader
 from venue_station.web.api_actions import action_routes
-from venue_station.web.http_base import ApiError, int_param, json_response, path_int, station_of
+from venue_station.web.http_base import (
+    ApiError,
+    KeyedLocks,
+    int_param,
+    json_response,
+    path_int,
+    station_of,
+)
 from venue_station.web.login_guard import LoginGuard
 from venue_station.web.openapi import SCHEMA
 from venue_station.web.recorder_fence import RecorderFence
@@ -256,6 +263,9 @@ async def set_aside(request: Request) -> Response:
 async def stream(request: Request) -> Response:
     station = station_of(request)
     private = _is_reader(request)
+    # A login that ends (logged out, expired) ends its stream at the next news: arbiter-only
+    # news stops, and the page, reconnected as anyone, learns its login ended.
+    sid, logins = request.cookies.get(COOKIE), request.app.state.sessions
     try:
         queue = station.hub.subscribe(private=private, address=client_address(request))
     except FanoutFull as exc:
@@ -279,7 +289,7 @@ async def stream(request: Request) -> Response:
                 except TimeoutError:
                     yield format_sse("ping", {})
                     continue
-                if item is None:
+                if item is None or logins.get(sid) is None:
                     return
                 # What queued up while this stream waited for the loop goes as one write.
                 batch = [item]
@@ -431,6 +441,7 @@ def build_app(station: Station) -> Starlette:
         ((a.username, a.password_hash, a.role) for a in config.account),
         boards={a.username: a.boards for a in config.account if a.boards is not None},
     )
+    app.state.alert_locks = KeyedLocks()  # one ruling of an alert at a time (api_actions)
     app.state.login_guard = LoginGuard(
         per_address=http.login_per_address,
         per_account=http.login_per_account,

@@ -213,6 +213,15 @@ async def alert_action(request: Request) -> Response:
     assert station.store is not None
     alert_id = path_int(request, "id", high=2**31 - 1)
     action = (await parse_body(request, AlertAction)).action
+    # One ruling of an alert at a time: two arbiters tapping at once, the second waits for the
+    # first and is told it was ruled, by whom (it was told "the board refused": an outsider).
+    async with request.app.state.alert_locks.hold(alert_id):
+        return await _rule(request, station, alert_id, action, session.user)
+
+
+async def _rule(
+    request: Request, station: Any, alert_id: int, action: str, user: str
+) -> Response:
     # Asked before the store is read: an alert the writer commits meanwhile was unstored.
     unstored = bool(station.ingest and station.ingest.alert_ledger.is_unstored(alert_id))
     alert = await station.store.alert(alert_id)
@@ -223,7 +232,7 @@ async def alert_action(request: Request) -> Response:
         raise ApiError(404, f"no alert {alert_id}", kind="not_found", where="path.id")
     body: dict[str, Any] = {}
     try:
-        ruling, result = await station.rule_alert(alert, action, user=session.user)
+        ruling, result = await station.rule_alert(alert, action, user=user)
     except RulingRefused as exc:
         raise ApiError(
             409, exc.message, kind=exc.code, extra={"args": exc.args_, "alert": alert}
@@ -239,7 +248,7 @@ async def alert_action(request: Request) -> Response:
             return json_response(
                 {**body, "error": error, "code": code, "alert": alert}, 504 if timeout else 409
             )
-    updated = await station.store.update_alert(alert_id, status=ruling.status, by=session.user)
+    updated = await station.store.update_alert(alert_id, status=ruling.status, by=user)
     station.hub.publish("alert", {"alert": updated})
     return json_response({**body, "alert": updated})
 

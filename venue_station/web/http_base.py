@@ -6,6 +6,9 @@ import each other through it.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel
@@ -21,6 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ApiError",
+    "KeyedLocks",
     "int_param",
     "json_response",
     "login_guard_of",
@@ -122,3 +126,27 @@ def flag_param(request: Request, name: str, *, default: bool = False) -> bool:
 def import_refused(exc: Any) -> ApiError:
     """An ``ImportRefused`` as its 409: the code and arguments the pairing page translates."""
     return ApiError(409, exc.message, kind=exc.code, extra={"args": exc.args_})
+
+
+class KeyedLocks:
+    """One lock per key (an alert's id) while anyone holds or waits for it; none kept after."""
+
+    def __init__(self) -> None:
+        self._locks: dict[Any, tuple[asyncio.Lock, int]] = {}
+
+    def __len__(self) -> int:
+        return len(self._locks)
+
+    @contextlib.asynccontextmanager
+    async def hold(self, key: Any) -> AsyncIterator[None]:
+        lock, users = self._locks.get(key, (asyncio.Lock(), 0))
+        self._locks[key] = (lock, users + 1)
+        try:
+            async with lock:
+                yield
+        finally:
+            lock, users = self._locks[key]
+            if users == 1:
+                del self._locks[key]
+            else:
+                self._locks[key] = (lock, users - 1)

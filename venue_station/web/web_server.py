@@ -28,6 +28,7 @@ from venue_station.config import StationConfig
 from venue_station.domain.station import Station
 from venue_station.errors import ConfigError, StationError
 from venue_station.web.api import build_app
+from venue_station.web.session_keep import SessionKeeper
 from wire_contract.http_guard import header_deadline_protocol
 
 __all__ = ["StationWithWeb", "WebServer"]
@@ -57,6 +58,7 @@ class WebServer:
     def __init__(self, station: Station, *, on_failure: Callable[[], None] | None = None) -> None:
         self.station = station
         self.app: Starlette = build_app(station)
+        self.keeper = SessionKeeper(self.app.state.sessions, lambda: station.store)
         self.port: int | None = None
         self._on_failure = on_failure
         self._server: _Server | None = None
@@ -70,6 +72,7 @@ class WebServer:
 
     async def start(self) -> None:
         http = self.station.config.http
+        await self.keeper.restore()  # logged in before a restart: still logged in
         tls: dict[str, Any] = {}
         if http.tls_cert is not None and http.tls_key is not None:
             for key, path in (("tls_cert", http.tls_cert), ("tls_key", http.tls_key)):
@@ -122,6 +125,7 @@ class WebServer:
     async def stop(self) -> None:
         """Stop serving within ~1.5 s of ``begin_stop``: what is still open is cancelled."""
         self.begin_stop()
+        await self.keeper.close()
         task = self._task
         if task is not None and not task.done():
             # It has drained since begin_stop (uvicorn's own grace is 1 s); the rest is cut.

@@ -36,7 +36,7 @@
       credentials: "same-origin" });
     let data = {};
     try { data = await r.json(); } catch (e) { /* an empty or non-JSON body */ }
-    if (r.status === 401 && url !== "/api/auth/login") showLogin();
+    if (r.status === 401 && url !== "/api/auth/login") showLogin(csrf !== null);
     return { status: r.status, data };
   }
 
@@ -76,7 +76,10 @@
   const venueCmd = (cmd, args, what) => act(what, "POST", "/api/venue/cmd", { cmd, args: args || {} });
 
   // -- login ----------------------------------------------------------------------------------
-  function showLogin() {
+  // `ended`: the page was logged in and the station no longer knows its session (it expired,
+  // or the station lost it): say so, not a bare form (an outsider deputy stared at one).
+  function showLogin(ended = false) {
+    if (ended) $("login-error").textContent = QZ.t("login.ended");
     csrf = null;
     $("station").hidden = true;
     $("logout").hidden = true;
@@ -84,14 +87,17 @@
     $("goto").hidden = true;
     $("login").hidden = false;
   }
+  let shownBefore = false; // logged in again on this page: an alert it never saw beeps
   async function showStation(session) {
+    const again = shownBefore;
+    shownBefore = true;
     csrf = session.csrf;
     $("user").textContent = session.user;
     $("login").hidden = true;
     $("logout").hidden = false;
     $("station").hidden = false;
     $("goto").hidden = false;
-    await Promise.all([loadAlerts(), loadReasons(), loadRound()]);
+    await Promise.all([loadAlerts(again), loadReasons(), loadRound()]);
     startStream();
     if (QZ.onStation) QZ.onStation(); // the knockout section (knockout.js)
   }
@@ -178,29 +184,9 @@
     for (const a of shown) list.append(alertRow(a));
     renderCount();
   }
-  // What a move limit or an early draw was counted on: the game record (the claimant's checks
-  // left out per the profile) or the clock's presses (docs/records.md).
-  function countText(d) {
-    const n = typeof d.counted === "number" ? d.counted : d.full_moves;
-    if (typeof n !== "number") return QZ.t("count.by_presses");
-    if (d.count !== "record") return QZ.t("count.presses", { n });
-    return d.uncounted_checks ? QZ.t("count.record_checks", { n, u: d.uncounted_checks }) : QZ.t("count.record", { n });
-  }
   function alertRow(a) {
     const e = QZ.el;
-    // One node's outage is one alert naming all its boards (detail.boards).
-    const many = a.detail && Array.isArray(a.detail.boards) && a.detail.boards.length > 1 ? a.detail.boards : null;
-    const what = [many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
-    if (a.detail && typeof a.detail.round === "number") what.unshift(QZ.t("round", { n: a.detail.round })); // 缺录: which round's
-    if (a.side) what.push(QZ.t(a.side));
-    // the side's player, while the board still has that game (a flag, a lateness: who it is)
-    const st = a.side && cards.has(a.board) ? cards.get(a.board).view.state : null;
-    if (st && st.game === a.game && st[a.side] && !(a.detail && a.detail.player)) what.push(st[a.side]);
-    if (a.detail && a.detail.player) what.push(a.detail.player); // the responsible player (录谱)
-    if (a.detail && a.detail.reason) what.push(QZ.reason(a.detail.reason));
-    if (a.detail && typeof a.detail.offset_ms === "number") what.push(a.detail.offset_ms + " ms");
-    if (a.detail && a.detail.count) what.push(countText(a.detail)); // record or presses
-    if (a.kind === "identity_clash" && a.detail && a.detail.node) what.push(a.detail.node);
+    const what = QZ.alertWhat(a, cards.has(a.board) ? cards.get(a.board).view.state : null);
     const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
       "data-board": a.board, "data-game": a.game },
       e("div", { class: "alert-head" },
@@ -211,7 +197,7 @@
         // keeps to one line on a laptop, so three whole alerts stay in view
         e("span", { class: "state", text: a.status === "open" ? "" : a.status === "cleared"
           ? QZ.tOr("cleared." + ((a.detail && a.detail.cleared) || ""), "status.cleared")
-          : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + byWho(a.by) : "") })));
+          : QZ.tOr("status." + a.status, "status.other") + (a.by ? " · " + QZ.byWho(a.by) : "") })));
     if (!settled(a)) {
       const buttons = e("div", { class: "alert-actions" });
       for (const action of decides(a) ? ["ack", "confirm", "dismiss"] : ["ack"]) {
@@ -412,7 +398,6 @@
   twoTaps($("f-spare").querySelector("button"), () => moveToSpare(selected, $("spare-board").value));
 
   // Who settled an alert: an account, or (never a raw code) the board's own event or the station
-  const byWho = (by) => by === "board" || by === "station" ? QZ.t("by." + by) : by;
 
   // A broken clock: pause it, then give its game with its exact times to the spare board.
   async function moveToSpare(broken, spare) {

@@ -108,6 +108,7 @@
       if (k === "phase" && QZ.has("phase." + v)) out[k] = QZ.t("phase." + v);
       else if (k === "status" && QZ.has("status." + v)) out[k] = QZ.t("status." + v);
       else if (k === "side" && (v === "red" || v === "black")) out[k] = QZ.t(v);
+      else if (k === "by") out[k] = !v ? "" : " · " + (v === "board" || v === "station" ? QZ.t("by." + v) : v); // who ruled
       else if (Array.isArray(v)) out[k] = v.join(QZ.lang === "en" ? ", " : "、");
       else out[k] = v;
     }
@@ -134,7 +135,7 @@
     const byStatus = { 401: "unauthenticated", 403: "forbidden", 404: "not_found", 409: "refused",
       413: "too_large", 429: "rate_limited", 503: "busy", 504: "timeout" };
     const code = data.code || byStatus[status];
-    const vars = { status, ...QZ.words(data.args) };
+    const vars = { status, by: "", ...QZ.words(data.args) };
     let text = code ? QZ.tOr("api." + code, "api.generic", vars) : QZ.t("api.generic", vars);
     if (typeof data.line === "number") text += QZ.t("api.line", { line: data.line });
     return text;

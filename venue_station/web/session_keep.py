@@ -1,0 +1,73 @@
+"""The logged-in sessions kept in the store, so a station restart logs no one out.
+
+An outsider deputy arbiter's phone dropped to a bare login form when the station restarted
+mid-round, and the flags that fell meanwhile were neither shown nor beeped until someone logged
+in again. ``auth.Sessions`` now says when a session opens or ends; the keeper writes them all
+(``Sessions.dumps``: each by its id's hash) to the store's ``meta`` row ``web_sessions`` — one
+write at a time, the latest always last — and the next start takes them back
+(``Sessions.restore``) before the web answers. A backup, and a standby's copy, carry them too.
+A store that refuses the write costs nothing but the keeping: the sessions work on in memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from venue_station.auth import Sessions
+
+if TYPE_CHECKING:
+    from venue_station.store.database import Store
+
+__all__ = ["META", "SessionKeeper"]
+
+log = logging.getLogger(__name__)
+
+META = "web_sessions"
+
+
+class SessionKeeper:
+    def __init__(self, sessions: Sessions, store: Callable[[], Store | None]) -> None:
+        self.sessions = sessions
+        self._store = store
+        self._dirty = False
+        self._task: asyncio.Task[None] | None = None
+        self.saves = 0
+
+    def __repr__(self) -> str:
+        return f"<SessionKeeper saves={self.saves} dirty={self._dirty}>"
+
+    async def restore(self) -> int:
+        store = self._store()
+        if store is None:
+            return 0
+        taken = self.sessions.restore(await store.get_meta(META))
+        if taken:
+            log.info("web: %d logged-in sessions kept from before this start", taken)
+        self.sessions.on_change = self.changed
+        return taken
+
+    def changed(self) -> None:
+        self._dirty = True
+        if self._task is None or self._task.done():
+            self._task = asyncio.get_running_loop().create_task(self._save(), name="keep-sessions")
+
+    async def _save(self) -> None:
+        while self._dirty:
+            self._dirty = False
+            store = self._store()
+            if store is None:
+                return
+            try:
+                await store.set_meta(META, self.sessions.dumps())
+                self.saves += 1
+            except Exception as exc:  # the store refusing (a full disk): in memory only
+                log.warning("web: the logged-in sessions could not be kept: %s", exc)
+
+    async def close(self) -> None:
+        """Write what changed last (a clean stop)."""
+        task = self._task
+        if task is not None and not task.done():
+            await asyncio.wait([task], timeout=2.0)
