@@ -166,6 +166,18 @@ async def test_the_chief_prints_a_qr_code_per_required_board(
         for path in ("/api/record-keys/qr.svg?board=1", "/api/record-keys", "/record/sheet"):
             r = await page.request.get(f"{web.url}{path}")
             assert r.status == 403, (path, r.status)
+        # No way back to an overview the recorder cannot open (返回总览 led to raw JSON: an
+        # outsider); any other page says why in words, and the record page offers a way out.
+        await page.goto(f"{web.url}/record/1")
+        await page.locator("#logout").wait_for()
+        assert await page.locator("#back").is_hidden()
+        await page.goto(f"{web.url}/board/1")
+        text = await page.inner_text("body")
+        assert "录谱账号" in text and "{" not in text and "recorder_only" not in text
+        await page.click('a[href="/record/1"]')
+        await page.click("#logout")
+        await page.wait_for_url(f"{web.url}/board/1")
+        await page.wait_for_function("!document.body.innerText.includes('录谱账号')")
         await phone.close()
 
         async with httpx.AsyncClient(base_url=web.url) as client:

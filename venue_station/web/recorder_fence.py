@@ -6,19 +6,22 @@ An ASGI middleware in front of the routes: a request carrying a recorder session
 the chief's QR sheet ``/record/sheet`` nor its ``/api/record-keys/qr.svg``), the
 pages' static files, its own session (``/api/auth/*``) and the alarms every page's banner
 polls (``/api/station``). Everything else, even what an anonymous reader may see, is refused
-before any route runs: 403 with code ``recorder_only``,
-nothing stored, counted in ``/metrics`` like every refused request. Dropping the cookie makes
-the phone an anonymous reader again; the fence is about what the recorder's session does.
+before any route runs: 403 with code ``recorder_only`` — for a page (not ``/api/``) a page in
+words, both languages, leading back to its record page (a recorder tapping 返回总览 met raw
+JSON: an outsider) — nothing stored, counted in ``/metrics`` like every refused request.
+Dropping the cookie (the record page's 退出录谱账号) makes the phone an anonymous reader again;
+the fence is about what the recorder's session does.
 """
 
 from __future__ import annotations
 
+import html
 import logging
 import re
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import HTMLResponse, JSONResponse
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from venue_station.auth import COOKIE, RECORDER, Session
@@ -70,5 +73,28 @@ class RecorderFence:
         message = f"the recorder {session.user!r} may only record ({boards})"
         app.state.station.metrics.bad_requests["recorder_only"] += 1
         log.warning("HTTP 403 %s %s: %s", request.method, scope["path"], message)
+        if not scope["path"].startswith("/api/"):
+            await HTMLResponse(_page(session), status_code=403)(scope, receive, send)
+            return
         body = {"error": message, "code": "recorder_only", "args": {"boards": session.boards}}
         await JSONResponse(body, status_code=403)(scope, receive, send)
+
+
+def _page(session: Session) -> str:
+    boards = list(session.boards or [])
+    links = "".join(
+        f'<li><a href="/record/{html.escape(b)}">第{html.escape(b)}台录谱页 · '
+        f"board {html.escape(b)}'s record</a></li>"
+        for b in boards[:20]
+    )
+    return (
+        '<!doctype html><html lang="zh-CN"><head><meta charset="utf-8">'
+        '<meta name="viewport" content="width=device-width, initial-scale=1">'
+        '<title>棋钟 · 录谱账号</title><link rel="stylesheet" href="/static/style.css"></head>'
+        '<body class="record"><main class="record-main">'
+        "<p>此手机登录的是录谱账号，只能打开本台的录谱页。要看其他页面，请在录谱页按"
+        "“退出录谱账号”。</p>"
+        "<p lang=\"en\">This phone holds a recorder's login: it opens its boards' record pages "
+        "only. To see other pages, tap “Leave the recorder's login” on the record page.</p>"
+        f"<ul>{links}</ul></main></body></html>"
+    )

@@ -55,17 +55,31 @@
   async function session() {
     if (key) {
       const { status, data } = await api("POST", "/api/auth/record-key", { board, key });
-      if (status === 200) { csrf = data.csrf; return; }
+      if (status === 200) { csrf = data.csrf; who({ role: "recorder", boards: [board] }); return; }
       say(() => QZ.apiError(status, data), true);
     }
     const { status, data } = await api("GET", "/api/auth/session");
-    if (status === 200 && data.csrf) csrf = data.csrf;
+    if (status === 200 && data.csrf) { csrf = data.csrf; who(data); }
     $("login-box").hidden = !!csrf;
   }
+  // A recorder (a record key, a recorder account) may open nothing but its boards' records:
+  // no way back to the overview it cannot open (a page of raw JSON, an outsider), a way out of
+  // the recorder's login instead, and said at once when this board is not one of its own.
+  function who(data) {
+    const recorder = data.role === "recorder";
+    $("back").hidden = recorder;
+    $("logout").hidden = !recorder;
+    if (recorder && Array.isArray(data.boards) && !data.boards.includes(board))
+      say(() => QZ.t("record.not_yours", { boards: data.boards.join(QZ.lang === "en" ? ", " : "、") }), true);
+  }
+  $("logout").addEventListener("click", async () => {
+    await api("POST", "/api/auth/logout");
+    location.href = "/board/" + encodeURIComponent(board);
+  });
   async function login() {
     const { status, data } = await api("POST", "/api/auth/login",
       { username: $("username").value, password: $("password").value });
-    if (status === 200) { csrf = data.csrf; $("login-box").hidden = true; say(null); }
+    if (status === 200) { csrf = data.csrf; $("login-box").hidden = true; say(null); who(data); }
     else say(() => QZ.apiError(status, data), true);
   }
   async function send(url, body, okText) {
@@ -206,7 +220,8 @@
     $("pairing").textContent = mismatch
       ? QZ.t(p.disagreement ? "record.mismatch_at" : "record.mismatch", { moves: p.moves, presses: p.presses, n: p.disagreement || 0 })
       : "";
-    const over = view.over ? QZ.t("record.over") : "";
+    // a confirmed result ends the game whatever the diagram says (it said 轮到红方走 after 1-0)
+    const over = view.result ? QZ.t("record.result", { result: view.result }) : view.over ? QZ.t("record.over") : "";
     $("to-move").textContent = over || QZ.t("record.to_move", { side: QZ.t(view.to_move) }) + (view.in_check ? " · " + QZ.t("record.check") : "");
     // numbered by 回合 as a score sheet is: red's move opens the number, black's answers it
     let round = 0;
