@@ -273,8 +273,13 @@
       }
     }
     const list = box.querySelector(".moves");
+    // numbered by 回合 as a score sheet is (an <ol> numbered plies: its "5." was another move)
+    const blackFirst = r.moves.length > 0 && r.to_move === (r.moves.length % 2 ? "red" : "black");
     list.replaceChildren(...r.moves.map((m, i) => {
-      const li = el("li", i % 2 ? "black" : "red", lang === "en" ? m[1] : m[0]);
+      const black = (i % 2 === 1) !== blackFirst;
+      const li = el("li", black ? "black" : "red");
+      li.append(el("span", "no", black ? "" : `${Math.floor((i + (blackFirst ? 1 : 0)) / 2) + 1}.`),
+                el("span", "mv", lang === "en" ? m[1] : m[0]));
       if (m[2] !== null) li.append(el("span", "clk", ` ${fmt(m[2])} / ${fmt(m[3])}`));
       return li;
     }));

@@ -235,6 +235,11 @@ async def test_a_live_entered_game_appears_on_live_move_by_move(
                 f"{CARD} .record .moves li", "l => l.map(x => x.textContent)"
             )
             assert [CHINESE[i] in items[i] for i in range(PLIES)] == [True] * PLIES
+            # numbered by 回合, as the score sheet and the PGN: red's move opens the number
+            numbers = await one.eval_on_selector_all(
+                f"{CARD} .record .moves li .no", "l => l.map(x => x.textContent)"
+            )
+            assert numbers[:4] == ["1.", "", "2.", ""], numbers
             assert await one.locator(".board").count() == 1
             # a page opened now gets the record at once (from the hub's kept views)
             late = await pages.enter_async_context(open_page(browser, **SIZE))

@@ -39,7 +39,11 @@ async def test_the_board_page_draws_each_recorded_move(page: Any, web_station: W
             )
             assert await page.inner_text(cell(iccs[2:])) in ("炮", "马")
             assert (await page.inner_text(cell(iccs[:2]))).strip() == ""
-            assert await page.inner_text("#record-moves li:last-child") == zh
+            assert await page.inner_text("#record-moves li:last-child .mv") == zh
+        numbers = await page.eval_on_selector_all(
+            "#record-moves li .no", "l => l.map(x => x.textContent)"
+        )
+        assert numbers == ["1.", "", "2."][: len(MOVES)]  # by 回合, as the PGN (it numbered plies)
         assert await page.inner_text(cell("e9")) == "将"
         assert await page.get_attribute(cell("e0"), "class") == "cell red"
         assert await page.inner_text("#record-box h2") == "棋谱"
@@ -47,7 +51,7 @@ async def test_the_board_page_draws_each_recorded_move(page: Any, web_station: W
         assert await page.inner_text("#record-box h2") == "Game record"
         assert await page.inner_text(cell("e9")) == "K"
         assert await page.inner_text(cell("g2")) == "H"
-        assert await page.inner_text("#record-moves li:last-child") == "H2+3"
+        assert await page.inner_text("#record-moves li:last-child .mv") == "H2+3"
 
 
 async def test_the_board_page_shows_a_past_games_record_and_its_downloads(
@@ -78,7 +82,7 @@ async def test_the_board_page_shows_a_past_games_record_and_its_downloads(
     await page.wait_for_function("document.getElementById('record-box').dataset.ply === '3'")
     assert await page.get_attribute("#record-box", "data-game") == "r1-b1"
     assert "第1轮" in await page.inner_text("#record-title")
-    assert await page.inner_text("#record-moves li:last-child") == MOVES[-1][0]
+    assert await page.inner_text("#record-moves li:last-child .mv") == MOVES[-1][0]
     game_pgn = page.locator("#record-pgn")
     round_pgn = page.locator("#round-pgn")
     assert await game_pgn.get_attribute("href") == "/api/export/games/r1-b1/record.pgn"

@@ -86,7 +86,7 @@ async def test_the_board_page_shows_the_moves_recorded_while_it_was_cut_off(
 
     await cut_and_back(page, pipe, two_moves)
     await page.wait_for_selector("#record-box[data-ply='3']", timeout=BACK_S * 1000)
-    assert await page.inner_text("#record-moves li:last-child") == MOVES[2]
+    assert await page.inner_text("#record-moves li:last-child .mv") == MOVES[2]
 
 
 async def test_the_hall_screen_shows_the_moves_recorded_while_it_was_cut_off(

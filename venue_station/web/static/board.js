@@ -80,8 +80,11 @@
     const last = view.moves[view.moves.length - 1];
     if (!QZ.xqDraw(xq, view.fen, last && last.iccs)) return;
     lastRecord = view;
+    // numbered by 回合 as the score sheet and the PGN are (it numbered plies: "5." was another move)
+    let round = 0;
     recordMoves.replaceChildren(...view.moves.map((m) =>
-      QZ.el("li", { class: m.side === "black" ? "black" : "red", text: QZ.xqMove(m) })));
+      QZ.el("li", { class: m.side === "black" ? "black" : "red" },
+        QZ.el("span", { class: "no", text: m.side === "black" ? "" : ++round + "." }), QZ.el("span", { class: "mv", text: QZ.xqMove(m) }))));
     recordBox.dataset.ply = String(view.moves.length);
     recordBox.dataset.game = view.game;
     document.getElementById("record-title").textContent =
