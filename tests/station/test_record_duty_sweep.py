@@ -132,3 +132,24 @@ async def test_no_play_no_record_and_the_consents_refusals(station: Station) -> 
     assert str(duty.state) == "due" and duty.consent is None
     edits = await station.require_store().record_rows.record_edits("r1-b2")
     assert [(e["action"], e["by"]) for e in edits] == [("consent", "chief"), ("revoke", "chief")]
+
+
+async def test_a_game_in_play_is_not_yet_recorded_however_far_its_record_runs(
+    station: Station,
+) -> None:
+    """The arbiter's 录谱 list said 已录 for a game still 对局中 once its record ran ahead of the
+    clock's presses (an outsider recorder two moves ahead): a record is complete only with
+    the game — it is due until the game has a result."""
+    boards = Boards(station)
+    assert station.ingest is not None
+    boards.start("1", "r1-b1")
+    boards.moves("1", "r1-b1", 2)
+    await station.ingest.flush()
+    for ply, move in enumerate(("炮二平五", "马8进7", "马二进三", "车9平8")):
+        await station.records.add("1", move, ply=ply, by="arb1", game="r1-b1")
+    (duty,) = [d for d in await station.duties.round_duties(1) if d.board == "1"]
+    assert (str(duty.state), duty.plies, duty.presses) == ("due", 4, 2)
+    boards.result("1", "r1-b1", "red")
+    await station.ingest.flush()
+    (duty,) = [d for d in await station.duties.round_duties(1) if d.board == "1"]
+    assert str(duty.state) == "recorded"

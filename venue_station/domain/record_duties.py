@@ -5,8 +5,9 @@ clock_service.recording; Meishan the top 2 boards, Wulong the top 10 and every b
 ``master``) the desk says where its record stands — ``due`` / ``recorded`` / ``late`` /
 ``missing`` / ``allowed`` — and who must record it (the winner; red on a draw).
 
-- **Recorded** means complete: the record holds at least as many moves as the game's clock
-  counted presses (one move at least). It was recorded *when* the edit that first made it so
+- **Recorded** means complete: the game has its result and the record holds at least as many
+  moves as the game's clock counted presses (one move at least); a game in play is ``due``
+  however far its record runs (it read 已录 while the game went on: an outsider). It was recorded *when* the edit that first made it so
   was stored (``record_edits``); completed after the grace, it is ``late``.
 - **The grace** ends when the next round starts (its first ``started`` event; the last round has
   none, its records stay ``due``).
@@ -199,7 +200,8 @@ class DutyDesk:
                 winner = None if outcome.outcome == "draw" else Side(outcome.outcome)
                 responsible = rule.responsible(winner=winner)
             recorded = None
-            if plies >= max(count, 1):
+            # complete only with the game: a record ahead of a game in play is not yet recorded
+            if plies >= max(count, 1) and outcome.decided:
                 recorded = _recorded_ms(await store.record_rows.record_edits(game), max(count, 1))
                 recorded = recorded if recorded is not None else int(record["updated_ms"])
             if plies:
