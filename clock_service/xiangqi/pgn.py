@@ -98,6 +98,11 @@ def write_pgn(
             if line:
                 body.append(line)
             line = f"{number}." + (" ..." if not red_ply else "")
+        elif line:
+            # black's answer on a line of its own: cchess's reader takes one move a line after
+            # the number (it read none of "1. h2e2 {…} h9g7 {…}": an outsider); PGN is indifferent
+            body.append(line)
+            line = ""
         text = move.iccs if movetext == "iccs" else chinese[ply]
         comment: list[str] = [chinese[ply]] if movetext == "iccs" else []
         clock = clocks[ply] if ply < len(clocks) else None
@@ -105,7 +110,7 @@ def write_pgn(
             comment.append(f"[%clk {format_clock(clock.left_ms)}]")
             if clock.used_ms is not None:
                 comment.append(f"[%emt {format_clock(clock.used_ms)}]")
-        line += f" {text}" + (f" {{{' '.join(comment)}}}" if comment else "")
+        line += (" " if line else "") + text + (f" {{{' '.join(comment)}}}" if comment else "")
         if not red_ply or positions[ply + 1].to_move.value == "red":
             number += 1
     if line:

@@ -158,7 +158,7 @@ async def test_the_published_game_in_three_notations_is_one_record(station: Any)
             assert game.tags["Game"] == "Chinese Chess" and game.tags["GameId"] == f"r1-b{board}"
             assert game.record.iccs() == ICCS and game.record.position.fen == FINAL_FEN
             assert "炮八平五" in r.text  # the Chinese in the comments, for the Chinese readers
-        strip = [re.sub(r'\[(GameId|Board|Red|Black) "[^"]*"\]\n', "", p) for p in pgns]
+        strip = [re.sub(r'\[(GameId|Board|Red|Black|White) "[^"]*"\]\n', "", p) for p in pgns]
         assert strip[0] == strip[1] == strip[2]  # the same record, whatever the notation
         r = await chief.get("/api/export/rounds/1/records.pgn")
         assert r.status_code == 200
@@ -296,6 +296,11 @@ async def test_a_recorder_records_its_board_and_nothing_else(station: Any) -> No
             ("get", "/arbiter", None),
         ]
         for method, url, body in tries:
+            if not url.startswith("/api/"):  # a page: refused in words, both languages
+                page = await recorder.get(url)
+                assert page.status_code == 403 and "录谱账号" in page.text, page.text
+                assert 'href="/record/2"' in page.text and "recorder_only" not in page.text
+                continue
             got = await refused(recorder, checker, "", url, 403, "recorder_only", body, method)
             assert got["args"] == {"boards": ["2"]}, got
         await _nothing_stored(station, before)

@@ -38,7 +38,7 @@ def test_clock_comments() -> None:
     assert format_clock(5_400_000) == "1:30:00" and format_clock(61_999) == "0:01:01"
     record = Record().play_all(["h2e2", "h9g7"])
     text = write_pgn(record, clocks=[PlyClock(left_ms=1_799_000, used_ms=6_000), None])
-    assert "h2e2 {炮二平五 [%clk 0:29:59] [%emt 0:00:06]} h9g7 {马８进７}" in text
+    assert "h2e2 {炮二平五 [%clk 0:29:59] [%emt 0:00:06]}\nh9g7 {马８进７}" in text
     assert read_pgn(text)[0].clocks == (PlyClock(left_ms=1_799_000, used_ms=6_000),)
 
 

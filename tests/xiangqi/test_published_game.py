@@ -83,7 +83,7 @@ def test_the_pgn_reads_as_a_xiangqi_pgn() -> None:
     assert text.startswith('[Game "Chinese Chess"]\n[Event "1982年全国赛"]')
     assert '[Format "ICCS"]' in text
     assert "[FEN" not in text  # the standard start is left out, as vschess does
-    assert "1. b2e2 {炮八平五 [%clk 1:29:20] [%emt 0:00:40]} b9c7 {马２进３ [%clk 1:29:20]" in text
+    assert "1. b2e2 {炮八平五 [%clk 1:29:20] [%emt 0:00:40]}\nb9c7 {马２进３ [%clk 1:29:20]" in text
     assert "39. e0f0 {帅五平四" in text and "g7f5 {后马进６" in text
     assert text.rstrip().endswith("1/2-1/2")
 

@@ -163,6 +163,27 @@ def clock_log_csv(rows: Iterable[ClockRow]) -> str:
     return buf.getvalue()
 
 
+def pgn_termination(result: str | None, reason: str | None) -> str | None:
+    """PGN's ``Termination`` of a decided game: a flag is a time forfeit, a loss by the rules
+    (fouls, a switched-off clock, lateness …) an infraction, a game played out normal."""
+    if result is None:
+        return None
+    if reason == "flag":
+        return "time forfeit"
+    if result not in PGN_RESULTS or reason in _INFRACTIONS:
+        return "rules infraction"
+    return "normal"
+
+
+_INFRACTIONS = {"fouls", "power_switch", "late", "double_forfeit", "board_pause", "misconduct",
+                "disobedience", "suicide_move", "move_rule_violations", "phone_call", "phone",
+                "early_draw_not_varied", "forbidden_repetition"}  # fmt: skip
+
+
+def pgn_tc(tc: str) -> str:
+    return _pgn_tc(tc)
+
+
 def _pgn_tc(tc: str) -> str:
     try:
         return str(TimeControl.parse(tc).pgn())

@@ -7,8 +7,9 @@ clock_service.recording; Meishan the top 2 boards, Wulong the top 10 and every b
 
 - **Recorded** means complete: the game has its result and the record holds at least as many
   moves as the game's clock counted presses (one move at least); a game in play is ``due``
-  however far its record runs (it read 已录 while the game went on: an outsider). It was recorded *when* the edit that first made it so
-  was stored (``record_edits``); completed after the grace, it is ``late``.
+  however far its record runs (it read 已录 while the game went on: an outsider). It was
+  recorded *when* the edit that first made it so was stored (``record_edits``); completed after
+  the grace, it is ``late``.
 - **The grace** ends when the next round starts (its first ``started`` event; the last round has
   none, its records stay ``due``).
 - **At the grace's end** every required record still missing (or only late) raises one

@@ -444,13 +444,16 @@ class RecordDesk:
                 log.exception("a record listener failed")
 
     # -- exports ------------------------------------------------------------------------------
-    def pgn(self, view: RecordView, *, event: str) -> str:
-        """One game as xiangqi PGN: ICCS moves, each with its Chinese and ``[%clk]``."""
+    def pgn(self, view: RecordView, *, event: str, more: Mapping[str, str] | None = None) -> str:
+        """One game as xiangqi PGN: ICCS moves, each with its Chinese and ``[%clk]``; ``more``:
+        the game's Date, TimeControl, Termination (web/records_view.py)."""
         tags = {
             "Event": event,
+            **(more or {}),
             "Round": str(view.round),
             "Red": view.red,
             "Black": view.black,
+            "White": view.red,  # PGN's own tag, for readers written for chess: red moves first
             "GameId": view.game,
             "Board": view.board,
         }

@@ -25,7 +25,9 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import RECORDER
+from venue_station.domain import exports
 from venue_station.domain.records import RecordRefused, RecordView
+from venue_station.live.results import DECISIVE_TYPES, derive_game
 from venue_station.web.access import require_reader, require_recorder, session_response
 from venue_station.web.bodies import parse_body
 from venue_station.web.http_base import (
@@ -101,6 +103,27 @@ async def undo_move(request: Request) -> Response:
     return json_response(view.as_dict())
 
 
+async def _record_pgn(station: Any, view: RecordView) -> str:
+    """The record's PGN with what the station knows of the game beside the moves: its date
+    (the local day of its first event), its time control and how it ended (an outsider's
+    reader found no Date, no TimeControl for the ``[%clk]``, no Termination)."""
+    store = station.require_store()
+    events = await store.game_events(view.game)
+    row = await store.game(view.game) or {}
+    more: dict[str, str] = {}
+    date = exports.pgn_date(events)
+    if date:
+        more["Date"] = date
+    if row.get("tc"):
+        more["TimeControl"] = exports.pgn_tc(str(row["tc"]))
+    decisive = [e for e in events if e["type"] in DECISIVE_TYPES]
+    outcome = derive_game(decisive, station.regulation)
+    ending = exports.pgn_termination(outcome.result if outcome.decided else None, outcome.reason)
+    if ending:
+        more["Termination"] = ending
+    return str(station.records.pgn(view, event=station.event_title, more=more))
+
+
 def _pgn(text: str, filename: str) -> Response:
     return Response(
         text,
@@ -117,7 +140,7 @@ async def game_pgn(request: Request) -> Response:
         view = await station.records.view_game(game)
     if view is None:
         raise ApiError(404, f"no game {game!r}", kind="not_found", where="path.game")
-    return _pgn(station.records.pgn(view, event=station.event_title), f"{game}-record.pgn")
+    return _pgn(await _record_pgn(station, view), f"{game}-record.pgn")
 
 
 async def round_pgn(request: Request) -> Response:
@@ -128,7 +151,7 @@ async def round_pgn(request: Request) -> Response:
         raise ApiError(
             404, f"no records in round {round_no}", kind="no_records", where="path.round"
         )
-    parts = [station.records.pgn(v, event=station.event_title) for v in views]
+    parts = [await _record_pgn(station, v) for v in views]
     name = f"{station.config.venue}-round{round_no}-records.pgn"
     return _pgn("\n".join(p if p.endswith("\n") else p + "\n" for p in parts), name)
 
