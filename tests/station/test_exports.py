@@ -60,7 +60,7 @@ def test_clock_log_pgn() -> None:
     rows = exports.clock_log(EVENTS)
     assert exports.clock_log_pgn(GAME, rows, derive_game(EVENTS), event="test") == (
         '[Event "test"]\n[Site "?"]\n[Date "????.??.??"]\n[Round "7"]\n[White "王天一"]\n'
-        '[Black "郑惟桐"]\n[Result "1-0"]\n[Board "12"]\n[Game "r7-b12"]\n[Red "王天一"]\n'
+        '[Black "郑惟桐"]\n[Result "1-0"]\n[Board "12"]\n[GameId "r7-b12"]\n[Red "王天一"]\n'
         '[TimeControl "1800+5"]\n[Termination "time forfeit"]\n\n'
         "1. -- {[%clk 0:29:56]} -- {[%clk 0:28:59]} 2. -- {[%clk 0:10:01]} 1-0\n"
     )

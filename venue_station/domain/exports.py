@@ -224,7 +224,7 @@ def clock_log_pgn(
         ("Black", game["black"]),
         ("Result", result),
         ("Board", str(game["board"])),
-        ("Game", game["game"]),
+        ("GameId", game["game"]),  # (xiangqi readers take Game for the kind of game)
         ("Red", game["red"]),
         ("TimeControl", _pgn_tc(game["tc"])),
         *extra,
