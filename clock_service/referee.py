@@ -146,6 +146,11 @@ class Referee:
         """The clock face was switched off during the game (not a node restart)."""
         if authorised or side_on_move is None or self.finished:
             return []
+        if self._forfeit_of(side_on_move, "power_switch") is not None:
+            # switched off again while its forfeit waits (across a node restart too: the
+            # referee's proposals are in the checkpoint): one offence for the arbiter to rule,
+            # not a second alert whose ruling writes the loss twice (an outsider)
+            return []
         return self._offence(self.regulation.clock.switch_off, side_on_move, "power_switch")
 
     def flag_fell(self, side: Side) -> list[Proposal]:

@@ -152,6 +152,24 @@ def test_dismissed_switch_off_changes_nothing(profile: str):
 
 
 @BOTH
+def test_a_clock_switched_off_again_while_its_forfeit_waits_proposes_no_second(profile: str):
+    """One switched-off clock gave two 擅自关闭棋钟 alerts (off before a node restart and
+    again after it): ruled by two arbiters, the loss and the result went twice into the
+    board's history (an outsider). While the side's power-switch forfeit waits, another
+    switch-off is the same offence for the arbiter; once that one is dismissed, a new one
+    counts again — also after the referee is restored from the node's checkpoint."""
+    ref = referee(profile)
+    (p,) = ref.clock_switched_off(RED, authorised=False)
+    assert ref.clock_switched_off(RED, authorised=False) == []
+    again = Referee.restore(ref.regulation, json.loads(json.dumps(ref.snapshot())))
+    assert again.clock_switched_off(RED, authorised=False) == []  # after a node restart
+    assert [q.id for q in again.pending()] == [p.id]
+    again.resolve(p.id, DISMISSED)
+    (second,) = again.clock_switched_off(RED, authorised=False)
+    assert second.id != p.id and second.status is PENDING
+
+
+@BOTH
 def test_late_is_a_pending_forfeit_once_per_side(profile: str):
     ref = referee(profile)
     (p,) = ref.late(RED)
