@@ -115,11 +115,14 @@ async def test_a_double_click_on_a_two_tap_button_only_arms_it(
     await page.wait_for_selector('#boards .card[data-board="2"][data-online="online"]')
     await page.dblclick("#pause-all")
     await page.wait_for_selector('#pause-all[data-armed="1"]')
+    # armed, it says what the next tap does (a quick double tap armed it silently: an outsider)
+    assert await page.inner_text("#pause-all") == "再按一次确认：全部暂停"
     await asyncio.sleep(1.0)  # a pause sent would have reached the node by now
     assert not [c for _, c in fake.commands if c.cmd == "pause"]
     await page.click("#pause-all")  # the second, deliberate tap
     await page.locator("#log li:not([data-outcome=sent])").first.wait_for(timeout=5000)
     assert len({c.txn for _, c in fake.commands if c.cmd == "pause"}) == 1  # one venue pause
+    assert await page.inner_text("#pause-all") == "全部暂停"
 
 
 async def test_a_result_corrected_at_once_is_replaced(page: Any, web_station: WebStation) -> None:

@@ -373,16 +373,18 @@
       // A double click's second click (its click count 2) is the same gesture, not the second
       // tap the arming asks for: the whole venue's clocks are not started by one double click.
       if (ev.detail > 1) return;
+      // armed, the button says what the next tap does (a quick double tap armed it silently)
+      const label = () => (button.dataset.i18n ? QZ.t(button.dataset.i18n) : button.textContent);
+      const disarm = () => { armed = null; button.classList.remove("armed"); delete button.dataset.armed; button.textContent = label(); };
       if (!armed) {
         button.classList.add("armed");
         button.dataset.armed = "1";
-        armed = setTimeout(() => { armed = null; button.classList.remove("armed"); delete button.dataset.armed; }, 5000);
+        button.textContent = QZ.t("tap_again", { what: label() });
+        armed = setTimeout(disarm, 5000);
         return;
       }
       clearTimeout(armed);
-      armed = null;
-      button.classList.remove("armed");
-      delete button.dataset.armed;
+      disarm();
       run();
     });
   }
