@@ -174,7 +174,12 @@
     $("alerts-empty").hidden = $("alerts").children.length > 0;
     const open = [...alerts.values()].filter((a) => a.status === "open").length;
     $("alert-count").textContent = open ? String(open) : "";
+    document.title = (open ? "(" + open + ") " : "") + QZ.t("arbiter.title"); // a tab in the background says it too
   }
+  // One beep is easily missed in a noisy hall: an alert waiting for a ruling, not even
+  // acknowledged (知悉), beeps again every REMIND_MS while the page is logged in (an outsider).
+  const REMIND_MS = 30000;
+  setInterval(() => { if (csrf && [...alerts.values()].some((a) => a.status === "open" && decides(a))) beep(); }, REMIND_MS);
   function renderAlerts() {
     const list = $("alerts");
     list.textContent = "";
@@ -187,7 +192,7 @@
   function alertRow(a) {
     const e = QZ.el;
     const what = QZ.alertWhat(a, cards.has(a.board) ? cards.get(a.board).view.state : null);
-    const row = e("li", { class: "alert status-" + a.status, "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
+    const row = e("li", { class: "alert status-" + a.status + (decides(a) ? " decides" : " informs"), "data-id": a.id, "data-kind": a.kind, "data-status": a.status,
       "data-board": a.board, "data-game": a.game },
       e("div", { class: "alert-head" },
         e("strong", { class: "kind", text: QZ.tOr("kind." + a.kind, "kind.warning") }),
