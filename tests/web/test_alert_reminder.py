@@ -49,6 +49,10 @@ async def test_a_flag_stands_out_counts_in_the_title_and_beeps_until_acknowledge
     assert await page.evaluate("QZ.beeps") == beeps + 1  # reminded: the flag waits
     await flag.locator('button[data-action="ack"]').click()  # 知悉: heard, ruling later
     await page.wait_for_selector('#alerts li[data-kind="flag"][data-status="acked"]')
+    # the answer shows where the thumb is (the log sits below the list, off a phone's screen)
+    toast = page.locator("#toast")
+    await toast.wait_for()
+    assert "第1台" in await toast.inner_text() and await toast.get_attribute("data-outcome") == "ok"
     beeps = await page.evaluate("QZ.beeps")
     await page.clock.run_for(31_000)
     assert await page.evaluate("QZ.beeps") == beeps

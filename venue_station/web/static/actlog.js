@@ -50,7 +50,23 @@
     function replaceLog(entry, what, outcome, detail) {
       const i = lines.indexOf(entry);
       if (i >= 0) lines.splice(i, 1);
-      log(what, outcome, detail);
+      toast(log(what, outcome, detail));
+    }
+    // The answer also shows where the thumb is, for a few seconds: on a phone the log sits below
+    // the alert list, off screen once the list is scrolled (an outsider deputy). It takes no
+    // taps (pointer-events: none): nothing under it is ever hidden from a tap.
+    let hide = null;
+    function toast(entry) {
+      let box = document.getElementById("toast");
+      if (!box) {
+        box = QZ.el("div", { id: "toast", class: "toast", role: "status", "aria-live": "polite" });
+        document.body.append(box);
+      }
+      box.textContent = words(entry);
+      box.dataset.outcome = entry.outcome;
+      box.hidden = false;
+      clearTimeout(hide);
+      hide = setTimeout(() => { box.hidden = true; }, entry.outcome === "ok" ? 3000 : 8000);
     }
     // The boards that refused or did not answer, each by its code in words.
     function refusals(data) {
