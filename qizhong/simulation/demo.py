@@ -189,9 +189,9 @@ def run(args: argparse.Namespace) -> int:
             stop.wait(1.0)
     except KeyboardInterrupt:
         pass
-    except VenueError as exc:
-        print(f"qizhong demo: {exc}", file=sys.stderr)
-        venue.stop()
+    except (VenueError, OSError) as exc:  # (OSError: the station gone, its API unreachable)
+        print(f"\nqizhong demo: {exc}; stopping the venue (logs in {work})", file=sys.stderr)
+        venue.stop()  # its nodes too: they were left running after a traceback (an outsider)
         return 2
     print("\nstopping…", flush=True)
     venue.stop()

@@ -82,3 +82,36 @@ def test_sigterm_stops_the_whole_demo(tmp_path: Path, mode: list[str]) -> None:
     for line in left:  # (do not leave them to the next test)
         os.kill(int(line.split(":")[0]), signal.SIGKILL)
     assert not left, out.decode()[-2000:]
+
+
+def test_a_demo_whose_station_dies_stops_its_venue(tmp_path: Path) -> None:
+    """The station killed under ``qizhong demo``: the demo said a traceback and left its node
+    processes running (an outsider). It says what happened and stops the rest."""
+    work = tmp_path / "demo"
+    cmd = [sys.executable, "-m", "qizhong", "demo", "--duration", "300", "--boards", "4",
+           "--speed", "30", "--dir", str(work)]  # fmt: skip
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    try:
+        deadline = time.monotonic() + 90
+        while time.monotonic() < deadline and proc.poll() is None:
+            if any(" node " in p for p in _left_running(work)):
+                break
+            time.sleep(0.2)
+        time.sleep(2.0)
+        children = _children(proc.pid)
+        (station,) = [int(p.split(":")[0]) for p in _left_running(work) if " station " in p]
+        os.kill(station, signal.SIGKILL)
+        out, _ = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert proc.returncode == 2, out.decode()[-2000:]
+    assert "stopping the venue" in out.decode()
+    deadline = time.monotonic() + 10
+    while [p for p in children if _alive(p)] and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [p for p in children if _alive(p)]
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, out.decode()[-2000:]
+
