@@ -86,7 +86,8 @@ def test_a_move_count_reached_confirmed_is_a_draw_entered() -> None:
 def test_ruling_again_is_refused_with_a_code() -> None:
     with pytest.raises(RulingRefused) as refused:
         plan_ruling(alert("flag", 10, status="confirmed"), "dismiss", FLAG, decided=True)
-    assert (refused.value.code, refused.value.args_) == ("already_ruled", {"status": "confirmed"})
+    assert refused.value.code == "already_ruled"
+    assert refused.value.args_ == {"status": "confirmed", "by": "station"}
     ruled = [*FLAG, ev(12, "result", winner="black", reason="flag", status="confirmed", ref=11)]
     with pytest.raises(RulingRefused) as refused:
         plan_ruling(alert("flag", 10), "confirm", ruled, decided=True)

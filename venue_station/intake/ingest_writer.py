@@ -27,12 +27,16 @@ from venue_station.store.database import Store
 from wire_contract.messages import EventEnvelope
 from wire_contract.wallclock import wall_ms
 
-__all__ = ["IngestWriter", "round_of"]
+__all__ = ["IngestWriter", "key_of", "round_of"]
 
 log = logging.getLogger(__name__)
 _ROUND_RE = re.compile(r"^r(\d{1,3})-b")
 _YIELD_EVERY = 64  # stored events handled between two turns of the event loop
 _BATCH = 1000
+
+
+def key_of(ev: EventEnvelope) -> tuple[str, int, int]:
+    return (ev.board, ev.session, ev.seq)
 
 
 def round_of(game: str | None) -> int | None:
@@ -198,6 +202,9 @@ class IngestWriter:
         # any ruling below settles an alert.
         inserted = await self.store.insert_events(rows, alerts=alerts, boards=with_boards)
         self.metrics.duplicates_dropped += len(rows) - len(inserted)
+        if len(inserted) < len(rows):
+            await self._clashes([(ev, r) for ev, r in events if unique.get(key_of(ev)) is ev
+                                 and key_of(ev) not in inserted])  # fmt: skip
         stored_ms = wall_ms()
         mono = time.monotonic()
         games: set[str] = set()
@@ -258,6 +265,27 @@ class IngestWriter:
                 "proposed": outcome.proposed,
             },
         )
+
+    async def _clashes(self, dropped: list[tuple[EventEnvelope, int]]) -> None:
+        """Events not stored because their key is: a repeat (the same event again) is a quiet
+        duplicate; one whose key holds another event (another time or type) is a node on
+        numbers the station holds for another life of the board — a Pi replaced when the
+        broker could not tell it where the board was. Dropped, its game was lost without a
+        word: it is kept aside (nothing lost) and one alert a board and session says so."""
+        stamps = await self.store.reads.event_stamps(key_of(ev) for ev, _ in dropped)
+        for ev, received in dropped:
+            stored = stamps.get(key_of(ev))
+            if stored is None or stored == (ev.ts, ev.type):
+                continue
+            self.metrics.bad_payload("seq_clash")
+            reason = (
+                f"seq clash: board {ev.board} session {ev.session} seq {ev.seq} holds another "
+                f"event ({stored[1]} at {stored[0]}); this {ev.type} at {ev.ts} is kept here"
+            )
+            log.warning("set aside: %s", reason)
+            _, text = describe_item("event", (ev, received))
+            await self.store.set_aside(kind="event", board=ev.board, reason=reason, item=text)
+            self.raise_alert(alert_rules.seq_clash_alert(ev.board, ev.session, ev.node, wall_ms()))
 
     async def _settle(self, board: str, seq: int, status: str) -> None:
         kinds = ("foul_pending", "forfeit_pending", "warning")

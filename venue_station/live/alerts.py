@@ -28,6 +28,7 @@ __all__ = [
     "fact_alert",
     "identity_clash_alert",
     "ruling_of",
+    "seq_clash_alert",
     "settled_alert_kind",
     "store_failing_alert",
     "unverified_alert",
@@ -59,6 +60,9 @@ ALERT_KINDS = (
     # two node processes connected as one node's boards (a cloned SD card): the node says so
     # in its status (``clash``, board_nodes/identity_clash.py); one alert a node a day
     "identity_clash",
+    # events on numbers the station holds for other events (a Pi replaced when the broker had
+    # lost what it retained: intake/ingest_writer.py): kept aside, one alert a board and session
+    "seq_clash",
 )
 # "cleared": closed by the station because its cause is gone (a board back online, a clock
 # back in time; intake/outages.py), not ruled by anyone.
@@ -246,6 +250,13 @@ def identity_clash_alert(board: str, status: BoardStatus, received_ms: int) -> A
     one alert for the node a day, not one per takeover."""
     key = f"clash:{status.node}:{received_ms // 86_400_000}"
     return AlertSpec(key, "identity_clash", board, received_ms, detail={"node": status.node})
+
+
+def seq_clash_alert(board: str, session: int, node: str, at_ms: int) -> AlertSpec:
+    """A node publishes events on (board, session, seq) the station holds with other events:
+    one alert a board, session and node; the events are kept aside."""
+    detail = {"node": node, "session": session}
+    return AlertSpec(f"seqclash:{board}:{session}:{node}", "seq_clash", board, at_ms, detail=detail)
 
 
 def store_failing_alert(venue: str, since_ms: int, error: str | None) -> AlertSpec:

@@ -44,6 +44,24 @@ class TournamentReads:
                 out[row.game].append(dict(row._mapping))
         return out
 
+    async def event_stamps(
+        self, keys: Iterable[tuple[str, int, int]]
+    ) -> dict[tuple[str, int, int], tuple[int, str]]:
+        """(board, session, seq) -> the stored event's (ts, type), for the keys that are stored:
+        one query a board and session (the writer's check of a batch's duplicates)."""
+        groups: dict[tuple[str, int], list[int]] = {}
+        for board, session, seq in keys:
+            groups.setdefault((board, session), []).append(seq)
+        e, out = t.events, {}
+        async with self.engine.connect() as conn:
+            for (board, session), seqs in groups.items():
+                q = sa.select(e.c.seq, e.c.ts, e.c.type).where(
+                    e.c.board == board, e.c.session == session, e.c.seq.in_(seqs)
+                )
+                for row in await conn.execute(q):
+                    out[board, session, int(row.seq)] = (int(row.ts), str(row.type))
+        return out
+
     async def player_tags(self) -> dict[str, frozenset[str]]:
         """name -> tags of every imported player."""
         p = t.players

@@ -38,7 +38,11 @@
     function line(entry) {
       return QZ.el("li", { class: "log-" + entry.outcome, "data-outcome": entry.outcome }, QZ.el("time", { text: QZ.time(entry.ts) }), " ", words(entry));
     }
-    function render() { list().replaceChildren(...lines.map(line)); }
+    function render() {
+      list().replaceChildren(...lines.map(line));
+      const box = document.getElementById("toast");
+      if (box && shown) box.textContent = words(shown); // a language switch re-words it too
+    }
     function log(what, outcome, detail) {
       const entry = { ts: Date.now(), what, outcome, detail: detail || null };
       lines.unshift(entry);
@@ -55,8 +59,9 @@
     // The answer also shows where the thumb is, for a few seconds: on a phone the log sits below
     // the alert list, off screen once the list is scrolled (an outsider deputy). It takes no
     // taps (pointer-events: none): nothing under it is ever hidden from a tap.
-    let hide = null;
+    let hide = null, shown = null;
     function toast(entry) {
+      shown = entry;
       let box = document.getElementById("toast");
       if (!box) {
         box = QZ.el("div", { id: "toast", class: "toast", role: "status", "aria-live": "polite" });

@@ -25,7 +25,7 @@
     if (d.reason) what.push(QZ.reason(d.reason));
     if (typeof d.offset_ms === "number") what.push(d.offset_ms + " ms");
     if (d.count) what.push(countText(d)); // record or presses
-    if (a.kind === "identity_clash" && d.node) what.push(d.node);
+    if ((a.kind === "identity_clash" || a.kind === "seq_clash") && d.node) what.push(d.node);
     return what;
   };
   QZ.byWho = (by) => by === "board" || by === "station" ? QZ.t("by." + by) : by;
