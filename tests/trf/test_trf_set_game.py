@@ -18,8 +18,11 @@ GOLDEN = Path(__file__).parent / "golden"
 
 @pytest.mark.broker
 async def test_set_game_goes_to_every_board(
-    venue_broker: Any, tmp_path: Path, start_station: Any
+    broker_factory: Any, tmp_path: Path, start_station: Any
 ) -> None:
+    # its own broker: the session's shared one may hold another test's retained statuses of
+    # boards 1-3 (a real node's, with its connection epoch) that outrank these (a CI run)
+    venue_broker = broker_factory()
     accounts = [{"username": "chief", "password_hash": hash_password("pw-c"), "role": "chief"}]
     config = station_config(tmp_path, venue_broker, command_timeout_s=1.0, account=accounts)
     station = await start_station(config)
@@ -36,7 +39,7 @@ async def test_set_game_goes_to_every_board(
                 "ts": int(time.time() * 1000),
             }
             await node.publish(station.topics.status(b), status, retain=True)
-        await wait_until(lambda: sum(v["online"] for v in station.board_views()) == 3)
+        await wait_until(lambda: sum(v["online"] for v in station.board_views()) == 3, 15)
         r = await client.post("/api/auth/login", json={"username": "chief", "password": "pw-c"})
         h = {"X-CSRF-Token": r.json()["csrf"]}
 
