@@ -443,17 +443,26 @@ def _csv_safe(value: object) -> object:
     return value
 
 
-def standings_csv(standings: Iterable[Standing]) -> str:
-    """CSV text with a header row; ``shared`` is 0/1, ``tags`` space-separated,
-    ``knockout_place`` empty for a Swiss place; text cells
-    that start like a formula (``= + - @``, tab, CR) are prefixed with ``'``."""
+def standings_csv(
+    standings: Iterable[Standing],
+    *,
+    headers: Sequence[str] | None = None,
+    decided_words: Mapping[str, str] | None = None,
+) -> str:
+    """CSV text with a header row — the field codes, or ``headers`` (the organiser's words,
+    one per field) — and ``decided_by`` as a code or in ``decided_words``; ``shared`` is 0/1,
+    ``tags`` space-separated, ``knockout_place`` empty for a Swiss place; text cells that
+    start like a formula (``= + - @``, tab, CR) are prefixed with ``'``."""
+    if headers is not None and len(headers) != len(_CSV_FIELDS):
+        raise ValueError(f"{len(headers)} headers for {len(_CSV_FIELDS)} fields")
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(_CSV_FIELDS)
+    writer.writerow(headers or _CSV_FIELDS)
     for s in standings:
         row = s.as_dict()
         row["shared"] = int(s.shared)
-        row["decided_by"] = row["decided_by"] or ""
+        decided = row["decided_by"] or ""
+        row["decided_by"] = (decided_words or {}).get(decided, decided)
         row["tags"] = " ".join(row["tags"])
         row["knockout_place"] = "" if s.knockout_place is None else s.knockout_place
         writer.writerow([_csv_safe(row[f]) for f in _CSV_FIELDS])

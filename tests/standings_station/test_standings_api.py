@@ -139,6 +139,18 @@ async def test_exports(offline: Station) -> None:
             ("1", "甲", "5"),
             ("2", "丁", "4"),
         ]
+        # the page's link asks the header row in its language (a spreadsheet's reader)
+        zh = await client.get("/api/export/standings.csv", params={"round": 2, "lang": "zh"})
+        lines = zh.content.decode("utf-8-sig").splitlines()
+        assert lines[0].startswith("名次,棋手,积分,累进分,胜局,犯规,后走局数"), lines[0]
+        codes = await client.get("/api/export/standings.csv", params={"round": 2})
+        by_code = list(csv.DictReader(io.StringIO(codes.content.decode("utf-8-sig"))))
+        in_words = list(csv.DictReader(io.StringIO(zh.content.decode("utf-8-sig"))))
+        assert [(x["名次"], x["棋手"], x["积分"]) for x in in_words] == [
+            (x["rank"], x["player"], x["points"]) for x in by_code
+        ]  # the same rows under the organiser's words
+        en = await client.get("/api/export/standings.csv", params={"lang": "en"})
+        assert en.content.decode("utf-8-sig").startswith("Rank,Player,Points,Progressive")
         doc = (await client.get("/api/export/standings.json", params={"round": 1})).json()
         assert doc["v"] == 1 and doc["regulation"] == "meishan-2016" and doc["after_round"] == 1
         assert [s["player"] for s in doc["standings"]] == ["甲", "丁", "乙", "丙"]

@@ -78,6 +78,24 @@ async def _undecided(station: Station, after: int | None) -> list[dict[str, obje
     ]
 
 
+# The standings CSV's header row in the organiser's words (``?lang=zh|en``, what the page's
+# link asks: an outsider chief opened rank,player,points… in a spreadsheet); the field codes
+# stay the default, for programs.
+_CSV_HEADERS = {
+    "zh": ("名次", "棋手", "积分", "累进分", "胜局", "犯规", "后走局数", "对局数", "并列",
+           "区分依据", "去除轮次", "说明", "说明（英文）", "全场名次", "标签", "淘汰赛名次"),
+    "en": ("Rank", "Player", "Points", "Progressive", "Wins", "Fouls", "Games as black", "Games",
+           "Shared", "Decided by", "Dropped rounds", "Reason (Chinese)", "Reason", "Event rank",
+           "Tags", "Knockout place"),
+}  # fmt: skip
+_TIEBREAK_WORDS = {
+    "zh": {"points": "积分", "progressive": "累进分", "wins": "胜局", "fouls": "犯规",
+           "black_games": "后走局数", "drop_rounds": "去除前几轮得分"},
+    "en": {"points": "points", "progressive": "progressive score", "wins": "wins",
+           "fouls": "fouls", "black_games": "games as black", "drop_rounds": "rounds dropped"},
+}  # fmt: skip
+
+
 async def export_standings(request: Request) -> Response:
     fmt = request.path_params["fmt"]
     if fmt not in ("csv", "json"):
@@ -88,7 +106,12 @@ async def export_standings(request: Request) -> Response:
     station = station_of(request)
     name = f"{station.config.venue}-standings" + (f"-round{after}" if after is not None else "")
     if fmt == "csv":
-        text, media = with_bom(standings_csv(rows)), "text/csv; charset=utf-8"
+        lang = request.query_params.get("lang")
+        lang = lang if lang in _CSV_HEADERS else None
+        headers = _CSV_HEADERS[lang] if lang else None
+        words = _TIEBREAK_WORDS[lang] if lang else None
+        text = with_bom(standings_csv(rows, headers=headers, decided_words=words))
+        media = "text/csv; charset=utf-8"
     else:
         text = standings_json(
             rows, regulation=station.regulation, after_round=after, tag=tag, final=final

@@ -120,7 +120,8 @@
       body.append(tr);
     }
     const q = query();
-    $("csv").href = "/api/export/standings.csv" + (q ? "?" + q : "");
+    // the CSV opens in a spreadsheet: its header row in the page's language
+    $("csv").href = "/api/export/standings.csv?" + (q ? q + "&" : "") + "lang=" + (lang === "en" ? "en" : "zh");
     $("json").href = "/api/export/standings.json" + (q ? "?" + q : "");
     const round = state.round || state.lastRound;
     $("x-results").hidden = $("x-pgn").hidden = !round;
