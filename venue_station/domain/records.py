@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import re
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -45,7 +44,7 @@ from clock_service.xiangqi import (
 from clock_service.xiangqi.board import square_name
 from venue_station.domain.exports import clock_log
 from venue_station.domain.record_keys import check_record_key, record_key
-from venue_station.errors import StationError
+from venue_station.domain.record_refusals import RecordRefused, refusal
 from venue_station.live.results import derive_game
 from venue_station.store.records import RecordConflict
 
@@ -56,19 +55,6 @@ __all__ = ["RecordDesk", "RecordRefused", "RecordView", "board_number", "pairing
 
 log = logging.getLogger(__name__)
 MAX_MOVE_TEXT = 32
-_ICCS = re.compile(r"^[a-iA-I]\d-?[a-iA-I]\d$")
-_CHINESE_SIGNS = set("进進退平上下")
-_WXF = re.compile(r"^[A-Za-z+\-1-9]{1,3}[+\-=.]?[1-9]$")  # C2.5 C25 R+.3 -H+6 9+.8 17+1
-
-
-class RecordRefused(StationError):
-    """A record change the station refuses, nothing stored: ``code`` for the pages to translate
-    (illegal_move, wrong_side, ambiguous_move, unreadable_move, record_changed,
-    record_not_required, nothing_to_undo, no_game), ``status`` the HTTP status, ``args``."""
-
-    def __init__(self, status: int, code: str, message: str, **args: Any) -> None:
-        super().__init__(message)
-        self.status, self.code, self.message, self.args_ = status, code, message, args
 
 
 def board_number(board: str) -> int:
@@ -158,32 +144,6 @@ class RecordView:
         if legal:
             out["legal"] = self.legal()
         return out
-
-
-def refusal(position: Any, text: str, error: NotationError) -> RecordRefused:
-    """What a move the rules refuse is: a code the pages translate, the rules' own reason."""
-    side = position.to_move.value
-    stripped = re.sub(r"\s+", "", text)
-    message = str(error)
-    args = {"move": text, "side": side}
-    if "ambiguous" in message:
-        return RecordRefused(422, "ambiguous_move", message, **args)
-    if "red's own is " in message:  # black's digits on red's turn: red's spelling offered
-        own = message.rsplit("red's own is ", 1)[1]
-        return RecordRefused(422, "black_numerals", message, **args, as_move=own)
-    if "other side" in message:
-        return RecordRefused(422, "wrong_side", message, **args)
-    if _ICCS.match(stripped):
-        piece = position.squares[Move.from_iccs(stripped).source]
-        if piece is not None and piece.isupper() != (position.to_move is Side.RED):
-            return RecordRefused(422, "wrong_side", message, **args)
-        return RecordRefused(422, "illegal_move", message, **args)
-    chinese_shape = len(stripped) >= 4 and any(c in _CHINESE_SIGNS for c in stripped[1:4])
-    if not chinese_shape and not _WXF.match(stripped):
-        return RecordRefused(
-            422, "unreadable_move", f"{text!r} is no move in Chinese, WXF or ICCS", **args
-        )
-    return RecordRefused(422, "illegal_move", message, **args)
 
 
 async def _no_game(game: str) -> None:
