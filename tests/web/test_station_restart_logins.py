@@ -89,7 +89,7 @@ async def test_a_page_whose_login_ended_says_so_and_rings_for_what_it_never_saw(
     station = StationWithWeb(station_config(tmp_path, broker_factory(), command_timeout_s=1.0))
     await station.start()
     try:
-        await station.import_pairings("round,board,red,black\n1,1,甲,乙\n", send=False)
+        await station.import_pairings("round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n", send=False)
         await page.goto(f"{station.http_url}/arbiter")
         await page.fill("#username", ARBITER)
         await page.fill("#password", ARBITER_PASSWORD)
@@ -108,6 +108,13 @@ async def test_a_page_whose_login_ended_says_so_and_rings_for_what_it_never_saw(
         await page.fill("#password", ARBITER_PASSWORD)
         await page.click("#login-submit")
         await page.locator('#alerts li[data-kind="flag"][data-board="1"]').wait_for()
+        assert await page.evaluate("QZ.beeps") > beeps
+        # and the stream is the arbiter's again: a flag now comes by it, shown and beeped
+        # (the page kept the anonymous stream its ended login had become: a reviewer)
+        beeps = await page.evaluate("QZ.beeps")
+        feed("2", "r1-b2", "flag", {"side": "red"})
+        await feed.flush()
+        await page.locator('#alerts li[data-kind="flag"][data-board="2"]').wait_for()
         assert await page.evaluate("QZ.beeps") > beeps
     finally:
         await station.stop()

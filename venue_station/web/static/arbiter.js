@@ -80,6 +80,8 @@
   // or the station lost it): say so, not a bare form (an outsider deputy stared at one).
   function showLogin(ended = false) {
     if (ended) $("login-error").textContent = QZ.t("login.ended");
+    // the stream of the login that ended is an anonymous one now: the next login opens its own
+    if (stream) { stream.close(); stream = null; }
     csrf = null;
     $("station").hidden = true;
     $("logout").hidden = true;
