@@ -53,6 +53,7 @@ class ClashWatch:
         self._started = started_ms
         self._rng = rng
         self._mine: deque[int] = deque(maxlen=_MINE_KEPT)
+        self._connections = 0  # made (not only tried): what the first finds retained is old
         self.heard_ms: int | None = None  # when a clash was last heard (wall ms)
         self.count = 0
         self._logged_ms: int | None = None
@@ -61,8 +62,12 @@ class ClashWatch:
         return f"<ClashWatch board={self.board} node={self.node} count={self.count}>"
 
     def connecting(self, conn: int) -> None:
-        """This process makes a connection with epoch ``conn``."""
+        """This process tries a connection with epoch ``conn``."""
         self._mine.append(conn)
+
+    def connected(self) -> None:
+        """The connection tried last is made (before the link reads its status back)."""
+        self._connections += 1
 
     def heard(self, payload: bytes | str, *, retained: bool, now_ms: int) -> bool:
         """This board's status as the broker delivered it; True when it is news of a clash
@@ -73,8 +78,11 @@ class ClashWatch:
             return False  # (only this board's account writes here: the station counts it)
         if status.conn is None or status.conn < self._started or status.conn in self._mine:
             return False
-        if retained and len(self._mine) <= 1:
-            return False  # kept from before this process's first connection
+        if retained and self._connections <= 1:
+            # kept from before this process's first connection (tries that failed, a Wi-Fi not
+            # up at boot, do not count): a dead Pi's last word, even dated after this start by
+            # a clock not yet set (a fresh Pi before its network time)
+            return False
         news = not self.remembered(now_ms)
         self.heard_ms, self.count = now_ms, self.count + 1
         if self._logged_ms is None or now_ms - self._logged_ms >= LOG_EVERY_MS:

@@ -217,6 +217,7 @@ class BoardLink:
         # Subscribed before saying online: a command sent the moment the board is seen online
         # is heard (it was lost when sent between the status and the subscription).
         # (its own status read back: another node connected as this board, identity_clash.py)
+        self.clash.connected()
         for topic in (self.topics.cmd(board.id), self.topics.venue_cmd,
                       self.topics.station_status, self.topics.status(board.id)):  # fmt: skip
             await client.subscribe(topic, qos=1)

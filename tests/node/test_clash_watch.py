@@ -24,7 +24,9 @@ def status(conn: int | None, state: str = "lost", node: str = "pi-01") -> bytes:
 
 def watch() -> ClashWatch:
     w = ClashWatch("1", "pi-01", started_ms=START, rng=lambda: 0.5)
+    w.connecting(START + 5)  # a try that failed (the Wi-Fi not up yet at boot)
     w.connecting(START + 10)
+    w.connected()
     return w
 
 
@@ -47,6 +49,7 @@ def test_another_connection_since_this_one_started_is_a_clash(
 ) -> None:
     w = watch()
     w.connecting(START + 2_000)  # taken from it; connected again: the other's will is kept
+    w.connected()
     with caplog.at_level(logging.ERROR):
         assert w.heard(status(START + 1_500), retained=True, now_ms=START + 2_100)
         # heard again: not news (the status already says so), logged at most once a minute

@@ -11,6 +11,7 @@ switched-off clock raises one alert, not a second ``forfeit_pending`` beside it)
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -248,7 +249,8 @@ def alert_for_status(
 def identity_clash_alert(board: str, status: BoardStatus, received_ms: int) -> AlertSpec:
     """Another node process is connected as ``status.node`` (its boards taken from each other):
     one alert for the node a day, not one per takeover."""
-    key = f"clash:{status.node}:{received_ms // 86_400_000}"
+    day = time.strftime("%Y%m%d", time.localtime(received_ms / 1000))  # the hall's day, not UTC's
+    key = f"clash:{status.node}:{day}"
     return AlertSpec(key, "identity_clash", board, received_ms, detail={"node": status.node})
 
 
