@@ -9,8 +9,8 @@ say anything, a node reads what the broker retained of each board its journal do
 the predecessor's last ``state`` and ``status`` (the ACL lets a node read its own boards'), and
 its journal goes on from there (``Journal.take_over``): the board's next seq after the state's,
 and a session after every one seen. Without a broker at start, or without a retained state, the
-board starts from 1, as a new board does (the station then drops its first events as ones it
-holds: docs/node.md says so).
+board starts from 1, as a new board does (the station then keeps its first events aside as
+numbers it holds for others and raises ``seq_clash``: docs/node.md says so).
 """
 
 from __future__ import annotations

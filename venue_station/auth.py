@@ -203,6 +203,14 @@ class Sessions:
         if self._sessions.pop(_key(sid), None) is not None:
             self._changed()
 
+    def _fingerprint(self, user: str) -> str | None:
+        """A short hash of the account's password hash: a password changed in station.toml
+        ends the account's kept sessions at the next start (None: no account, a record key)."""
+        account = self._accounts.get(user)
+        if account is None:
+            return None
+        return hashlib.sha256(account[0].encode()).hexdigest()[:16]
+
     def _changed(self) -> None:
         if self.on_change is not None:
             self.on_change()
@@ -212,7 +220,8 @@ class Sessions:
         now = time.time()
         kept = {
             key: {"user": s.user, "role": s.role, "csrf": s.csrf, "expires": s.expires,
-                  "boards": list(s.boards) if s.boards is not None else None}
+                  "boards": list(s.boards) if s.boards is not None else None,
+                  "pw": self._fingerprint(s.user)}
             for key, s in self._sessions.items()
             if s.expires >= now
         }  # fmt: skip
@@ -239,11 +248,13 @@ class Sessions:
             if expires < now or not isinstance(key, str) or len(key) != 64:
                 continue
             if user in self._accounts:
-                if self._accounts[user][1] != role:
-                    continue  # the account's role changed (or it became a recorder)
+                if self._accounts[user][1] != role or row.get("pw") != self._fingerprint(user):
+                    continue  # the account's role or password changed since: logged out
                 boards = self._boards.get(user)
-            elif role != RECORDER or boards is None:
+            elif role != RECORDER or boards is None or len(boards) != 1:
                 continue  # an account since removed
+            elif user != f"board-{boards[0]}-key":
+                continue  # (a removed recorder account is no board's key)
             self._sessions[key] = Session("", user, role, csrf, expires, boards)
             taken += 1
         return taken

@@ -140,6 +140,16 @@ async def test_kept_sessions_come_back_only_for_what_the_accounts_still_allow() 
     # nothing malformed is taken, nothing expired
     assert after.restore("[1, 2]") == 0 and after.restore("{not json") == 0
     assert after.restore('{"' + "0" * 64 + '": {"user": "chief"}}') == 0
+    # a password changed in station.toml ends the account's kept sessions (a restart was the
+    # way to log someone out; now the password is), and a removed recorder account that had
+    # boards is no board's record key (a reviewer)
+    changed = Sessions([("chief", hash_password("new"), "chief"), accounts[1]])
+    assert changed.restore(kept) == 2  # the deputy's and the record key's
+    assert changed.get(chief.sid) is None and changed.get(deputy.sid) is not None
+    recorders = Sessions(accounts, boards={"rec1": ("4",)})
+    rec = Sessions([*accounts, ("rec1", hash_password("c"), RECORDER)], boards={"rec1": ("4",)})
+    rec_session = rec.open("rec1", RECORDER)
+    assert recorders.restore(rec.dumps()) == 0 and recorders.get(rec_session.sid) is None
     stale = Sessions(accounts, ttl_s=-1)
     stale.open("chief", "chief")
     assert Sessions(accounts).restore(stale.dumps()) == 0

@@ -26,6 +26,7 @@ __all__ = ["META", "SessionKeeper"]
 log = logging.getLogger(__name__)
 
 META = "web_sessions"
+RETRY_S = 2.0
 
 
 class SessionKeeper:
@@ -40,13 +41,15 @@ class SessionKeeper:
         return f"<SessionKeeper saves={self.saves} dirty={self._dirty}>"
 
     async def restore(self) -> int:
+        self.sessions.on_change = self.changed  # kept from now on, whatever is restored
         store = self._store()
         if store is None:
+            # no store yet (a station opening on a full disk): nothing is taken back, and the
+            # first save — once there is a store — replaces what was kept with this run's
             return 0
         taken = self.sessions.restore(await store.get_meta(META))
         if taken:
             log.info("web: %d logged-in sessions kept from before this start", taken)
-        self.sessions.on_change = self.changed
         return taken
 
     def changed(self) -> None:
@@ -55,19 +58,25 @@ class SessionKeeper:
             self._task = asyncio.get_running_loop().create_task(self._save(), name="keep-sessions")
 
     async def _save(self) -> None:
+        # Until it is written: a logout not kept would come back at the next start.
         while self._dirty:
-            self._dirty = False
             store = self._store()
             if store is None:
-                return
+                await asyncio.sleep(RETRY_S)
+                continue
+            self._dirty = False
             try:
                 await store.set_meta(META, self.sessions.dumps())
                 self.saves += 1
-            except Exception as exc:  # the store refusing (a full disk): in memory only
-                log.warning("web: the logged-in sessions could not be kept: %s", exc)
+            except Exception as exc:  # the store refusing (a full disk): again in a moment
+                self._dirty = True
+                log.warning("web: the logged-in sessions could not be kept (again in %s s): %s",
+                            RETRY_S, exc)  # fmt: skip
+                await asyncio.sleep(RETRY_S)
 
     async def close(self) -> None:
-        """Write what changed last (a clean stop)."""
+        """Write what changed last (a clean stop), for at most 2 s."""
         task = self._task
         if task is not None and not task.done():
             await asyncio.wait([task], timeout=2.0)
+            task.cancel()
