@@ -55,3 +55,25 @@ async def test_a_new_pis_events_on_stored_numbers_are_kept_aside_and_alerted(
     # the dead Pi's events stand as they were stored; the repeat raised nothing
     stored = sorted((e["seq"], e["type"]) for e in await store.events(board="1"))
     assert stored == [(1, "ready"), (2, "started"), (3, "move")]
+
+
+async def test_forged_clashes_fill_nothing_and_raise_one_alert(
+    broker_factory: Any, tmp_path: Path, start_station: Any
+) -> None:
+    """Whoever holds a board's account may send events on its stored numbers again and again,
+    under any node name: each clashing event is kept aside once, and one alert a board and
+    session says so (a reviewer: the node's name was in the alert's key, and every resend
+    was another row)."""
+    broker = broker_factory()
+    station = await start_station(station_config(tmp_path, broker), serve_http=False)
+    store = station.require_store()
+    async with FakeNode(broker, "node-a", ["1"]) as node:
+        stored = await node.emit("1", type="started", data={"side_on_move": "red"})
+        await wait_until(lambda: station.metrics.events_stored >= 1, 10, "the first event")
+        forged = {**stored, "type": "move", "data": {"side": "red", "used_ms": 1, "move": 1}}
+        for name in ("node-a", "node-x", "node-y", "node-a"):  # resent, and under other names
+            await node.publish_event({**forged, "node": name})
+        await wait_until(lambda: station.metrics.duplicates_dropped >= 4, 10, "the resends")
+    await station.ingest.flush()
+    assert len(await store.set_aside_rows()) == 1
+    assert [a["kind"] for a in await store.alerts()] == ["seq_clash"]

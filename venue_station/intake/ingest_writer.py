@@ -33,6 +33,7 @@ log = logging.getLogger(__name__)
 _ROUND_RE = re.compile(r"^r(\d{1,3})-b")
 _YIELD_EVERY = 64  # stored events handled between two turns of the event loop
 _BATCH = 1000
+SEQ_CLASH_KEPT = 500  # events kept aside a board and session for numbers the store holds
 
 
 def key_of(ev: EventEnvelope) -> tuple[str, int, int]:
@@ -71,6 +72,7 @@ class IngestWriter:
         self.queue: asyncio.Queue[tuple[str, Any]] = asyncio.Queue()
         self.stored: dict[tuple[str, int], RangeSet] = {}
         self.queued: set[tuple[str, int, int]] = set()
+        self._aside: dict[tuple[str, int], set[tuple[int, int, str]]] = {}  # seq clashes kept
         self.health = WriterHealth()
 
     def is_duplicate(self, board: str, session: int, seq: int) -> bool:
@@ -278,6 +280,12 @@ class IngestWriter:
             if stored is None or stored == (ev.ts, ev.type):
                 continue
             self.metrics.bad_payload("seq_clash")
+            # each clashing event kept once, at most SEQ_CLASH_KEPT a board and session: the
+            # same one sent again, or a board's account flooding forged ones, fills nothing
+            kept = self._aside.setdefault((ev.board, ev.session), set())
+            if (ev.seq, ev.ts, ev.type) in kept or len(kept) >= SEQ_CLASH_KEPT:
+                continue
+            kept.add((ev.seq, ev.ts, ev.type))
             reason = (
                 f"seq clash: board {ev.board} session {ev.session} seq {ev.seq} holds another "
                 f"event ({stored[1]} at {stored[0]}); this {ev.type} at {ev.ts} is kept here"

@@ -256,9 +256,10 @@ def identity_clash_alert(board: str, status: BoardStatus, received_ms: int) -> A
 
 def seq_clash_alert(board: str, session: int, node: str, at_ms: int) -> AlertSpec:
     """A node publishes events on (board, session, seq) the station holds with other events:
-    one alert a board, session and node; the events are kept aside."""
+    one alert a board and session (the node named is the first one's: a name is the sender's
+    word, so it is no part of the key); the events are kept aside."""
     detail = {"node": node, "session": session}
-    return AlertSpec(f"seqclash:{board}:{session}:{node}", "seq_clash", board, at_ms, detail=detail)
+    return AlertSpec(f"seqclash:{board}:{session}", "seq_clash", board, at_ms, detail=detail)
 
 
 def store_failing_alert(venue: str, since_ms: int, error: str | None) -> AlertSpec:
