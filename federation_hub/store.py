@@ -268,10 +268,16 @@ class HubStore:
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
 
-    async def live_states(self, limit: int) -> list[dict[str, Any]]:
-        """Every venue's boards' latest states (at most ``limit``), for a live page opened
-        between two states of a board (a long think, a pause, a finished game)."""
-        q = sa.select(boards).order_by(boards.c.venue, boards.c.board).limit(limit)
+    async def live_states(self, limit: int, *, since_ms: int) -> list[dict[str, Any]]:
+        """The boards' latest states stamped since ``since_ms`` (today's, not last month's),
+        the newest first, at most ``limit``: for a live page opened between two states of a
+        board (a long think, a pause, a finished game)."""
+        q = (
+            sa.select(boards)
+            .where(boards.c.ts >= since_ms)
+            .order_by(boards.c.ts.desc())
+            .limit(limit)
+        )
         async with self.engine.connect() as conn:
             return [dict(r._mapping) for r in await conn.execute(q)]
 

@@ -315,8 +315,9 @@ async def test_a_spectator_opening_the_pages_late_sees_players_clocks_and_result
     store_path = tmp_path / "hub"
     store_path.mkdir()
     store = await HubStore.open(f"sqlite:///{store_path / 'hub.db'}")
+    stale = snapshot("9", ts=wall_ms() - 48 * 3600 * 1000, red="旧", black="局")  # last month's
     await store.put_states([StateRecord("va", s["board"], 1, s["seq"], s["ts"], s)
-                            for s in (paused, done)])  # fmt: skip
+                            for s in (paused, done, stale)])  # fmt: skip
     v = Venue()
     v.ev("1", "r1-b1", "started", {})
     await v.store_in(store)
@@ -334,6 +335,10 @@ async def test_a_spectator_opening_the_pages_late_sees_players_clocks_and_result
         assert "认输" in await finished.inner_text()
         await page.click("#lang")
         assert "Red wins" in await finished.inner_text()
+        assert await page.locator('.board[data-board="9"]').count() == 0  # not today's
+        async with httpx.AsyncClient(base_url=base) as client:
+            states = (await client.get("/api/live/states")).json()
+        assert sorted(x["board"] for x in states) == ["1", "2"]
 
         await page.goto(base + "/")
         clocks = page.locator('section[data-venue="va"] table.clocks')
