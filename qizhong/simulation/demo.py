@@ -143,6 +143,14 @@ def _interrupted(signum: int, frame: object) -> None:
     raise KeyboardInterrupt  # SIGTERM (``kill``, a closed terminal) stops the venue as Ctrl-C does
 
 
+def _stop(venue: LocalVenue) -> None:
+    """Stop the venue, deaf to a second Ctrl-C or SIGTERM meanwhile (one would leave it half
+    stopped, its children running)."""
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    venue.stop()
+
+
 def run(args: argparse.Namespace) -> int:
     work = args.dir or Path(tempfile.mkdtemp(prefix="qizhong-demo-"))
     signal.signal(signal.SIGTERM, _interrupted)
@@ -191,10 +199,10 @@ def run(args: argparse.Namespace) -> int:
         pass
     except (VenueError, OSError) as exc:  # (OSError: the station gone, its API unreachable)
         print(f"\nqizhong demo: {exc}; stopping the venue (logs in {work})", file=sys.stderr)
-        venue.stop()  # its nodes too: they were left running after a traceback (an outsider)
+        _stop(venue)  # its nodes too: they were left running after a traceback (an outsider)
         return 2
     print("\nstopping…", flush=True)
-    venue.stop()
+    _stop(venue)
     return 0
 
 
@@ -214,10 +222,10 @@ def _run_tournament(args: argparse.Namespace, work: Path) -> int:
         print(f"棋钟 qizhong demo --tournament {args.tournament}: {2 * venue.boards} players, "
               f"{venue.boards} boards, arbiter {venue.url}/arbiter", flush=True)  # fmt: skip
         return run_tournament(venue, args.tournament, seed=args.seed, moves=args.moves)
-    except VenueError as exc:
-        print(f"qizhong demo: {exc}", file=sys.stderr)
+    except (VenueError, OSError) as exc:  # (OSError: the station gone, its API unreachable)
+        print(f"qizhong demo: {exc}; stopping the venue (logs in {work})", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         return 130
     finally:
-        venue.stop()
+        _stop(venue)

@@ -4,6 +4,7 @@ running after ``kill <demo>``, holding their ports for the next try."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
@@ -80,7 +81,8 @@ def test_sigterm_stops_the_whole_demo(tmp_path: Path, mode: list[str]) -> None:
         time.sleep(0.2)
     left = _left_running(work) + [f"{pid}: a child" for pid in children if _alive(pid)]
     for line in left:  # (do not leave them to the next test)
-        os.kill(int(line.split(":")[0]), signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(int(line.split(":")[0]), signal.SIGKILL)
     assert not left, out.decode()[-2000:]
 
 
@@ -110,7 +112,8 @@ def test_a_demo_whose_station_dies_stops_its_venue(tmp_path: Path) -> None:
         time.sleep(0.2)
     left = [p for p in children if _alive(p)]
     for pid in left:  # (never left to the next test, whatever is asserted below)
-        os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
     assert proc.returncode == 2, out.decode()[-2000:]
     assert "stopping the venue" in out.decode()
     assert not left, out.decode()[-2000:]
