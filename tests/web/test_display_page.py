@@ -76,6 +76,8 @@ async def test_display_counts_down_within_100ms_of_the_truth(
     await page.goto(web_station.url + "/")
     await page.wait_for_selector('.card[data-board="1"] .side.red.running')
     assert await page.text_content('.card[data-board="1"] .side.red .name') == "王天一"
+    # the hall's heading is the event's name, not the venue's id ("test": an outsider)
+    assert await page.text_content("#venue") == "2016年眉山市第二届“博达杯”中国象棋公开赛"
     await check_countdown(page, snap)
 
     # A move: a new snapshot with black running; red's time now stands still.

@@ -477,6 +477,7 @@ class Station:
     def info(self) -> dict[str, Any]:
         return {
             "venue": self.config.venue,
+            "title": self.event_title,  # the pages' heading: the event's name, not the venue's id
             "regulation": self.config.regulation,
             "tc": self.tc,
             "session": self.session,

@@ -86,6 +86,7 @@ class StationAlarm(Out):
 
 class StationInfo(Out):
     venue: str
+    title: str  # the event's name (the regulation's title), the pages' heading
     regulation: str
     tc: str
     session: int

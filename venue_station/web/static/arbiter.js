@@ -453,7 +453,7 @@
     if (stream) return;
     stream = QZ.stream({
       hello(d) {
-        $("venue").textContent = d.station ? d.station.venue : "";
+        $("venue").textContent = d.station ? (d.station.title || d.station.venue) : "";
         for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status });
         // hello carries no alert and no event: what came before this stream (or while the
         // page was cut off: a laptop asleep, a phone off the wifi) is read now.

@@ -112,7 +112,7 @@
       if (d.board === board && (!shown || d.game === shown)) drawRecord(d);
     },
     hello(d) {
-      document.getElementById("venue").textContent = d.station ? d.station.venue : "";
+      document.getElementById("venue").textContent = d.station ? (d.station.title || d.station.venue) : "";
       const view = (d.boards || []).find((b) => b.board === board);
       if (view) { card.missing = false; card.update({ state: view.state, status: view.status }); }
       // The stream is (again) connected: what was recorded or happened before it, or while

@@ -144,7 +144,7 @@
   QZ.roundBar.start(cards);
   QZ.stream({
     hello(d) {
-      document.getElementById("venue").textContent = d.station ? d.station.venue : "";
+      document.getElementById("venue").textContent = d.station ? (d.station.title || d.station.venue) : "";
       for (const view of d.boards || []) show({ board: view.board, state: view.state, status: view.status });
       QZ.roundBar.refresh();
       // The records are not in hello: the top boards' own are read, at each (re)connection
