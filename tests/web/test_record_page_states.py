@@ -60,3 +60,21 @@ async def test_a_recorder_on_another_boards_page_is_told_at_once(page: Any, stat
     await msg.filter(has_text="只能为第1台录谱").wait_for()
     assert await page.locator("#back").is_hidden()  # its overview is closed to it
     assert await page.locator("#logout").is_visible()
+
+
+async def test_a_phone_back_on_the_network_loses_the_cannot_reach_line(
+    page: Any, station: Any
+) -> None:
+    """Off the network a move is refused in words; back on it, that line goes by itself (it
+    stayed under the buttons until the next action: an outsider recorder)."""
+    await page.goto(f"{station.http_url}/record/2")
+    await log_in(page, "chief", "pw-chief")
+    await page.locator("#login-box").wait_for(state="hidden")
+    await page.context.set_offline(True)
+    await page.fill("#move-text", "炮二平五")
+    await page.click("#move-send")
+    msg = page.locator("#msg")
+    await msg.filter(has_text="无法连接").wait_for()
+    await page.context.set_offline(False)
+    await page.wait_for_function("document.getElementById('msg').textContent === ''",
+                                 timeout=10_000)  # fmt: skip

@@ -49,7 +49,10 @@
       return; // the station away a moment: the next reload tries again
     }
     const { status, data } = answer;
-    if (status === 200) { if (fresher(n)) { view = data; offer = data.earlier || null; render(); } }
+    if (status === 200) {
+      if (lastMsg && lastMsg.network) say(null); // the station is back: its "cannot reach" goes
+      if (fresher(n)) { view = data; offer = data.earlier || null; render(); }
+    }
     else if (!view) say(() => QZ.apiError(status, data), true);
   }
   async function session() {
@@ -102,6 +105,7 @@
       return false;
     } catch (e) {
       say(() => QZ.t("api.network"), true);
+      lastMsg.network = true; // (it stayed under the buttons once the station was back: an outsider)
       return false;
     } finally { busy = false; }
   }
