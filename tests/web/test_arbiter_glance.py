@@ -169,7 +169,9 @@ async def test_results_where_people_look(browser: Any, venue: WebStation) -> Non
         hrefs = await page.eval_on_selector_all(
             ".bar a[download]", "as => as.map((a) => a.getAttribute('href'))"
         )
-        assert "/api/export/standings.csv" in hrefs and "/api/export/tournament.trf" in hrefs
+        # (the standings CSV in the page's language: its header row is the organiser's words)
+        assert "/api/export/standings.csv?lang=zh" in hrefs
+        assert "/api/export/tournament.trf" in hrefs
         await page.wait_for_selector("#x-results:not([hidden])")
         assert await page.get_attribute("#x-results", "href") == "/api/export/rounds/1/results.csv"
         assert await page.get_attribute("#x-pgn", "href") == "/api/export/rounds/1/games.pgn"
