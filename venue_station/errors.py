@@ -35,10 +35,14 @@ class StoreUnavailable(StationError):
 
 
 class PairingsError(StationError):
-    """A pairings CSV that cannot be imported; ``line`` is 1-based (the header is line 1)."""
+    """A pairings CSV that cannot be imported; ``line`` is 1-based (the header is line 1);
+    ``code`` (with ``args``), where there is one, says why for the pages to word."""
 
-    def __init__(self, source: str, line: int, reason: str) -> None:
+    def __init__(
+        self, source: str, line: int, reason: str, *, code: str = "", **args: object
+    ) -> None:
         self.source, self.line, self.reason = source, line, reason
+        self.code, self.args_ = code, args
         super().__init__(f"{source}: line {line}: {reason}" if line else f"{source}: {reason}")
 
 

@@ -120,3 +120,41 @@ async def test_the_groups_come_from_a_players_list_on_the_page(
     assert (await page.text_content("#result") or "").startswith("已导入棋手名单：2 名")
     tags = await store.reads.player_tags()
     assert tags["王琳娜"] == frozenset({"women"}) and tags["刘欢"] == frozenset({"u14", "local"})
+
+
+async def test_an_organisers_spreadsheet_imports_and_its_mistakes_are_said_in_words(
+    page: Any, station: Station, tmp_path: Path
+) -> None:
+    """An outsider organiser's players list as Excel on Chinese Windows saves it — GBK, the
+    page's own column words (姓名,单位,等级分,组别), the groups as 少儿 / 女子 / 本地, a full-width
+    comma — was refused as "出错了（HTTP 400）" in both languages, and groups in Chinese counted in
+    no group. It imports; a file with a mistake says which line and why, in words."""
+    url = station.http_url
+    login = json.dumps({"username": "chief", "password": "pw-chief"})
+    await page.goto(f"{url}/pairing")
+    await page.evaluate(
+        """(body) => fetch('/api/auth/login', {method: 'POST', body,
+             headers: {'Content-Type': 'application/json'}}).then(r => r.status)""",
+        login,
+    )
+    await page.goto(f"{url}/pairing")
+    await page.wait_for_selector("#login-needed[hidden]", state="attached")
+    await page.select_option("#kind", "players")
+    bad = tmp_path / "bad.csv"
+    bad.write_bytes("姓名,单位,等级分,组别\n赵国荣,黑龙江,,\n柳大华,湖北\n".encode("gbk"))
+    await page.set_input_files("#file", str(bad))
+    await page.click("#upload")
+    result = page.locator("#result")
+    await result.filter(has_text="列").wait_for()
+    text = await result.text_content() or ""
+    assert "应有 4 列，这一行有 2 列" in text and "第3行" in text and "HTTP" not in text
+    good = tmp_path / "players.csv"
+    rows = "姓名,单位,等级分,组别\n王琳娜，重庆，，女子\n刘欢,武隆,,少儿 本地\n"
+    good.write_bytes(rows.encode("gbk"))
+    await page.set_input_files("#file", str(good))
+    await page.click("#upload")
+    await page.wait_for_selector("#apply:not([hidden])")
+    await page.click("#apply")
+    await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
+    tags = await station.require_store().reads.player_tags()
+    assert tags["王琳娜"] == frozenset({"women"}) and tags["刘欢"] == frozenset({"u14", "local"})

@@ -33,13 +33,19 @@ class Pairing:
     line: int
 
 
-def _text(data: str | bytes, source: str) -> str:
+def _text(data: str | bytes, source: str, *, gbk: bool = False) -> str:
     if isinstance(data, bytes):
         try:
             data = data.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
+            if gbk:  # Excel's "CSV (逗号分隔)" on Chinese Windows writes GBK (an organiser's file)
+                try:
+                    return data.decode("gb18030")
+                except UnicodeDecodeError:
+                    pass
             raise PairingsError(
-                source, 0, f"not UTF-8 (byte {exc.start}); save the file as UTF-8"
+                source, 0, f"not UTF-8 (byte {exc.start}); save the file as UTF-8",
+                code="encoding",
             ) from None
     return data.removeprefix("\ufeff")
 
@@ -128,13 +134,23 @@ def parse_pairings(
     return out
 
 
+# An organiser's words for the columns and the groups (the pairing page's own label says
+# 姓名、单位、等级分、组别): 少儿 / 女子 / 本地 were taken as tags of their own and counted in no
+# group (an outsider organiser).
+_HEADER_WORDS = {"姓名": "name", "棋手": "name", "单位": "club", "俱乐部": "club",
+                 "等级分": "rating", "组别": "tags", "标签": "tags"}  # fmt: skip
+_TAG_WORDS = {"少儿": "u14", "14岁以下": "u14", "女子": "women", "女": "women", "本地": "local",
+              "大师": "master"}  # fmt: skip
+
+
 def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dict[str, object]]:
     """``name[,club][,rating][,tags]`` rows as dicts for the players table."""
-    rows = _rows(_text(data, source), source)
+    # (a full-width comma, as a Chinese keyboard types it, separates as a comma does)
+    rows = _rows(_text(data, source, gbk=True).replace("，", ","), source)
     if not rows:
-        raise PairingsError(source, 1, "empty file; expected a header with 'name'")
+        raise PairingsError(source, 1, "empty file; expected a header with 'name'", code="empty")
     line, header = rows[0]
-    cols = [h.lower() for h in header]
+    cols = [_HEADER_WORDS.get(h, h.lower()) for h in header]
     if (
         not cols
         or cols[0] != "name"
@@ -142,8 +158,9 @@ def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dic
         or len(set(cols)) != len(cols)
     ):
         raise PairingsError(
-            source, line, f"header must be name[,club][,rating][,tags], not {','.join(header)!r}"
-        )
+            source, line, f"header must be name[,club][,rating][,tags], not {','.join(header)!r}",
+            code="header",
+        )  # fmt: skip
     out: list[dict[str, object]] = []
     seen: dict[str, int] = {}
     # Two players of the same name are told apart as the TRF import does, by their number in
@@ -152,31 +169,41 @@ def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dic
     repeated = {n for n in names if n and names.count(n) > 1}
     for number, (line, row) in enumerate(rows[1:], 1):
         if len(row) != len(cols):
-            raise PairingsError(source, line, f"expected {len(cols)} fields, got {len(row)}")
+            raise PairingsError(
+                source, line, f"expected {len(cols)} fields, got {len(row)}",
+                code="fields", expected=len(cols), got=len(row),
+            )  # fmt: skip
         rec: dict[str, object] = dict(zip(cols, row, strict=True))
         name = str(rec["name"])
         if not name or len(name) > 64:
-            raise PairingsError(source, line, "name must be 1 to 64 characters")
+            raise PairingsError(source, line, "name must be 1 to 64 characters", code="name")
         if name in repeated:
             name = rec["name"] = f"{name} ({number})"
             if len(name) > 64:
-                raise PairingsError(source, line, "name must be 1 to 64 characters")
+                raise PairingsError(source, line, "name must be 1 to 64 characters", code="name")
         if name in seen:
             raise PairingsError(
-                source, line, f"player {name!r} listed twice (first on line {seen[name]})"
-            )
+                source, line, f"player {name!r} listed twice (first on line {seen[name]})",
+                code="twice", name=name, first=seen[name],
+            )  # fmt: skip
         seen[name] = line
         if "rating" in rec:
             rating = str(rec["rating"])
             if rating and not (rating.isascii() and rating.isdigit() and len(rating) <= 9):
-                raise PairingsError(source, line, f"rating {rating!r} is not a whole number")
+                raise PairingsError(
+                    source, line, f"rating {rating!r} is not a whole number",
+                    code="rating", rating=rating,
+                )  # fmt: skip
             rec["rating"] = int(rating) if rating else None
         if "club" in rec:
             rec["club"] = rec["club"] or None
         if "tags" in rec:
-            tags = sorted(set(re.split(r"[\s;|]+", str(rec["tags"]))) - {""})
+            words = re.split(r"[\s;|、/]+", str(rec["tags"]))
+            tags = sorted({_TAG_WORDS.get(w.lower(), w.lower()) for w in words} - {""})
             if any(len(tag) > 32 for tag in tags) or len(" ".join(tags)) > 255:
-                raise PairingsError(source, line, "tags: each at most 32 characters, 255 in all")
+                raise PairingsError(
+                    source, line, "tags: each at most 32 characters, 255 in all", code="tags"
+                )
             rec["tags"] = " ".join(tags) or None
         out.append(rec)
     return out

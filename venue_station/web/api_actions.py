@@ -183,7 +183,11 @@ async def import_players(request: Request) -> Response:
     try:
         count = await station_of(request).import_players(await _body(request), dry_run=dry_run)
     except PairingsError as exc:
-        raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
+        # the line and why, in a code the page words (it said only "出错了（HTTP 400）")
+        extra = {"line": exc.line or None, "args": {"reason": exc.code, **exc.args_}}
+        raise ApiError(
+            400, str(exc), kind="bad_csv", where=f"line {exc.line}", extra=extra
+        ) from None
     # ``dry_run`` said only of a preview, as the other imports say it
     answer = Imported(imported=count, dry_run=True if dry_run else None)
     return json_response(answer.model_dump(mode="json", exclude_none=True))

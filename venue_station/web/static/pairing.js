@@ -47,6 +47,11 @@
       "err.mismatch_rank": "：序号 {start_rank} 本站为“{kept}”，文件中为“{file}”",
       "err.mismatch_missing": "：{count} 名已有对局的棋手不在文件中（{list}）",
       "err.players_unpaired": "第{round}轮有 {count} 名棋手既未配对也未轮空（{list}）",
+      "csv.header": "棋手名单的表头应为 姓名,单位,等级分,组别（或 name,club,rating,tags），姓名在前",
+      "csv.fields": "应有 {expected} 列，这一行有 {got} 列", "csv.name": "姓名须为 1 至 64 个字",
+      "csv.twice": "棋手“{name}”重复（首见于第{first}行）：同名的两人请加以区分，或删去一行",
+      "csv.rating": "等级分“{rating}”不是整数", "csv.tags": "组别每项至多 32 字，合计 255 字",
+      "csv.empty": "文件是空的", "csv.encoding": "无法识别文件编码：请另存为 UTF-8 或 GBK 的 CSV",
       "err.player_withdrawn": "棋手“{player}”已退赛，不能编排",
       choose: "选择文件", "no-chosen": "未选择文件", "entrants-empty": "尚无棋手序号（导入 TRF 后显示）",
       "no-file": "请选择文件", failed: "导入失败：{e}", working: "正在导入…",
@@ -103,6 +108,11 @@
       "err.mismatch_rank": ": start rank {start_rank} is \u201c{kept}\u201d here and \u201c{file}\u201d in the file",
       "err.mismatch_missing": ": {count} players with games are not in the file ({list})",
       "err.players_unpaired": "round {round}: {count} players neither paired nor given a bye ({list})",
+      "csv.header": "the players list's header must be name,club,rating,tags (or 姓名,单位,等级分,组别), the name first",
+      "csv.fields": "expected {expected} columns, this row has {got}", "csv.name": "a name is 1 to 64 characters",
+      "csv.twice": "player “{name}” listed twice (first on line {first}): tell the two apart, or delete a row",
+      "csv.rating": "rating “{rating}” is not a whole number", "csv.tags": "groups: each at most 32 characters, 255 in all",
+      "csv.empty": "the file is empty", "csv.encoding": "the file's encoding is not known: save it as a UTF-8 or GBK CSV",
       "err.player_withdrawn": "{player} has withdrawn and cannot be paired",
       choose: "Choose a file", "no-chosen": "no file chosen", "entrants-empty": "No start ranks yet (they come with a TRF)",
       "no-file": "Choose a file first", failed: "Import failed: {e}", working: "Importing…",
@@ -203,6 +213,7 @@
       if (code === "players_mismatch")
         args.detail = args.start_rank !== undefined ? t("err.mismatch_rank", args) : args.count !== undefined ? t("err.mismatch_missing", args) : "";
       let e = code && TEXT[lang]["err." + code] ? t("err." + code, args) : t("err.generic", { status: last.status });
+      if (code === "bad_csv" && args.reason && TEXT[lang]["csv." + args.reason]) e = t("csv." + args.reason, args); // why, in words
       if (typeof b.line === "number")
         e += Array.isArray(b.columns) ? t("err.columns", { line: b.line, a: b.columns[0], b: b.columns[1] }) : t("err.line", { line: b.line });
       el.textContent = t("failed", { e });
