@@ -130,3 +130,28 @@ def test_pgn_date_is_the_local_day_of_the_first_event() -> None:
     rows = exports.clock_log([])
     text = exports.clock_log_pgn(GAME, rows, derive_game([]), event="赛", date=day)
     assert f'[Date "{day}"]' in text and '[Event "赛"]' in text
+
+
+def test_a_handicap_game_gives_each_clock_to_its_side_in_a_chess_reader() -> None:
+    """让二先: black receives and moves twice in a row. A PGN reader takes turns (python-chess),
+    so every time after black's second move went to the other player (an outsider): red's turn
+    passes between, with no clock."""
+    import io
+
+    import chess.pgn
+
+    sides = ["red", "black", "black", "red", "black", "red"]
+    counts: dict[str, int] = {"red": 0, "black": 0}
+    events = []
+    for i, side in enumerate(sides, 1):
+        counts[side] += 1
+        events.append(move(i, side, counts[side], 1000 * i, 1_800_000 - 10_000 * i, 1_800_000))
+    rows = exports.clock_log(events)
+    game = chess.pgn.read_game(io.StringIO(exports.clock_log_pgn(GAME, rows, derive_game([]))))
+    assert game is not None
+    read = [
+        ("black" if node.board().turn else "red", node.clock())  # the side that just moved
+        for node in game.mainline()
+        if node.clock() is not None
+    ]
+    assert read == [(r.side, r.remaining_ms / 1000) for r in rows]

@@ -124,6 +124,18 @@ class ClockRow:
     remaining_ms: int  # the mover's time after the move (increment included)
 
 
+def _turns(rows: Sequence[ClockRow]) -> list[tuple[str, int | None]]:
+    """The plies as a reader that takes turns reads them: a side that moves twice in a row
+    (a 让二先 receiver's given moves) has the other's turn pass between, with no clock — else
+    every later time went to the other player (an outsider read it with python-chess)."""
+    out: list[tuple[str, int | None]] = []
+    for r in rows:
+        if out and out[-1][0] == r.side:
+            out.append(("black" if r.side == "red" else "red", None))
+        out.append((r.side, r.remaining_ms))
+    return out
+
+
 def pgn_date(events: Iterable[Mapping[str, Any]]) -> str | None:
     """PGN's ``Date`` of a game: the station's local date of its first event (None: none)."""
     stamps = [int(ev["ts"]) for ev in events if ev.get("ts")]
@@ -234,15 +246,16 @@ def clock_log_pgn(
         for k, v in tags
     ]
     tokens: list[str] = []
-    previous: ClockRow | None = None
-    for r in rows:
-        if r.side == "red":
-            tokens.append(f"{r.move}.")
-        elif previous is None or previous.side != "red" or previous.move != r.move:
-            tokens.append(f"{r.move}...")  # a black move not right after red's of the same number
+    number = 1
+    for n, (side, clock) in enumerate(_turns(rows)):
+        if side == "red":
+            tokens.append(f"{number}.")
+        elif n == 0:
+            tokens.append(f"{number}...")  # a game carried over with black on move
         tokens.append("--")
-        tokens.append(f"{{[%clk {hms(r.remaining_ms)}]}}")
-        previous = r
+        tokens.append(f"{{[%clk {hms(clock)}]}}" if clock is not None else "{让二先}")
+        if side == "black":
+            number += 1
     tokens += [*closing, result]
     movetext, line = [], ""
     for tok in tokens:  # PGN keeps lines under 80 characters
