@@ -77,5 +77,11 @@ def test_players_csv() -> None:
     ]
     with pytest.raises(PairingsError, match=r"line 4: player '张伟 \(1\)' listed twice"):
         parse_players("name\n张伟\n张伟\n张伟 (1)\n")
+    # the same name from the same club twice is a repeated row, not two namesakes (an
+    # outsider's 洪智 ×2 became two players for good); from two clubs, two players
+    with pytest.raises(PairingsError, match=r"line 3: player '洪智' of '广东' listed twice"):
+        parse_players("name,club\n洪智,广东\n洪智,广东\n")
+    two = parse_players("name,club\n张伟,武隆\n张伟,涪陵\n")
+    assert [r["name"] for r in two] == ["张伟 (1)", "张伟 (2)"]
     with pytest.raises(PairingsError, match="line 2: rating 'high'"):
         parse_players("name,rating\n王天一,high\n")

@@ -154,6 +154,8 @@ async def test_an_organisers_spreadsheet_imports_and_its_mistakes_are_said_in_wo
     await page.set_input_files("#file", str(good))
     await page.click("#upload")
     await page.wait_for_selector("#apply:not([hidden])")
+    # the preview names whom the file adds: a list imported again adds, it does not replace
+    assert "其中新棋手 2 名（刘欢、王琳娜）" in (await page.text_content("#result") or "")
     await page.click("#apply")
     await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
     tags = await station.require_store().reads.player_tags()

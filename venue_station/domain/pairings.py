@@ -35,12 +35,13 @@ class Pairing:
 
 def _text(data: str | bytes, source: str, *, gbk: bool = False) -> str:
     if isinstance(data, bytes):
+        raw = data
         try:
-            data = data.decode("utf-8-sig")
+            data = raw.decode("utf-8-sig")
         except UnicodeDecodeError as exc:
             if gbk:  # Excel's "CSV (逗号分隔)" on Chinese Windows writes GBK (an organiser's file)
                 try:
-                    return data.decode("gb18030")
+                    return raw.decode("gb18030")
                 except UnicodeDecodeError:
                     pass
             raise PairingsError(
@@ -167,7 +168,19 @@ def parse_players(data: str | bytes, *, source: str = "players.csv") -> list[dic
     # the file: 张伟 (3), 张伟 (7) — the station's player keys (docs/station.md).
     names = [r[cols.index("name")] if len(r) == len(cols) else "" for _, r in rows[1:]]
     repeated = {n for n in names if n and names.count(n) > 1}
+    same_club: dict[tuple[str, str], int] = {}  # (name, club) -> its first line
     for number, (line, row) in enumerate(rows[1:], 1):
+        if len(row) == len(cols) and "club" in cols:
+            # the same name from the same club twice is one player's row repeated (an outsider
+            # organiser's 洪智 ×2 became two players, for good), not two namesakes
+            key = (row[0], row[cols.index("club")])
+            if key[1] and key in same_club:
+                raise PairingsError(
+                    source, line, f"player {key[0]!r} of {key[1]!r} listed twice "
+                    f"(first on line {same_club[key]})", code="twice", name=key[0],
+                    first=same_club[key],
+                )  # fmt: skip
+            same_club.setdefault(key, line)
         if len(row) != len(cols):
             raise PairingsError(
                 source, line, f"expected {len(cols)} fields, got {len(row)}",

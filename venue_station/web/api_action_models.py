@@ -171,6 +171,11 @@ class Imported(Out):
     dry_run: bool | None = Field(
         default=None, description="true: a preview, checked and counted, nothing stored"
     )
+    new_players: list[str] | None = Field(
+        default=None,
+        description="a preview's names the station does not hold yet (an import adds them: a "
+        "list imported again adds, it does not replace)",
+    )
 
 
 class RoundSent(Out):

@@ -16,6 +16,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE
+from venue_station.domain.pairings import parse_players
 from venue_station.domain.rulings import RulingRefused
 from venue_station.errors import ImportRefused, PairingsError
 from venue_station.web.access import (
@@ -180,8 +181,13 @@ async def import_pairings(request: Request) -> Response:
 async def import_players(request: Request) -> Response:
     require_session(request, "chief")
     dry_run = flag_param(request, "dry_run")
+    station, data = station_of(request), await _body(request)
     try:
-        count = await station_of(request).import_players(await _body(request), dry_run=dry_run)
+        count = await station.import_players(data, dry_run=dry_run)
+        new = None
+        if dry_run:  # who the file would add, for the chief to see before 确认导入
+            names = {str(r["name"]) for r in parse_players(data)}
+            new = sorted(names - await station.require_store().player_names())
     except PairingsError as exc:
         # the line and why, in a code the page words (it said only "出错了（HTTP 400）")
         extra = {"line": exc.line or None, "args": {"reason": exc.code, **exc.args_}}
@@ -189,7 +195,7 @@ async def import_players(request: Request) -> Response:
             400, str(exc), kind="bad_csv", where=f"line {exc.line}", extra=extra
         ) from None
     # ``dry_run`` said only of a preview, as the other imports say it
-    answer = Imported(imported=count, dry_run=True if dry_run else None)
+    answer = Imported(imported=count, dry_run=True if dry_run else None, new_players=new)
     return json_response(answer.model_dump(mode="json", exclude_none=True))
 
 

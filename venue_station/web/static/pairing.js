@@ -230,7 +230,8 @@
     const parts = [];
     if (typeof b.players === "number") parts.push(t("pv.players", { n: b.players }));
     if (plan && plan.path === "/api/players") parts.push(t("pv.players-csv", { n: b.imported ?? 0 }));
-    if (Array.isArray(b.new_players) && b.new_players.length) parts.push(t("pv.new", { n: b.new_players.length }));
+    if (Array.isArray(b.new_players) && b.new_players.length) // named: a list imported again adds, it does not replace
+      parts.push(t("pv.new", { n: b.new_players.length }) + (plan && plan.path === "/api/players" ? "（" + b.new_players.slice(0, 10).join(lang === "en" ? ", " : "、") + (b.new_players.length > 10 ? "…" : "") + "）" : ""));
     if (b.round) parts.push(t("pv.round", { round: b.round, games: b.games ?? b.imported ?? 0 }));
     if (typeof b.byes === "number") parts.push(t("pv.byes", { n: b.byes }));
     for (const [round, n] of Object.entries(b.replaced_games || {})) if (n) parts.push(t("pv.replaced", { round, n }));
