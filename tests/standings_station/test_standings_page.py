@@ -60,6 +60,9 @@ async def test_the_page_follows_the_results(page: Any, web_station: WebStation) 
         assert shown[i][7] == (api[i - 1]["reason_zh"] if level else ""), (i, shown[i])
     assert shown[2][7] != ""  # 乙, 丙, 丁 are level on points: 丙 and 丁 say why they are below
 
+    # the groups in words, not their codes (an outsider organiser read local / u14 / women)
+    labels = await page.eval_on_selector_all("#tag option[data-tag]", "os => os.map(o => o.text)")
+    assert "本地" in labels and "local" not in labels, labels
     await page.select_option("#tag", "local")
     await page.wait_for_function("document.querySelectorAll('#rows tr').length === 2")
     assert [r[1] for r in await rows(page)] == ["甲", "丙"]

@@ -5,6 +5,8 @@
   const TEXT = {
     "zh-CN": {
       title: "成绩排名", round: "轮次", tag: "组别", latest: "最新", all: "全部", after: "第{n}轮后",
+      "g.u14": "14岁以下少儿", "g.women": "女子", "g.local": "本地", "g.master": "大师",
+      "g.u14,women": "综合组（少儿、女子）",
       rank: "名次", player: "棋手", points: "积分", progressive: "累进分", wins: "胜局",
       fouls: "犯规", black_games: "后走局数", reason: "区分原因", lang: "English",
       disconnected: "与服务器的连接已断开，正在重连…", empty: "暂无成绩", error: "无法计算排名：{e}",
@@ -18,6 +20,8 @@
     },
     en: {
       title: "Standings", round: "Round", tag: "Group", latest: "latest", all: "all", after: "after round {n}",
+      "g.u14": "Under 14", "g.women": "Women", "g.local": "Local", "g.master": "Masters",
+      "g.u14,women": "Combined (under 14, women)",
       rank: "Rank", player: "Player", points: "Points", progressive: "Progressive", wins: "Wins",
       fouls: "Fouls", black_games: "Games as black", reason: "Tie broken by", lang: "中文",
       disconnected: "Connection to the station lost, reconnecting…", empty: "No results yet",
@@ -68,6 +72,7 @@
     $("tag-label").textContent = t("tag");
     $("round-all").textContent = t("latest");
     $("tag-all").textContent = t("all");
+    for (const o of $("tag").querySelectorAll("option[data-tag]")) o.textContent = groupName(o.dataset.tag);
     $("lang").textContent = t("lang");
     $("conn").textContent = t("disconnected");
     for (const th of document.querySelectorAll("th[data-col]")) th.textContent = t(th.dataset.col);
@@ -139,6 +144,7 @@
     $("error").hidden = false;
   }
 
+  const groupName = (name) => (TEXT[lang]["g." + name] ? t("g." + name) : name);
   function addOptions(rounds, tags) {
     const round = $("round");
     for (const n of rounds) {
@@ -150,12 +156,17 @@
       round.append(opt);
     }
     const tag = $("tag");
-    for (const name of tags) {
+    // the groups in words (it listed local / master / u14 / women), and Wulong's 综合组 — the
+    // under-14s and the women ranked together — as one choice (an outsider organiser)
+    const all = [...tags];
+    if (all.includes("u14") && all.includes("women")) all.push("u14,women");
+    for (const name of all) {
       if (state.tags.has(name)) continue;
       state.tags.add(name);
       const opt = document.createElement("option");
       opt.value = name;
-      opt.textContent = name;
+      opt.dataset.tag = name;
+      opt.textContent = groupName(name);
       tag.append(opt);
     }
     round.value = state.round;
