@@ -71,3 +71,20 @@ async def test_two_nodes_with_one_identity_are_named_on_the_page(
     await page.evaluate("QZ.setLang('en')")
     assert "Two nodes use one identity" in await row.locator(".alert-head").inner_text()
     assert await page.locator('#alerts li[data-kind="identity_clash"]').count() == 1
+
+
+async def test_a_station_wide_alert_names_no_board(page: Any, station: Station) -> None:
+    """The station's own alerts (the broker gone, the store refusing) said 第*台 (an outsider
+    organiser): they say 全场 / whole venue."""
+    from venue_station.live.alerts import store_failing_alert
+
+    assert station.ingest is not None
+    station.ingest.raise_alert(store_failing_alert("test", station.ingest.started_ms + 5, "full"))
+    await page.goto(f"{station.http_url}/arbiter?lang=zh")
+    await page.fill("#username", "chief")
+    await page.fill("#password", "pw-chief")
+    await page.click("#login-submit")
+    head = page.locator('#alerts li[data-kind="store_failing"] .alert-head')
+    await head.wait_for()
+    text = await head.inner_text()
+    assert "全场" in text and "*" not in text, text

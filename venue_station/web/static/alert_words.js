@@ -15,7 +15,8 @@
     const d = a.detail || {};
     // One node's outage is one alert naming all its boards (detail.boards).
     const many = Array.isArray(d.boards) && d.boards.length > 1 ? d.boards : null;
-    const what = [many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
+    const venueWide = a.board === "*" || a.board === "-"; // the station's own (第*台: an outsider)
+    const what = [venueWide ? QZ.t("alert.venue_wide") : many ? QZ.t("boards.list", { list: many.join(QZ.lang === "en" ? ", " : "、") }) : QZ.t("board", { n: a.board })];
     if (typeof d.round === "number") what.unshift(QZ.t("round", { n: d.round })); // 缺录: which round's
     if (a.side) what.push(QZ.t(a.side));
     // the side's player, while the board still has that game (a flag, a lateness: who it is)
