@@ -155,3 +155,19 @@ def test_a_handicap_game_gives_each_clock_to_its_side_in_a_chess_reader() -> Non
         if node.clock() is not None
     ]
     assert read == [(r.side, r.remaining_ms / 1000) for r in rows]
+
+
+def test_round_results_in_words_for_a_wall() -> None:
+    """The round's results for people: the header and each reason in the regulation's words
+    (an outsider organiser found round,board,… and `resignation`)."""
+    from clock_service.regulation import Regulation
+
+    rows = [{"round": 1, "board": "3", "game": "r1-b3", "red": "甲", "black": "乙",
+             "result": "0-1", "red_points": 0, "black_points": 2, "reason": "late"}]  # fmt: skip
+    wulong = Regulation.load("wulong-2015")
+    zh = exports.round_results_csv(rows, lang="zh", reason_words=exports.reason_words(wulong, "zh"))
+    late = wulong.reason("late", kind="forfeit").text("zh")  # the seed's own sentence
+    assert late and late != "late"
+    assert zh.splitlines() == ["轮次,台次,对局号,红方,黑方,结果,红方得分,黑方得分,原因",
+                               f"1,3,r1-b3,甲,乙,0-1,0,2,{late}"]  # fmt: skip
+    assert exports.round_results_csv(rows).startswith("round,board,game,")  # for programs

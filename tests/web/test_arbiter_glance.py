@@ -173,12 +173,16 @@ async def test_results_where_people_look(browser: Any, venue: WebStation) -> Non
         assert "/api/export/standings.csv?lang=zh" in hrefs
         assert "/api/export/tournament.trf" in hrefs
         await page.wait_for_selector("#x-results:not([hidden])")
-        assert await page.get_attribute("#x-results", "href") == "/api/export/rounds/1/results.csv"
+        results = await page.get_attribute("#x-results", "href")
+        assert results == "/api/export/rounds/1/results.csv?lang=zh"  # for people: in words
         assert await page.get_attribute("#x-pgn", "href") == "/api/export/rounds/1/games.pgn"
     async with httpx.AsyncClient(base_url=venue.url) as client:
         for url in ("/api/export/rounds/1/results.csv", "/api/export/standings.csv"):
             body = (await client.get(url)).content
             assert body.startswith(b"\xef\xbb\xbf") and "甲".encode() in body, url
+        # in words for a wall or a spreadsheet: the header and the reasons (an outsider)
+        words = (await client.get("/api/export/rounds/1/results.csv?lang=zh")).content
+        assert words.decode("utf-8-sig").startswith("轮次,台次,对局号,红方,黑方,结果")
         pgn = await client.get("/api/export/rounds/1/games.pgn")
         assert pgn.status_code == 200 and '[Red "甲"]' in pgn.text
         # the event by its name (the seed's title), not the venue's id (an outsider organiser)

@@ -19,11 +19,11 @@ import csv
 import io
 import json
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from clock_service.regulation import Scoring
+from clock_service.regulation import Regulation, Scoring
 from clock_service.timecontrol import TimeControl
 from venue_station.live.results import Outcome, points
 
@@ -102,12 +102,48 @@ def round_results(
     return out
 
 
-def round_results_csv(rows: Sequence[Mapping[str, Any]]) -> str:
+_SYSTEM_REASONS = {  # reasons of the system's own, beside the regulation's wording
+    "flag": ("超时", "flag fell"), "fouls": ("犯规满限", "foul limit reached"),
+    "arbiter": ("裁判录入", "by the arbiter"), "double_forfeit": ("双方判负", "both lose"),
+    "late": ("迟到", "late"), "power_switch": ("擅自关闭计时钟", "clock switched off"),
+    "draw_black_wins": ("和棋黑胜", "draw: black wins"),
+}  # fmt: skip
+
+
+def reason_words(regulation: Regulation, lang: str) -> Callable[[str], str]:
+    """A result's reason code in the regulation's words (its profile's zh/en), else the
+    system's own, else the code as it is."""
+    words: dict[str, str] = {c: w[1 if lang == "en" else 0] for c, w in _SYSTEM_REASONS.items()}
+    for kind in ("foul", "forfeit", "result"):
+        for reason in regulation.reasons(kind):
+            words[reason.code] = reason.text("en" if lang == "en" else "zh")
+    return lambda code: words.get(code, code)
+
+
+RESULT_HEADERS = {  # ``?lang=``: the header row in the organiser's words (codes by default)
+    "zh": ["轮次", "台次", "对局号", "红方", "黑方", "结果", "红方得分", "黑方得分", "原因"],
+    "en": ["Round", "Board", "Game", "Red", "Black", "Result", "Red points", "Black points",
+           "Reason"],
+}  # fmt: skip
+
+
+def round_results_csv(
+    rows: Sequence[Mapping[str, Any]],
+    *,
+    lang: str | None = None,
+    reason_words: Callable[[str], str] | None = None,
+) -> str:
+    """The round's results; with ``lang`` (``zh``/``en``) its header row in words and each
+    reason as ``reason_words`` says it (the regulation's wording), for a wall or a spreadsheet
+    (an outsider organiser found English column names and codes like ``resignation``)."""
     buf = io.StringIO()
-    writer = csv.DictWriter(buf, RESULT_FIELDS, lineterminator="\n")
-    writer.writeheader()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(RESULT_HEADERS.get(lang or "", RESULT_FIELDS))
     for row in rows:
-        writer.writerow({k: "" if row[k] is None else safe_cell(row[k]) for k in RESULT_FIELDS})
+        cells = {k: "" if row[k] is None else row[k] for k in RESULT_FIELDS}
+        if reason_words is not None and cells["reason"]:
+            cells["reason"] = reason_words(str(cells["reason"]))
+        writer.writerow([safe_cell(cells[k]) for k in RESULT_FIELDS])
     return buf.getvalue()
 
 

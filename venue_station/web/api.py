@@ -321,7 +321,11 @@ async def export_results(request: Request) -> Response:
     rows = exports.round_results(outcomes, station.scoring)
     name = f"{station.config.venue}-round{round_no}"
     if fmt == "csv":
-        return _download(exports.round_results_csv(rows), "text/csv; charset=utf-8", f"{name}.csv")
+        lang = request.query_params.get("lang")
+        lang = lang if lang in exports.RESULT_HEADERS else None
+        words = exports.reason_words(station.regulation, lang) if lang else None
+        text = exports.round_results_csv(rows, lang=lang, reason_words=words)
+        return _download(text, "text/csv; charset=utf-8", f"{name}.csv")
     if fmt == "json":
         text = exports.round_results_json(round_no, station.config.regulation, rows)
         return _download(text, "application/json", f"{name}.json")

@@ -131,7 +131,7 @@
     const round = state.round || state.lastRound;
     $("x-results").hidden = $("x-pgn").hidden = !round;
     if (round) {
-      $("x-results").href = "/api/export/rounds/" + round + "/results.csv";
+      $("x-results").href = "/api/export/rounds/" + round + "/results.csv?lang=" + (lang === "en" ? "en" : "zh");
       $("x-pgn").href = "/api/export/rounds/" + round + "/games.pgn";
     }
     $("x-trf").href = "/api/export/tournament.trf" + (state.round ? "?round=" + state.round : "");
