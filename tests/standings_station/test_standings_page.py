@@ -76,3 +76,12 @@ async def test_the_page_follows_the_results(page: Any, web_station: WebStation) 
     await page.goto(f"{web_station.url}/standings?lang=en")
     await page.wait_for_selector("body[data-loaded]")
     assert (await rows(page))[2][7] == api[1]["reason_en"] != ""
+
+    # a withdrawn player is marked on the standings, as on the pairing page (an outsider)
+    from venue_station.domain import tournament_desk
+
+    await tournament_desk.set_withdrawn(station, "丁", withdrawn=True, user="chief")
+    await page.goto(f"{web_station.url}/standings")
+    await page.wait_for_selector("body[data-loaded]")
+    names = [r[1] for r in await rows(page)]
+    assert "丁（已退赛）" in names and "甲" in names, names

@@ -6,7 +6,7 @@
     "zh-CN": {
       title: "成绩排名", round: "轮次", tag: "组别", latest: "最新", all: "全部", after: "第{n}轮后",
       "g.u14": "14岁以下少儿", "g.women": "女子", "g.local": "本地", "g.master": "大师",
-      "g.u14,women": "综合组（少儿、女子）",
+      "g.u14,women": "综合组（少儿、女子）", withdrawn: "（已退赛）",
       rank: "名次", player: "棋手", points: "积分", progressive: "累进分", wins: "胜局",
       fouls: "犯规", black_games: "后走局数", reason: "区分原因", lang: "English",
       disconnected: "与服务器的连接已断开，正在重连…", empty: "暂无成绩", error: "无法计算排名：{e}",
@@ -21,7 +21,7 @@
     en: {
       title: "Standings", round: "Round", tag: "Group", latest: "latest", all: "all", after: "after round {n}",
       "g.u14": "Under 14", "g.women": "Women", "g.local": "Local", "g.master": "Masters",
-      "g.u14,women": "Combined (under 14, women)",
+      "g.u14,women": "Combined (under 14, women)", withdrawn: " (withdrawn)",
       rank: "Rank", player: "Player", points: "Points", progressive: "Progressive", wins: "Wins",
       fouls: "Fouls", black_games: "Games as black", reason: "Tie broken by", lang: "中文",
       disconnected: "Connection to the station lost, reconnecting…", empty: "No results yet",
@@ -48,7 +48,7 @@
     return s;
   };
   const $ = (id) => document.getElementById(id);
-  const state = { round: params.get("round") || "", tag: params.get("tag") || "", rows: [], tags: new Set(), final: false };
+  const state = { round: params.get("round") || "", tag: params.get("tag") || "", rows: [], tags: new Set(), final: false, withdrawn: new Set() };
 
   function query() {
     const q = new URLSearchParams();
@@ -118,7 +118,8 @@
         tr.dataset.knockoutPlace = String(r.knockout_place);
       }
       tr.append(
-        cell("rank", r.rank), cell("player", r.player), cell("points", r.points),
+        // a withdrawn player is marked, as the pairing page marks him (an outsider organiser)
+        cell("rank", r.rank), cell("player", state.withdrawn.has(r.player) ? r.player + t("withdrawn") : r.player), cell("points", r.points),
         cell("progressive", r.progressive), cell("wins", r.wins), cell("fouls", r.fouls),
         cell("black_games", r.black_games), cell("reason", r.why),
       );
@@ -187,6 +188,7 @@
         state.rows = body.standings;
         state.final = body.final === true;
         state.undecided = Array.isArray(body.undecided) ? body.undecided : [];
+        state.withdrawn = new Set(Array.isArray(body.withdrawn) ? body.withdrawn : []);
         applyText();
         const tags = new Set();
         for (const row of state.rows) for (const x of row.tags) tags.add(x);
