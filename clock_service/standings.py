@@ -409,7 +409,7 @@ def _reason(a: _Player, b: _Player, labels: list[_Label]) -> tuple[str, str, Tie
         en = f"{en_name} {va} {sign} {vb}"
         if k:
             span = "1" if k == 1 else f"1–{k}"
-            zh = f"去除第{span}轮后{zh}"
+            zh = f"去除第{span}轮后，{zh}"  # (…轮后后走局数 read as 后后: an outsider)
             en = f"without round{'s' if k > 1 else ''} {span}: {en}"
         return zh, en, crit, k
     return "并列：各项区分办法均相同", "shared: equal on every criterion", None, 0

@@ -96,15 +96,15 @@ CASES = [
      Tiebreak.BLACK_GAMES, 0, "后走局数 2 > 0", "games as black 2 > 0"),
     # Equal on every criterion (4 points, 累进分 10, 2 wins); without round 1: 4 > 2 points.
     ("drop round 1", WULONG, {"A": "Wr Lb Lr Wb", "B": "Lr Wb Wr Lb"}, "BA",
-     Tiebreak.POINTS, 1, "去除第1轮后积分 4 > 2", "without round 1: points 4 > 2"),
+     Tiebreak.POINTS, 1, "去除第1轮后，积分 4 > 2", "without round 1: points 4 > 2"),
     # Round 1 alike, so only dropping rounds 1-2 separates them.
     ("drop rounds 1-2", MEISHAN, {"A": "Dr Wb Lr Lb Wr", "B": "Dr Lb Wr Wb Lr"}, "BA",
-     Tiebreak.POINTS, 2, "去除第1–2轮后积分 4 > 2", "without rounds 1–2: points 4 > 2"),
+     Tiebreak.POINTS, 2, "去除第1–2轮后，积分 4 > 2", "without rounds 1–2: points 4 > 2"),
     # After a drop every criterion is compared again: the foul left with round 1.
     ("drop recompares fouls", WULONG, {"B": "Wr Lr1", "A": "Wr1 Lr"}, "AB",
-     Tiebreak.FOULS, 1, "去除第1轮后犯规 0 < 1", "without round 1: fouls 0 < 1"),
+     Tiebreak.FOULS, 1, "去除第1轮后，犯规 0 < 1", "without round 1: fouls 0 < 1"),
     ("drop recompares Meishan's deduction", MEISHAN, {"B": "Wr Lr1", "A": "Wr1 Lr"}, "AB",
-     Tiebreak.PROGRESSIVE, 1, "去除第1轮后累进分 0 > -1", "without round 1: progressive 0 > -1"),
+     Tiebreak.PROGRESSIVE, 1, "去除第1轮后，累进分 0 > -1", "without round 1: progressive 0 > -1"),
     # A bye scores a win's 2 points but is no 胜局 by default.
     ("bye is no win", WULONG, {"A": "B Lr", "B": "Wr Lr"}, "BA",
      Tiebreak.WINS, 0, "胜局 1 > 0", "wins 1 > 0"),

@@ -107,4 +107,4 @@ async def test_a_tie_broken_by_dropping_rounds_says_so_on_the_page(
     at = names.index("甲")
     assert names[at - 1] == "乙", names
     reason = page.locator("#table tbody tr").nth(at).locator("td.reason")
-    assert (await reason.text_content() or "").startswith("去除第1轮后积分"), names
+    assert (await reason.text_content() or "").startswith("去除第1轮后，积分"), names

@@ -100,7 +100,7 @@
     }
     // A tie-break's reason on the row it explains: why this player is below the one above,
     // shown where the two are level on points (a points gap explains itself; points compared
-    // again after dropping rounds do not: "去除第1–3轮后积分 9 > 7" is shown).
+    // again after dropping rounds do not: "去除第1–3轮后，积分 9 > 7" is shown).
     state.rows.forEach((r, i) => {
       const above = i > 0 ? state.rows[i - 1] : null;
       // The knockout's four carry their mark; nobody borrows a reason from them (their places
