@@ -88,3 +88,14 @@ async def test_a_station_wide_alert_names_no_board(page: Any, station: Station) 
     await head.wait_for()
     text = await head.inner_text()
     assert "全场" in text and "*" not in text, text
+
+
+async def test_a_double_forfeit_is_not_said_twice(page: Any, station: Station) -> None:
+    """The board's event list said 结果已驳回：双方判负（双方判负） (an outsider organiser)."""
+    await page.goto(f"{station.http_url}/arbiter?lang=zh")
+    await page.wait_for_function("typeof QZ !== 'undefined' && !!QZ.describeEvent")
+    ev = {"type": "result", "data": {"winner": None, "reason": "double_forfeit",
+                                     "status": "dismissed"}}  # fmt: skip
+    assert await page.evaluate("(ev) => QZ.describeEvent(ev)", ev) == "结果已驳回：双方判负"
+    flag = {"type": "result", "data": {"winner": "black", "reason": "flag", "status": "confirmed"}}
+    assert "（超时）" in await page.evaluate("(ev) => QZ.describeEvent(ev)", flag)

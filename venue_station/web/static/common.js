@@ -75,7 +75,10 @@
         if (d.by === "board") return QZ.t("ev.adjusted.board", { side, s: (s > 0 ? "+" : "") + s });
         return s >= 0 ? QZ.t("ev.adjusted.add", { side, s }) : QZ.t("ev.adjusted.take", { side, s: -s });
       }
-      case "result": return QZ.t("ev.result." + status, { outcome: QZ.outcome(d), reason });
+      case "result": { // (双方判负（双方判负）: the reason said again when it is the outcome)
+        const outcome = QZ.outcome(d);
+        return QZ.t("ev.result." + status, { outcome, reason }).replace(outcome === reason ? /[（(][^（(]*[)）]$/ : /$^/, "");
+      }
       case "move_count": return QZ.t(d.status === "reached" ? "ev.move_count.reached" : "ev.move_count.started", { limit: d.limit });
       case "warning": {
         const text = QZ.t("ev.warning." + status, { reason });
