@@ -96,16 +96,7 @@ async def test_the_groups_come_from_a_players_list_on_the_page(
 ) -> None:
     """Wulong's group prize lists need the players' groups; an outsider had to send the players
     CSV with curl and a CSRF token (the page offered TRF and pairs lists only)."""
-    url = station.http_url
-    login = json.dumps({"username": "chief", "password": "pw-chief"})
-    await page.goto(f"{url}/pairing")
-    await page.evaluate(
-        """(body) => fetch('/api/auth/login', {method: 'POST', body,
-             headers: {'Content-Type': 'application/json'}}).then(r => r.status)""",
-        login,
-    )
-    await page.goto(f"{url}/pairing")
-    await page.wait_for_selector("#login-needed[hidden]", state="attached")
+    await pairing_page_as_chief(page, station)
     players = tmp_path / "players.csv"
     players.write_text("name,club,rating,tags\n王琳娜,重庆,,women\n刘欢,武隆,,u14 local\n", "utf-8")
     await page.select_option("#kind", "players")
@@ -129,16 +120,7 @@ async def test_an_organisers_spreadsheet_imports_and_its_mistakes_are_said_in_wo
     page's own column words (姓名,单位,等级分,组别), the groups as 少儿 / 女子 / 本地, a full-width
     comma — was refused as "出错了（HTTP 400）" in both languages, and groups in Chinese counted in
     no group. It imports; a file with a mistake says which line and why, in words."""
-    url = station.http_url
-    login = json.dumps({"username": "chief", "password": "pw-chief"})
-    await page.goto(f"{url}/pairing")
-    await page.evaluate(
-        """(body) => fetch('/api/auth/login', {method: 'POST', body,
-             headers: {'Content-Type': 'application/json'}}).then(r => r.status)""",
-        login,
-    )
-    await page.goto(f"{url}/pairing")
-    await page.wait_for_selector("#login-needed[hidden]", state="attached")
+    await pairing_page_as_chief(page, station)
     await page.select_option("#kind", "players")
     bad = tmp_path / "bad.csv"
     bad.write_bytes("姓名,单位,等级分,组别\n赵国荣,黑龙江,,\n柳大华,湖北\n".encode("gbk"))
@@ -160,3 +142,16 @@ async def test_an_organisers_spreadsheet_imports_and_its_mistakes_are_said_in_wo
     await page.wait_for_function("document.getElementById('result').textContent.includes('已导入')")
     tags = await station.require_store().reads.player_tags()
     assert tags["王琳娜"] == frozenset({"women"}) and tags["刘欢"] == frozenset({"u14", "local"})
+
+async def pairing_page_as_chief(page: Any, station: Station) -> None:
+    """The pairing page, logged in as the chief (the login as the arbiter page makes it)."""
+    url = station.http_url
+    login = json.dumps({"username": "chief", "password": "pw-chief"})
+    await page.goto(f"{url}/pairing")
+    await page.evaluate(
+        """(body) => fetch('/api/auth/login', {method: 'POST', body,
+             headers: {'Content-Type': 'application/json'}}).then(r => r.status)""",
+        login,
+    )
+    await page.goto(f"{url}/pairing")
+    await page.wait_for_selector("#login-needed[hidden]", state="attached")
