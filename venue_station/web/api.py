@@ -289,17 +289,22 @@ async def stream(request: Request) -> Response:
                 except TimeoutError:
                     yield format_sse("ping", {})
                     continue
-                if item is None or logins.get(sid) is None:
+                if item is None:
                     return
                 # What queued up while this stream waited for the loop goes as one write.
-                batch = [item]
-                while not queue.empty():
+                batch, ended = [item], False
+                while not queue.empty() and not ended:
                     more = queue.get_nowait()
-                    if more is None:
-                        yield "".join(batch)
-                        return
-                    batch.append(more)
+                    ended = more is None
+                    if not ended:
+                        batch.append(more)
+                # checked as it is written, not as it was begun: news queued after the login
+                # ended never goes out in the batch of news from before (a loaded CI run)
+                if logins.get(sid) is None:
+                    return
                 yield "".join(batch)
+                if ended:
+                    return
         finally:
             station.hub.unsubscribe(queue)
 
