@@ -26,6 +26,7 @@ __all__ = [
     "compute_standings",
     "standings_csv",
     "standings_json",
+    "tiebreak_words",
 ]
 
 RESULTS = ("red", "black", "draw", "double_forfeit")  # double_forfeit: both lose (0:0)
@@ -148,7 +149,13 @@ _LABELS = {
     Tiebreak.WINS: ("胜局", "wins"),
     Tiebreak.FOULS: ("犯规", "fouls"),
     Tiebreak.BLACK_GAMES: ("后走局数", "games as black"),
+    Tiebreak.DROP_ROUNDS: ("去除前几轮得分", "rounds dropped"),
 }
+
+
+def tiebreak_words(lang: str) -> dict[str, str]:
+    """Each criterion's code in words (``zh`` or ``en``), as the reasons name them."""
+    return {crit.value: words[1 if lang == "en" else 0] for crit, words in _LABELS.items()}
 
 
 @dataclasses.dataclass

@@ -20,13 +20,11 @@
   const TEXT = {
     "zh-CN": {title: "实时棋钟", lang: "English", none: "暂无棋局", venue: "赛场", board: "台",
               connecting: "连接中…", live: "实时", closed: "连接中断，重连中…",
-              ignored: "已忽略消息", idle: "空闲", ready: "就绪", running: "进行中",
-              paused: "暂停", finished: "结束", red: "红方", black: "黑方",
+              ignored: "已忽略消息", red: "红方", black: "黑方",
               off: "未配置实时棋钟", moves: "着法", record: "棋谱"},
     "en": {title: "Live clocks", lang: "中文", none: "No games yet", venue: "Venue", board: "Board",
            connecting: "connecting…", live: "live", closed: "disconnected, reconnecting…",
-           ignored: "ignored messages", idle: "idle", ready: "ready", running: "running",
-           paused: "paused", finished: "finished", red: "Red", black: "Black",
+           ignored: "ignored messages", red: "Red", black: "Black",
            off: "live clocks are not configured", moves: "Moves", record: "Record"},
   };
   const GLYPHS = {K: "帅", A: "仕", B: "相", N: "马", R: "车", C: "炮", P: "兵",
@@ -159,7 +157,7 @@
     }
     const game = s.game ? ` · ${QZW.game(s.game, lang)}` : "";
     b.el.querySelector(".title").textContent = `${t("board")} ${b.board}${game}`;
-    b.el.querySelector(".phase").textContent = t(s.phase);
+    b.el.querySelector(".phase").textContent = QZW.phase(s.phase, lang); // (words.js: the overview's too)
     b.el.querySelector(".result").textContent = s.result ? QZW.result(s.result, lang) : "";
     b.el.dataset.phase = s.phase;
     for (const side of ["red", "black"]) {

@@ -17,6 +17,15 @@ from venue_station.domain.station import Station
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 
+async def as_chief(page: Any, station: Station) -> None:
+    """The arbiter page in Chinese, logged in as the chief."""
+    await page.goto(f"{station.http_url}/arbiter?lang=zh")
+    await page.fill("#username", "chief")
+    await page.fill("#password", "pw-chief")
+    await page.click("#login-submit")
+    await page.wait_for_selector("#station:not([hidden])")
+
+
 @pytest_asyncio.fixture(loop_scope="session")
 async def station(tmp_path: Path) -> AsyncIterator[Station]:
     async with station_without_broker(tmp_path) as started:
@@ -34,11 +43,7 @@ async def test_an_alert_settled_by_its_boards_ruling_says_so_in_words(
     first = feed("1", "r1-b1", "foul", pending)
     feed("1", "r1-b1", "foul", {**pending, "status": "confirmed", "count": 1, "ref": first})
     await feed.flush()
-    await page.goto(f"{station.http_url}/arbiter?lang=zh")
-    await page.fill("#username", "chief")
-    await page.fill("#password", "pw-chief")
-    await page.click("#login-submit")
-    await page.wait_for_selector("#station:not([hidden])")
+    await as_chief(page, station)
     await page.check("#show-all")  # 显示已处理
     state = page.locator('#alerts li[data-kind="foul_pending"] .state')
     await state.wait_for(state="attached")
@@ -57,10 +62,7 @@ async def test_two_nodes_with_one_identity_are_named_on_the_page(
     assert station.ingest is not None
     status = BoardStatus(state="online", node="pi-07", session=2, ts=1, conn=1, clash=True)
     station.ingest._on_status("25", status, received_ms=station.ingest.started_ms + 1)
-    await page.goto(f"{station.http_url}/arbiter?lang=zh")
-    await page.fill("#username", "chief")
-    await page.fill("#password", "pw-chief")
-    await page.click("#login-submit")
+    await as_chief(page, station)
     row = page.locator('#alerts li[data-kind="identity_clash"]')
     await row.wait_for()
     text = await row.locator(".alert-head").inner_text()
@@ -80,10 +82,7 @@ async def test_a_station_wide_alert_names_no_board(page: Any, station: Station) 
 
     assert station.ingest is not None
     station.ingest.raise_alert(store_failing_alert("test", station.ingest.started_ms + 5, "full"))
-    await page.goto(f"{station.http_url}/arbiter?lang=zh")
-    await page.fill("#username", "chief")
-    await page.fill("#password", "pw-chief")
-    await page.click("#login-submit")
+    await as_chief(page, station)
     head = page.locator('#alerts li[data-kind="store_failing"] .alert-head')
     await head.wait_for()
     text = await head.inner_text()

@@ -22,6 +22,15 @@ pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_
 # (the last test is pure; async only to share the file's marks)
 
 
+async def logged_in(page: Any, url: str) -> None:
+    """The arbiter page at ``url``, logged in as the arbiter."""
+    await page.goto(f"{url}/arbiter")
+    await page.fill("#username", ARBITER)
+    await page.fill("#password", ARBITER_PASSWORD)
+    await page.click("#login-submit")
+    await page.wait_for_selector("#station:not([hidden])")
+
+
 async def test_a_station_restart_keeps_the_arbiters_logged_in_and_rings_for_a_new_flag(
     page: Any, broker_factory: Any, tmp_path: Any
 ) -> None:
@@ -33,11 +42,7 @@ async def test_a_station_restart_keeps_the_arbiters_logged_in_and_rings_for_a_ne
     api = httpx.AsyncClient(timeout=10)
     try:
         await station.import_pairings("round,board,red,black\n1,1,甲,乙\n", send=False)
-        await page.goto(f"http://127.0.0.1:{pipe.port}/arbiter")
-        await page.fill("#username", ARBITER)
-        await page.fill("#password", ARBITER_PASSWORD)
-        await page.click("#login-submit")
-        await page.wait_for_selector("#station:not([hidden])")
+        await logged_in(page, f"http://127.0.0.1:{pipe.port}")
         r = await api.post(f"{station.http_url}/api/auth/login",
                            json={"username": ARBITER, "password": ARBITER_PASSWORD})  # fmt: skip
         csrf = r.json()["csrf"]
@@ -90,11 +95,7 @@ async def test_a_page_whose_login_ended_says_so_and_rings_for_what_it_never_saw(
     await station.start()
     try:
         await station.import_pairings("round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n", send=False)
-        await page.goto(f"{station.http_url}/arbiter")
-        await page.fill("#username", ARBITER)
-        await page.fill("#password", ARBITER_PASSWORD)
-        await page.click("#login-submit")
-        await page.wait_for_selector("#station:not([hidden])")
+        await logged_in(page, station.http_url)
         sessions: Sessions = station.app.state.sessions
         for sid in [s.sid for s in list(sessions._sessions.values())]:  # every login ended
             sessions.logout(sid)

@@ -19,7 +19,7 @@ import csv
 import io
 import json
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -211,28 +211,22 @@ def clock_log_csv(rows: Iterable[ClockRow]) -> str:
     return buf.getvalue()
 
 
-def pgn_termination(result: str | None, reason: str | None) -> str | None:
-    """PGN's ``Termination`` of a decided game: a flag is a time forfeit, a loss by the rules
-    (fouls, a switched-off clock, lateness …) an infraction, a game played out normal."""
+def pgn_termination(
+    result: str | None, reason: str | None, *, forfeits: Collection[str]
+) -> str | None:
+    """PGN's ``Termination`` of a decided game: a flag is a time forfeit, a loss under one of
+    the regulation's ``forfeits`` (fouls, a switched-off clock, lateness …) or a 0:0 an
+    infraction, a game played out normal."""
     if result is None:
         return None
     if reason == "flag":
         return "time forfeit"
-    if result not in PGN_RESULTS or reason in _INFRACTIONS:
+    if result not in PGN_RESULTS or reason in forfeits:
         return "rules infraction"
     return "normal"
 
 
-_INFRACTIONS = {"fouls", "power_switch", "late", "double_forfeit", "board_pause", "misconduct",
-                "disobedience", "suicide_move", "move_rule_violations", "phone_call", "phone",
-                "early_draw_not_varied", "forbidden_repetition"}  # fmt: skip
-
-
 def pgn_tc(tc: str) -> str:
-    return _pgn_tc(tc)
-
-
-def _pgn_tc(tc: str) -> str:
     try:
         return str(TimeControl.parse(tc).pgn())
     except Exception:  # an unknown spelling is exported as written rather than lost
@@ -274,7 +268,7 @@ def clock_log_pgn(
         ("Board", str(game["board"])),
         ("GameId", game["game"]),  # (xiangqi readers take Game for the kind of game)
         ("Red", game["red"]),
-        ("TimeControl", _pgn_tc(game["tc"])),
+        ("TimeControl", pgn_tc(game["tc"])),
         *extra,
     ]
     lines = [

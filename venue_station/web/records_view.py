@@ -118,7 +118,10 @@ async def _record_pgn(station: Any, view: RecordView) -> str:
         more["TimeControl"] = exports.pgn_tc(str(row["tc"]))
     decisive = [e for e in events if e["type"] in DECISIVE_TYPES]
     outcome = derive_game(decisive, station.regulation)
-    ending = exports.pgn_termination(outcome.result if outcome.decided else None, outcome.reason)
+    forfeits = {r.code for r in station.regulation.reasons("forfeit")}
+    ending = exports.pgn_termination(
+        outcome.result if outcome.decided else None, outcome.reason, forfeits=forfeits
+    )
     if ending:
         more["Termination"] = ending
     return str(station.records.pgn(view, event=station.event_title, more=more))

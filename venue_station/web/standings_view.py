@@ -15,7 +15,13 @@ from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from clock_service.knockout import KnockoutError
-from clock_service.standings import Standing, StandingsError, standings_csv, standings_json
+from clock_service.standings import (
+    Standing,
+    StandingsError,
+    standings_csv,
+    standings_json,
+    tiebreak_words,
+)
 from venue_station.domain.exports import with_bom
 from venue_station.domain.station import Station
 from venue_station.domain.trf_state import load_state
@@ -88,12 +94,6 @@ _CSV_HEADERS = {
            "Shared", "Decided by", "Dropped rounds", "Reason (Chinese)", "Reason", "Event rank",
            "Tags", "Knockout place"),
 }  # fmt: skip
-_TIEBREAK_WORDS = {
-    "zh": {"points": "积分", "progressive": "累进分", "wins": "胜局", "fouls": "犯规",
-           "black_games": "后走局数", "drop_rounds": "去除前几轮得分"},
-    "en": {"points": "points", "progressive": "progressive score", "wins": "wins",
-           "fouls": "fouls", "black_games": "games as black", "drop_rounds": "rounds dropped"},
-}  # fmt: skip
 
 
 async def export_standings(request: Request) -> Response:
@@ -109,7 +109,7 @@ async def export_standings(request: Request) -> Response:
         lang = request.query_params.get("lang")
         lang = lang if lang in _CSV_HEADERS else None
         headers = _CSV_HEADERS[lang] if lang else None
-        words = _TIEBREAK_WORDS[lang] if lang else None
+        words = tiebreak_words(lang) if lang else None
         text = with_bom(standings_csv(rows, headers=headers, decided_words=words))
         media = "text/csv; charset=utf-8"
     else:
