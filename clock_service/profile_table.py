@@ -72,6 +72,10 @@ class Table:
             raise self.error(name, f"{value} is out of range {low}..{high}")
         return value
 
+    def boolean(self, name: str) -> bool:
+        value: bool = self._get(name, bool, "a boolean (true or false)")
+        return value
+
     def array(self, name: str, item: Callable[[str, Any], _T], what: str) -> tuple[_T, ...]:
         values: list[Any] = self._get(name, list, f"an array of {what}")
         return tuple(item(f"{name}[{i}]", v) for i, v in enumerate(values))

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from clock_service.handicap import Handicap, HandicapRule, handicap_for, read_handicap
+from clock_service.prizes import PrizeTable, read_prizes
 from clock_service.profile_table import RegulationError, Table, enum_value, toml_type
 from clock_service.reasons import Reason, read_reasons
 from clock_service.recording import RecordingRule, read_recording
@@ -196,6 +197,7 @@ class Regulation:
     handicap: HandicapRule | None = None  # 让先 between players by their tags (optional)
     result_reasons: tuple[Reason, ...] = ()  # the arbiter's result reasons (optional)
     recording: RecordingRule | None = None  # 录谱: which boards, who, the foul (optional)
+    prizes: PrizeTable | None = None  # 奖励办法: the prize lists (optional, docs/prizes.md)
 
     def __repr__(self) -> str:
         return f"<Regulation {self.name} {self.time_control_text}>"
@@ -331,6 +333,7 @@ def _build(root: Table) -> Regulation:
         handicap=_plain(root, "handicap", read_handicap) if root.has("handicap") else None,
         result_reasons=_plain(root, "results", _results) if root.has("results") else (),
         recording=_plain(root, "recording", read_recording) if root.has("recording") else None,
+        prizes=_plain(root, "prizes", read_prizes) if root.has("prizes") else None,
     )
     root.done()
     if reg.recording is not None and reg.recording.foul not in reg.fouls.reasons:

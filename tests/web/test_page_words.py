@@ -3,7 +3,8 @@
 A real broker, station and node (simulated faces). Some events are driven first — a move, a
 pause, a foul, a time adjustment, a result and a refusal — and then every page (the display,
 the hall screen, a board, an unknown board, the arbiter's station with a board open, the
-standings, the record page, the chief's record QR sheet, the pairing page with a failed import)
+standings, the prize list, the record page, the chief's record QR sheet, the pairing page with a
+failed import)
 is read as a person reads it: every visible
 text run, every choice of a visible select, every placeholder and the title. In zh-CN no Latin
 word may show but a short allow-list (units, file formats, the names we entered); in English no
@@ -151,6 +152,7 @@ async def test_every_page_speaks_one_language(page: Any, web_station: WebStation
     await walk(page, f"{url}/board/1", '#history li[data-type="adjusted"]', "board 1")
     await walk(page, f"{url}/board/999", ".card .badge", "no such board")
     await walk(page, f"{url}/standings", "body[data-loaded]", "standings")
+    await walk(page, f"{url}/prizes", "body[data-loaded] section.prize-list", "prize list")
     await walk(page, f"{url}/record/1", '#xq button[data-sq="e0"]', "record page")
     await walk(page, f"{url}/record/sheet", '.sheet-card[data-board="2"]', "record QR sheet")
 

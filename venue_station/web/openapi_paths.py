@@ -15,6 +15,7 @@ from venue_station.web import api_models as m
 from venue_station.web.duties_models import OPERATIONS as DUTY_OPERATIONS
 from venue_station.web.openapi_params import path_param as _p
 from venue_station.web.openapi_params import query_param as _q
+from venue_station.web.prizes_models import OPERATIONS as PRIZE_OPERATIONS
 from venue_station.web.records_models import OPERATIONS as RECORD_OPERATIONS
 
 __all__ = ["CSV", "PAGE", "PATHS", "TEXT", "Op"]
@@ -394,3 +395,5 @@ PATHS: dict[str, dict[str, Op]] = {
 PATHS.update({p: {k: Op(**kw) for k, kw in ops.items()} for p, ops in DUTY_OPERATIONS.items()})
 # 录谱: the records' routes (records_view.py), their models beside them (records_models.py)
 PATHS.update({p: {k: Op(**kw) for k, kw in ops.items()} for p, ops in RECORD_OPERATIONS.items()})
+# the prize list (prizes_view.py, prizes_models.py)
+PATHS.update({p: {k: Op(**kw) for k, kw in ops.items()} for p, ops in PRIZE_OPERATIONS.items()})

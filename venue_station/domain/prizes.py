@@ -1,0 +1,117 @@
+"""The prize list from the standings the pages show (docs/prizes.md).
+
+The drawing is ``clock_service.prizes`` (pure); this module hands it the rankings: the whole
+event's list as the standings page shows it (the final list once Meishan's knockout is
+finished) and each group's (``?tag=``), the registered count (the whole list's rows), and says
+why the list is still provisional.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from clock_service.prizes import AwardedList, PrizeTable, award_all, yuan_text
+from clock_service.standings import Standing
+from venue_station.domain.trf_state import load_state
+
+if TYPE_CHECKING:
+    from venue_station.domain.station import Station
+
+__all__ = ["PrizeSheet", "draw_prizes"]
+
+
+@dataclass(frozen=True)
+class PrizeSheet:
+    table: PrizeTable
+    lists: list[AwardedList]
+    registered: int
+    provisional: list[str]  # rounds | undecided | knockout
+    withdrawn: frozenset[str]
+    knockout_places: dict[str, int]
+
+    def as_dict(self, regulation: str) -> dict[str, Any]:
+        return {
+            "regulation": regulation,
+            "final": not self.provisional,
+            "provisional": self.provisional,
+            "registered": self.registered,
+            "combinable": self.table.combinable,
+            "total": yuan_text(self.table.total_fen),
+            "lists": [self._list(done) for done in self.lists],
+        }
+
+    def _list(self, done: AwardedList) -> dict[str, Any]:
+        p = done.prize_list
+        shrink = p.shrink
+        return {
+            "key": p.key,
+            "zh": p.zh,
+            "en": p.en,
+            "tags": list(p.tags),
+            "places": p.places,
+            "paid_places": done.paid_places,
+            "shrunk": (
+                {"below": shrink.below, "percent": shrink.percent}
+                if shrink is not None and done.shrunk
+                else None
+            ),
+            "total": yuan_text(p.total_fen),
+            "paid": yuan_text(done.paid_fen),
+            "rows": [
+                {
+                    "place": a.place,
+                    "to": a.to,
+                    "player": a.player,
+                    "prize": yuan_text(a.fen),
+                    "shared": a.shared,
+                    "withdrawn": a.player in self.withdrawn,
+                    "knockout_place": self.knockout_places.get(a.player) if not p.tags else None,
+                }
+                for a in done.awards
+            ],
+        }
+
+
+def _ranked(rows: list[Standing]) -> list[tuple[str, int]]:
+    return [(s.player, s.rank) for s in rows]
+
+
+async def _provisional(station: Station, final: bool) -> list[str]:
+    reasons: list[str] = []
+    games = await station.outcomes()
+    last = max((int(g["round"]) for g, _ in games), default=0)
+    if last < station.regulation.tournament.rounds:
+        reasons.append("rounds")
+    if any(o.status != "confirmed" for _, o in games):
+        reasons.append("undecided")
+    if station.regulation.knockout is not None and not final:
+        reasons.append("knockout")
+    return reasons
+
+
+async def draw_prizes(station: Station) -> PrizeSheet | None:
+    """The prize list now, or None when the regulation has no prizes. Raises what the
+    standings raise (``StandingsError``, ``KnockoutError``)."""
+    table = station.regulation.prizes
+    if table is None:
+        return None
+    whole, final = await station.shown_standings()
+    ranked_of = []
+    for prize_list in table.lists:
+        if not prize_list.tags:
+            ranked_of.append(_ranked(whole))
+        else:
+            tag = prize_list.tags[0] if len(prize_list.tags) == 1 else prize_list.tags
+            ranked_of.append(_ranked(await station.standings(tag=tag)))
+    registered = len(whole)
+    withdrawn = frozenset((await load_state(station.require_store())).withdrawn)
+    places = {s.player: s.knockout_place for s in whole if s.knockout_place is not None}
+    return PrizeSheet(
+        table,
+        award_all(table, ranked_of, registered=registered),
+        registered,
+        await _provisional(station, final),
+        withdrawn,
+        places,
+    )
