@@ -13,6 +13,7 @@ from typing import Any
 import httpx
 from support.station import Feeder, station_config
 
+from venue_station.domain import tournament_desk as desk
 from venue_station.domain.station import Station
 
 # 甲 u14, 乙 women, 丙 local, 丁 nobody's group; one round of two draws
@@ -100,3 +101,20 @@ async def test_a_regulation_without_prizes(tmp_path: Path, start_station: Any) -
         csv_r = await client.get("/api/export/prizes.csv")
     assert r.status_code == 404 and r.json()["code"] == "no_prizes"
     assert csv_r.status_code == 404
+
+
+async def test_a_player_withdrawn_before_he_played_is_not_registered(
+    tmp_path: Path, db_url: str, start_station: Any
+) -> None:
+    station = await _wulong(tmp_path, db_url, start_station)
+    await station.import_players("name,club,tags\n戊,重庆,\n")  # a row imported by mistake
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        assert (await client.get("/api/prizes")).json()["registered"] == 5
+        await desk.set_withdrawn(station, "戊", withdrawn=True, user="arb")
+        assert (await client.get("/api/prizes")).json()["registered"] == 4
+        # one who played and then withdrew still counts, and keeps his place and prize
+        await desk.set_withdrawn(station, "乙", withdrawn=True, user="arb")
+        body = (await client.get("/api/prizes")).json()
+    assert body["registered"] == 4
+    mixed = next(p for p in body["lists"] if p["key"] == "mixed")
+    assert [(r["player"], r["withdrawn"]) for r in mixed["rows"]] == [("乙", True), ("甲", False)]

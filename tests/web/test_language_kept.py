@@ -11,7 +11,16 @@ from support.web import WebStation
 
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
-PAGES = ("/", "/arbiter", "/standings", "/prizes", "/pairing", "/board/1", "/record/1", "/record/sheet")
+PAGES = (
+    "/",
+    "/arbiter",
+    "/standings",
+    "/prizes",
+    "/pairing",
+    "/board/1",
+    "/record/1",
+    "/record/sheet",
+)
 
 
 async def test_english_chosen_once_is_kept_on_every_page(

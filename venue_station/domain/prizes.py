@@ -104,8 +104,12 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
         else:
             tag = prize_list.tags[0] if len(prize_list.tags) == 1 else prize_list.tags
             ranked_of.append(_ranked(await station.standings(tag=tag)))
-    registered = len(whole)
     withdrawn = frozenset((await load_state(station.require_store())).withdrawn)
+    # 报名参赛人数: everyone in the list but a player withdrawn before he ever played (a row
+    # imported by mistake, a no-show who withdrew before round 1: docs/prizes.md)
+    registered = sum(
+        1 for s in whole if not (s.player in withdrawn and s.games == 0 and not s.points)
+    )
     places = {s.player: s.knockout_place for s in whole if s.knockout_place is not None}
     return PrizeSheet(
         table,
