@@ -160,10 +160,13 @@ class IngestWriter:
         alerts: list[dict[str, Any]],
     ) -> None:
         rows, unique = [], {}
+        twins: list[tuple[EventEnvelope, int]] = []  # another event on a number in this batch
         for ev, received in events:
             key = (ev.board, ev.session, ev.seq)
             if key in unique:
                 self.metrics.duplicates_dropped += 1
+                if (unique[key].ts, unique[key].type) != (ev.ts, ev.type):
+                    twins.append((ev, received))  # a clash, not a repeat: _clashes keeps it
                 continue
             unique[key] = ev
             rows.append(
@@ -204,9 +207,9 @@ class IngestWriter:
         # any ruling below settles an alert.
         inserted = await self.store.insert_events(rows, alerts=alerts, boards=with_boards)
         self.metrics.duplicates_dropped += len(rows) - len(inserted)
-        if len(inserted) < len(rows):
+        if len(inserted) < len(rows) or twins:
             await self._clashes([(ev, r) for ev, r in events if unique.get(key_of(ev)) is ev
-                                 and key_of(ev) not in inserted])  # fmt: skip
+                                 and key_of(ev) not in inserted] + twins)  # fmt: skip
         stored_ms = wall_ms()
         mono = time.monotonic()
         games: set[str] = set()
