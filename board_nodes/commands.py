@@ -22,7 +22,15 @@ from board_nodes.flag_rulings import (
     reopen_after_flag,
     take_late_press,
 )
-from clock_service import ClockError, GameClock, ProposalStatus, Referee, Side, TimeControl
+from clock_service import (
+    ClockError,
+    GameClock,
+    ProposalKind,
+    ProposalStatus,
+    Referee,
+    Side,
+    TimeControl,
+)
 from clock_service.handicap import Handicap
 from wire_contract import messages as wire
 from wire_contract.wallclock import wall_ms
@@ -42,10 +50,12 @@ class CommandError(BoardNodeError, ValueError):
         self.args_ = args
 
 
-def apply_command(board: Board, name: str, args: Any) -> None:
+def apply_command(board: Board, name: str, args: Any, *, venue_wide: bool = False) -> None:
     handler = _HANDLERS.get(name)
     if handler is None:
         raise CommandError(f"unknown cmd {name!r}", "unknown_cmd")
+    if venue_wide and name == "resume":
+        _no_pending_forfeit(board)
     before, offered, seq = board.checkpoint_data(), board.events.offered, board.last_seq
     try:
         handler(board, args)
@@ -140,6 +150,23 @@ def _pause(board: Board, args: object) -> None:
             f"the clock is not running ({board.phase})", code, phase=str(board.phase)
         )
     board.pause()
+
+
+def _no_pending_forfeit(board: Board) -> None:
+    """全部继续 does not run a clock whose game may already be lost: a forfeit waiting for the
+    arbiter (a clock switched off, a late player) is ruled first, then that board resumed on
+    its own (an outsider chief: 全部继续 resumed such a board without a word)."""
+    pending = [p for p in board.referee.pending() if p.kind is ProposalKind.FORFEIT] if (
+        board.referee is not None) else []  # fmt: skip
+    if pending:
+        p = pending[0]
+        side = p.side.value if p.side is not None else ""
+        raise CommandError(
+            f"a forfeit ({p.reason}) of {side or 'both sides'} waits for the arbiter's ruling",
+            "forfeit_pending",
+            side=side,
+            reason=p.reason,
+        )
 
 
 def _resume(board: Board, args: object) -> None:

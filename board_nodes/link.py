@@ -400,7 +400,7 @@ class BoardLink:
                 await self._rebirth_asked(client, args.from_seq)
             else:
                 with board.applying(command.txn):
-                    apply_command(board, command.cmd, args)
+                    apply_command(board, command.cmd, args, venue_wide=venue_wide)
             reply = wire.Reply(txn=command.txn, ok=True)
             self.counters["commands_applied"] += 1
         except (wire.WireError, CommandError) as exc:

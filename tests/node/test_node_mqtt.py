@@ -140,6 +140,33 @@ async def test_power_switch_off_is_a_pending_forfeit_unless_arbiter_mode(venue_b
         assert len(probe.board_events("3", "forfeit")) == 1
 
 
+async def test_resume_all_leaves_a_board_whose_forfeit_waits(venue_broker, tmp_path):
+    """全部继续 ran a clock switched off without permission while its forfeit still waited for
+    the arbiter (an outsider chief). The board refuses the venue's resume, naming the forfeit;
+    the board's own resume (the arbiter at that board) still runs it; another board resumes."""
+    faces = {"3": SimulatedFace(mode="idle"), "4": SimulatedFace(mode="idle")}
+    config = node_config(venue_broker, "node-b", list(faces), tmp_path)
+    async with Probe(venue_broker) as probe, running_node(config, faces):
+        for board in faces:
+            await probe.command(board, "set_game", {"game": f"g{board}", "tc": "30m+5s"})
+            await probe.command(board, "start")
+        await probe.wait_for(lambda: all(probe.board_events(b, "started") for b in faces))
+        faces["3"].power_off()
+        await probe.wait_for(lambda: probe.board_events("3", "forfeit"))
+        faces["3"].power_on()
+        assert (await probe.command("4", "pause"))["ok"]
+        txn = await probe.venue_command("resume")
+        await probe.wait_for(lambda: all((b, txn) in probe.board_replies for b in faces))
+        refused, done = probe.board_replies[("3", txn)], probe.board_replies[("4", txn)]
+        assert done["ok"] and not refused["ok"], (done, refused)
+        assert refused["code"] == "forfeit_pending", refused
+        assert refused["args"] == {"side": "red", "reason": "power_switch"}, refused
+        await probe.wait_for(lambda: probe.board_events("4", "resumed"))
+        assert not probe.board_events("3", "resumed")
+        assert (await probe.command("3", "resume"))["ok"]  # the arbiter at the board decides
+        await probe.wait_for(lambda: probe.board_events("3", "resumed"))
+
+
 async def test_bad_commands_are_refused_and_change_nothing(venue_broker, tmp_path):
     face = SimulatedFace(mode="idle")
     config = node_config(venue_broker, "node-b", ["4"], tmp_path)

@@ -129,6 +129,7 @@ class Probe:
         self.states: dict[str, dict[str, Any]] = {}
         self.status: dict[str, dict[str, Any]] = {}
         self.replies: dict[str, dict[str, Any]] = {}
+        self.board_replies: dict[tuple[str, str], dict[str, Any]] = {}  # (board, txn): a venue cmd
         self._changed = asyncio.Condition()
         self._task: asyncio.Task[None] | None = None
 
@@ -162,6 +163,7 @@ class Probe:
                     self.status[board] = body
                 elif leaf == "reply":
                     self.replies[body["txn"]] = body
+                    self.board_replies[(board, body["txn"])] = body
             async with self._changed:
                 self._changed.notify_all()
 

@@ -159,7 +159,8 @@ class IngestWriter:
         board_rows: dict[str, dict[str, Any]],
         alerts: list[dict[str, Any]],
     ) -> None:
-        rows, unique = [], {}
+        rows: list[dict[str, Any]] = []
+        unique: dict[tuple[str, int, int], EventEnvelope] = {}
         twins: list[tuple[EventEnvelope, int]] = []  # another event on a number in this batch
         for ev, received in events:
             key = (ev.board, ev.session, ev.seq)
