@@ -94,6 +94,9 @@
     const again = shownBefore;
     shownBefore = true;
     csrf = session.csrf;
+    // what this account's role cannot do is not offered (style.css; the server refuses it
+    // anyway): a deputy on a phone saw every chief-only control and was refused when tapping
+    document.body.dataset.role = session.role || "";
     $("user").textContent = session.user;
     $("login").hidden = true;
     $("logout").hidden = false;
@@ -209,7 +212,7 @@
       const buttons = e("div", { class: "alert-actions" });
       for (const action of decides(a) ? ["ack", "confirm", "dismiss"] : ["ack"]) {
         if (action === "ack" && a.status !== "open") continue;
-        buttons.append(e("button", { type: "button", "data-action": action, text: QZ.t(action),
+        buttons.append(e("button", { type: "button", class: "needs-arbiter", "data-action": action, text: QZ.t(action),
           onclick: () => rule(a, action) }));
       }
       row.append(buttons);

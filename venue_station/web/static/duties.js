@@ -100,10 +100,10 @@
     const ruled = d.alert && !["open", "acked"].includes(d.alert.status);
     if (v.rule.chief_consent && !ruled) {
       if (!d.consent && d.state !== "recorded")
-        cell.append(e("button", { type: "button", "data-action": "consent", text: QZ.t("duty.consent"),
+        cell.append(e("button", { type: "button", class: "needs-chief", "data-action": "consent", text: QZ.t("duty.consent"),
           onclick: () => consent(d, true) }));
       else if (d.consent && !v.grace_ends_ms)
-        cell.append(e("button", { type: "button", "data-action": "revoke", text: QZ.t("duty.revoke"),
+        cell.append(e("button", { type: "button", class: "needs-chief", "data-action": "revoke", text: QZ.t("duty.revoke"),
           onclick: () => consent(d, false) }));
     }
     tr.append(cell);

@@ -40,7 +40,7 @@
       for (const f of shown.fouls) {
         const d = f.first.data || {};
         const what = QZ.t(d.side) + " · " + QZ.reason(d.reason);
-        const button = QZ.el("button", { type: "button", "data-action": "withdraw", "data-seq": f.seq, text: QZ.t("withdraw") });
+        const button = QZ.el("button", { type: "button", class: "needs-arbiter", "data-action": "withdraw", "data-seq": f.seq, text: QZ.t("withdraw") });
         arm(button, () => {
           const board = shown.board;
           return page.boardCmd(board, "withdraw", { seq: f.seq },

@@ -99,7 +99,7 @@
       QZ.t("ko.pick", { n: pick.need, from: pick.above.length + 1 }), " ");
     for (const name of pick.shared) {
       const at = pick.picked.indexOf(name);
-      row.append(e("button", { type: "button", "data-player": name, "aria-pressed": String(at >= 0),
+      row.append(e("button", { type: "button", class: "needs-chief", "data-player": name, "aria-pressed": String(at >= 0),
         text: at >= 0 ? (pick.above.length + at + 1) + ". " + name : name,
         onclick: () => {
           const i = pick.picked.indexOf(name);
@@ -114,7 +114,7 @@
     const li = e("li", { "data-game": c.game, "data-chooser": c.chooser },
       QZ.t("ko.choose", { who: c.chooser, other: c.opponent }), " ");
     for (const side of ["red", "black"]) {
-      li.append(e("button", { type: "button", "data-side": side, text: QZ.t("ko.takes", { side: QZ.t(side) }),
+      li.append(e("button", { type: "button", class: "needs-chief", "data-side": side, text: QZ.t("ko.takes", { side: QZ.t(side) }),
         onclick: () => choose(c, side) }), " ");
     }
     return li;
@@ -144,7 +144,7 @@
       const state = e("td", { text: QZ.t(proposed.confirmed ? "ko.state.playing" : "ko.state.proposed") });
       if (note) state.append(e("br"), e("span", { class: "ko-refused", text: note() }));
       tr.append(e("td", {}, input), state,
-        e("td", {}, e("button", { type: "button", "data-action": "confirm", text: QZ.t(proposed.confirmed ? "ko.resend" : "ko.confirm"),
+        e("td", {}, e("button", { type: "button", class: "needs-chief", "data-action": "confirm", text: QZ.t(proposed.confirmed ? "ko.resend" : "ko.confirm"),
           onclick: () => confirm(g, input.value.trim()) })));
     } else {
       // a game played: its clock log as PGN, as a Swiss game's (the records of the top boards)
