@@ -124,6 +124,9 @@ class Session:
     # machine's reboot), and its twelve hours are hours of the day.
     expires: float = field(compare=False)
     boards: tuple[str, ...] | None = None  # a recorder's boards (None: every board)
+    # a board's record key's session: the fingerprint of the key secret it was opened with
+    # (a secret deleted or replaced since ends it: ``domain/record_keys.py``)
+    key_fp: str | None = field(default=None, compare=False)
 
     def records(self, board: str) -> bool:
         """Whether this session may write ``board``'s record (a recorder of it, an arbiter+)."""
@@ -165,9 +168,16 @@ class Sessions:
     def accounts(self) -> list[dict[str, str]]:
         return [{"username": u, "role": r} for u, (_, r) in sorted(self._accounts.items())]
 
-    def open(self, user: str, role: str, *, boards: tuple[str, ...] | None = None) -> Session:
+    def open(
+        self,
+        user: str,
+        role: str,
+        *,
+        boards: tuple[str, ...] | None = None,
+        key_fp: str | None = None,
+    ) -> Session:
         """A new session for an account whose password was verified (a recorder account gets
-        its configured boards), or for a board's record key (``boards`` given)."""
+        its configured boards), or for a board's record key (``boards`` and ``key_fp``)."""
         session = Session(
             secrets.token_urlsafe(32),
             user,
@@ -175,6 +185,7 @@ class Sessions:
             secrets.token_urlsafe(32),
             time.time() + self._ttl,
             boards if boards is not None else self._boards.get(user),
+            key_fp,
         )
         self._sessions[_key(session.sid)] = session
         self._changed()
@@ -221,16 +232,17 @@ class Sessions:
         kept = {
             key: {"user": s.user, "role": s.role, "csrf": s.csrf, "expires": s.expires,
                   "boards": list(s.boards) if s.boards is not None else None,
-                  "pw": self._fingerprint(s.user)}
+                  "pw": self._fingerprint(s.user), "kf": s.key_fp}
             for key, s in self._sessions.items()
             if s.expires >= now
         }  # fmt: skip
         return json.dumps(kept)
 
-    def restore(self, text: str | None) -> int:
+    def restore(self, text: str | None, *, key_fp: str | None = None) -> int:
         """Sessions kept by ``dumps`` (an earlier run's); how many were taken. An account's is
         taken only if the account still has that role (its boards as configured now); a record
-        key's (a recorder outside the accounts) with its boards. Anything malformed is skipped."""
+        key's (a recorder outside the accounts) with its boards, only if opened with the key
+        secret there is now (``key_fp``). Anything malformed is skipped."""
         try:
             kept: Any = json.loads(text or "{}")
         except ValueError:
@@ -255,7 +267,10 @@ class Sessions:
                 continue  # an account since removed
             elif user != f"board-{boards[0]}-key":
                 continue  # (a removed recorder account is no board's key)
-            self._sessions[key] = Session("", user, role, csrf, expires, boards)
+            elif key_fp is None or row.get("kf") != key_fp:
+                continue  # the key secret deleted or replaced since: every printed key is void
+            kf = key_fp if user not in self._accounts else None
+            self._sessions[key] = Session("", user, role, csrf, expires, boards, kf)
             taken += 1
         return taken
 

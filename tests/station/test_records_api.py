@@ -339,6 +339,31 @@ async def test_a_recorder_records_its_board_and_nothing_else(station: Any) -> No
         await refused(recorder, checker, "", "/api/record-keys", 403, "recorder_only", None, "get")
 
 
+async def test_a_record_key_session_ends_with_its_secret(station: Any) -> None:
+    """Deleting or replacing the record key secret voids every printed key (docs/records.md);
+    the sessions those keys had opened went on recording (a reviewer). The next action of such
+    a session is refused as a login that ended, and the old key opens nothing."""
+    async with (
+        httpx.AsyncClient(base_url=station.http_url) as chief,
+        httpx.AsyncClient(base_url=station.http_url) as phone,
+    ):
+        await setup_round(chief)
+        key = next(k for k in (await chief.get("/api/record-keys")).json()["keys"]
+                   if k["board"] == "3")["key"]  # fmt: skip
+        r = await phone.post("/api/auth/record-key", json={"board": "3", "key": key})
+        assert r.status_code == 200, r.text
+        phone.headers["X-CSRF-Token"] = r.json()["csrf"]
+        r = await phone.post("/api/records/3/moves", json={"move": "h2e2", "ply": 0})
+        assert r.status_code == 200, r.text
+        await station.require_store().set_meta("record_key_secret", "ab" * 32)  # replaced
+        r = await phone.post("/api/records/3/moves", json={"move": "h9g7", "ply": 1})
+        assert r.status_code == 401 and r.json()["code"] == "unauthenticated", r.text
+        assert (await phone.get("/api/auth/session")).status_code == 401  # logged out
+        r = await phone.post("/api/auth/record-key", json={"board": "3", "key": key})
+        assert r.status_code == 401 and r.json()["code"] == "bad_key"
+        assert (await phone.get("/api/records/3")).json()["ply"] == 1  # the refused move: none
+
+
 @pytest.mark.broker
 async def test_moves_meet_the_clock(venue_broker: Any, tmp_path: Path, start_station: Any) -> None:
     """Move N pairs with the clock's press N: each gets its time used and left ([%clk]); one

@@ -126,14 +126,14 @@ async def test_kept_sessions_come_back_only_for_what_the_accounts_still_allow() 
     accounts = [("chief", hash_password("a"), "chief"), ("deputy", hash_password("b"), "arbiter")]
     before = Sessions(accounts)
     chief, deputy = before.open("chief", "chief"), before.open("deputy", "arbiter")
-    recorder = before.open("board-3-key", RECORDER, boards=("3",))
+    recorder = before.open("board-3-key", RECORDER, boards=("3",), key_fp="secret-1")
     gone = before.open("viewer-1", "viewer")  # an account since removed
     kept = before.dumps()
     assert chief.sid not in kept and chief.csrf in kept  # only the ids' hashes are written
     before.logout(deputy.sid)
     # the deputy became a viewer meanwhile: a different role, the session is not taken back
     after = Sessions([accounts[0], ("deputy", hash_password("b"), "viewer")])
-    assert after.restore(kept) == 2
+    assert after.restore(kept, key_fp="secret-1") == 2
     assert after.check(chief.sid, chief.csrf) is not None
     assert after.get(deputy.sid) is None and after.get(gone.sid) is None
     back = after.get(recorder.sid)
@@ -145,12 +145,17 @@ async def test_kept_sessions_come_back_only_for_what_the_accounts_still_allow() 
     # way to log someone out; now the password is), and a removed recorder account that had
     # boards is no board's record key (a reviewer)
     changed = Sessions([("chief", hash_password("new"), "chief"), accounts[1]])
-    assert changed.restore(kept) == 2  # the deputy's and the record key's
+    assert changed.restore(kept, key_fp="secret-1") == 2  # the deputy's and the record key's
     assert changed.get(chief.sid) is None and changed.get(deputy.sid) is not None
     recorders = Sessions(accounts, boards={"rec1": ("4",)})
     rec = Sessions([*accounts, ("rec1", hash_password("c"), RECORDER)], boards={"rec1": ("4",)})
     rec_session = rec.open("rec1", RECORDER)
     assert recorders.restore(rec.dumps()) == 0 and recorders.get(rec_session.sid) is None
+    # the record key secret deleted (None) or replaced since: every printed key is void, and
+    # the sessions the keys opened are not taken back (a reviewer found them kept)
+    for now in (None, "secret-2"):
+        void = Sessions(accounts)
+        assert void.restore(kept, key_fp=now) == 2 and void.get(recorder.sid) is None
     stale = Sessions(accounts, ttl_s=-1)
     stale.open("chief", "chief")
     assert Sessions(accounts).restore(stale.dumps()) == 0

@@ -5,7 +5,8 @@ The key is an HMAC-SHA256 of the station's secret and the board id, cut to 128 b
 22 characters): the same key for the whole event, printed as a QR code on the chief's sheet.
 The secret is made once (``secrets.token_bytes``) and kept in the store's ``meta`` table
 (``record_key_secret``), so keys survive a restart and a backup restored; deleting that row
-makes every printed key invalid.
+makes every printed key invalid, and ends the sessions they opened (at their next action, or
+at the next start: ``secret_fingerprint``).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from venue_station.store.database import Store
 
-__all__ = ["check_record_key", "record_key"]
+__all__ = ["check_record_key", "record_key", "secret_fingerprint"]
 
 SECRET_META = "record_key_secret"
 
@@ -31,6 +32,13 @@ async def _secret(store: Store) -> bytes:
         await store.set_meta(SECRET_META, text)
         text = await store.get_meta(SECRET_META) or text
     return bytes.fromhex(text)
+
+
+async def secret_fingerprint(store: Store) -> str | None:
+    """Which secret the keys are made with now (None: none yet, or its row deleted): a key's
+    session remembers it, and ends once it is another (``auth.Session.key_fp``)."""
+    text = await store.get_meta(SECRET_META)
+    return None if text is None else hashlib.sha256(text.encode()).hexdigest()[:32]
 
 
 async def record_key(store: Store, board: str) -> str:

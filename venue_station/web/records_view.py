@@ -24,8 +24,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from venue_station.auth import RECORDER
+from venue_station.auth import RECORDER, Session
 from venue_station.domain import exports
+from venue_station.domain.record_keys import secret_fingerprint
 from venue_station.domain.records import RecordRefused, RecordView
 from venue_station.live.results import DECISIVE_TYPES, derive_game
 from venue_station.web.access import require_reader, require_recorder, session_response
@@ -79,9 +80,20 @@ async def record(request: Request) -> Response:
     return json_response(body)
 
 
+async def _recorder(request: Request, board: str) -> Session:
+    """``require_recorder``, and a record key's session ends once the key secret it was opened
+    with is deleted or replaced (the printed keys are void: a reviewer found them still open)."""
+    session = require_recorder(request, board)
+    store = station_of(request).require_store()
+    if session.key_fp is not None and session.key_fp != await secret_fingerprint(store):
+        sessions_of(request).logout(session.sid)
+        raise ApiError(401, "this record key is no longer valid", kind="unauthenticated")
+    return session
+
+
 async def add_move(request: Request) -> Response:
     board = _board(request)
-    session = require_recorder(request, board)
+    session = await _recorder(request, board)
     body = await parse_body(request, RecordMoveBody)
     desk = station_of(request).records
     try:
@@ -93,7 +105,7 @@ async def add_move(request: Request) -> Response:
 
 async def undo_move(request: Request) -> Response:
     board = _board(request)
-    session = require_recorder(request, board)
+    session = await _recorder(request, board)
     body = await parse_body(request, RecordUndoBody)
     desk = station_of(request).records
     try:
@@ -237,7 +249,10 @@ async def key_session(request: Request) -> Response:
     station = station_of(request)
     if not await station.records.check_key(body.board, body.key):
         raise ApiError(401, f"not the record key of board {body.board}", kind="bad_key")
-    session = sessions_of(request).open(f"board-{body.board}-key", RECORDER, boards=(body.board,))
+    key_fp = await secret_fingerprint(station.require_store())
+    session = sessions_of(request).open(
+        f"board-{body.board}-key", RECORDER, boards=(body.board,), key_fp=key_fp
+    )
     return session_response(session, secure=station.config.http.cookies_secure)
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from venue_station.auth import Sessions
+from venue_station.domain.record_keys import secret_fingerprint
 
 if TYPE_CHECKING:
     from venue_station.store.database import Store
@@ -47,7 +48,8 @@ class SessionKeeper:
             # no store yet (a station opening on a full disk): nothing is taken back, and the
             # first save — once there is a store — replaces what was kept with this run's
             return 0
-        taken = self.sessions.restore(await store.get_meta(META))
+        key_fp = await secret_fingerprint(store)  # a record key's session: the same secret
+        taken = self.sessions.restore(await store.get_meta(META), key_fp=key_fp)
         if taken:
             log.info("web: %d logged-in sessions kept from before this start", taken)
         return taken
