@@ -221,6 +221,9 @@ class ArbiterHall:
         await pg.select_option("#f-adjust select[name=side]", side)
         await pg.fill("#f-adjust input[name=seconds]", str(seconds))
         await self.click("#f-adjust button[type=submit]")
+        if abs(seconds) >= 300:  # five minutes or more: the button asks for a second tap
+            await pg.wait_for_selector("#f-adjust button[data-armed]")
+            await self.click("#f-adjust button[type=submit]")
 
     async def finished(self, board: str, timeout: float = 10.0) -> None:
         await self.arbiter.wait_for_selector(

@@ -49,6 +49,20 @@
         if (b) once(key, () => handler(data, b), SETTLE_MS);
       });
     }
+    // Five minutes or more either way takes a second tap that says what it does (−32 min went
+    // through on one tap: an outsider deputy); a double click's second click is not that tap.
+    const LARGE_S = 300;
+    let armed = null;
+    const adjustButton = $("f-adjust").querySelector("button");
+    function disarm() {
+      if (armed) clearTimeout(armed.timer);
+      armed = null;
+      adjustButton.classList.remove("armed");
+      delete adjustButton.dataset.armed;
+      adjustButton.textContent = QZ.t("adjust");
+    }
+    // a double click's second click (click count 2) is the same gesture: it submits nothing
+    adjustButton.addEventListener("click", (ev) => { if (ev.detail > 1 && armed) ev.preventDefault(); });
     form("f-adjust", (f, b) => {
       const seconds = Number(f.get("seconds"));
       const side = f.get("side");
@@ -56,8 +70,18 @@
         log(() => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side), "error", () => QZ.t("adjust.seconds"));
         return;
       }
-      return boardCmd(b, "adjust", { side, delta_ms: Math.round(seconds * 1000) },
-        () => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side) + " " + QZ.t("seconds.short", { s: (seconds > 0 ? "+" : "") + seconds }));
+      const what = () => QZ.t("board", { n: b }) + " " + QZ.t("adjust") + " " + QZ.t(side) + " " + QZ.t("seconds.short", { s: (seconds > 0 ? "+" : "") + seconds });
+      const key = JSON.stringify([b, side, seconds]);
+      if (Math.abs(seconds) >= LARGE_S && !(armed && armed.key === key)) {
+        disarm();
+        armed = { key, timer: setTimeout(disarm, 5000) };
+        adjustButton.classList.add("armed");
+        adjustButton.dataset.armed = "1";
+        adjustButton.textContent = QZ.t("tap_again", { what: what() });
+        return;
+      }
+      disarm();
+      return boardCmd(b, "adjust", { side, delta_ms: Math.round(seconds * 1000) }, what);
     });
     // A reason is the profile's code (chosen, never typed); the note beside is free text.
     function withNote(args, f) {
