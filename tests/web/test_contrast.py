@@ -60,7 +60,16 @@ CHECK = """(notices) => {
   return [...new Set(bad)];
 }"""
 
-PAGES = ("/", "/standings", "/prizes", "/pairing", "/board/1", "/record/1", "/record/sheet")
+PAGES = (
+    "/",
+    "/standings",
+    "/prizes",
+    "/round-sheet",
+    "/pairing",
+    "/board/1",
+    "/record/1",
+    "/record/sheet",
+)
 
 
 @pytest.mark.parametrize("lang", ["zh-CN", "en"])

@@ -153,6 +153,7 @@ async def test_every_page_speaks_one_language(page: Any, web_station: WebStation
     await walk(page, f"{url}/board/999", ".card .badge", "no such board")
     await walk(page, f"{url}/standings", "body[data-loaded]", "standings")
     await walk(page, f"{url}/prizes", "body[data-loaded] section.prize-list", "prize list")
+    await walk(page, f"{url}/round-sheet", "body[data-loaded] #rows tr", "round sheet")
     await walk(page, f"{url}/record/1", '#xq button[data-sq="e0"]', "record page")
     await walk(page, f"{url}/record/sheet", '.sheet-card[data-board="2"]', "record QR sheet")
 

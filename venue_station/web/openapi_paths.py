@@ -381,6 +381,7 @@ PATHS: dict[str, dict[str, Op]] = {
         "get": Op("a board's record page (录谱): tap or type the moves", PAGE, (BOARD,))
     },
     "/standings": {"get": Op("the standings page", PAGE)},
+    "/round-sheet": {"get": Op("a round's pairings and results for the wall (对阵表)", PAGE)},
     "/pairing": {"get": Op("the pairing program's page: import a TRF or pairs list", PAGE)},
     "/static/{path}": {
         "get": Op(

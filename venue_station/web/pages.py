@@ -72,6 +72,11 @@ async def record_sheet(request: Request) -> Response:
     return _page("sheet.html")
 
 
+async def round_sheet(request: Request) -> Response:
+    """The round's sheet for the wall (对阵表 and its results), printable: public."""
+    return _page("sheet_round.html")
+
+
 class _Static(StaticFiles):
     """StaticFiles with the pages' security headers and revalidation on every load."""
 
@@ -95,6 +100,7 @@ def pages_routes() -> list[BaseRoute]:
         Route("/arbiter", arbiter, methods=["GET", "HEAD"]),
         Route("/record/sheet", record_sheet, methods=["GET", "HEAD"]),  # before /record/{board}
         Route("/record/{board}", record, methods=["GET", "HEAD"]),
+        Route("/round-sheet", round_sheet, methods=["GET", "HEAD"]),
         Mount("/static", app=_Static(directory=STATIC_DIR), name="static"),
     ]
 

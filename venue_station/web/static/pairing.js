@@ -4,7 +4,7 @@
 (function () {
   const TEXT = {
     "zh-CN": {
-      title: "编排交换", "to-standings": "成绩排名", "to-arbiter": "裁判台", lang: "English",
+      title: "编排交换", "to-standings": "成绩排名", "to-arbiter": "裁判台", "to-sheet": "对阵表（打印）", lang: "English",
       "export-title": "导出 TRF（供编排软件）", "round-label": "截至轮次", "round-latest": "最新",
       "absent-label": "下一轮缺席（序号，逗号分隔）", export: "下载 TRF", after: "第{n}轮后",
       "import-title": "导入 TRF、配对表或棋手名单（总裁判）", "login-text": "请先在裁判台以总裁判身份登录。",
@@ -61,7 +61,7 @@
       "err.network": "无法连接站点", "err.line": "（第{line}行）", "err.columns": "（第{line}行，第{a}–{b}列）",
     },
     en: {
-      title: "Pairing exchange", "to-standings": "Standings", "to-arbiter": "Arbiter", lang: "中文",
+      title: "Pairing exchange", "to-standings": "Standings", "to-arbiter": "Arbiter", "to-sheet": "Pairings sheet (print)", lang: "中文",
       "export-title": "Export the TRF (for the pairing program)", "round-label": "After round",
       "round-latest": "latest", "absent-label": "Absent next round (start ranks, comma separated)",
       export: "Download TRF", after: "after round {n}",

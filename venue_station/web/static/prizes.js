@@ -136,7 +136,10 @@
     const why = s.provisional.map((w) => t("why." + w)).join(lang === "en" ? "; " : "；");
     $("provisional").textContent = s.final ? "" : t("provisional", { why });
     $("provisional").hidden = s.final;
-    $("sheet-title").textContent = [state.event, t("heading"), s.final ? t("final") : t("short")].filter(Boolean).join(" · ");
+    const name = document.createElement("span");
+    name.translate = false;  // the organiser's own words in either language
+    name.textContent = state.event ? state.event + " · " : "";
+    $("sheet-title").replaceChildren(name, t("heading") + " · " + (s.final ? t("final") : t("short")));
     for (const list of s.lists) box.append(listSection(list, s.registered));
   }
 

@@ -13,7 +13,7 @@
       "err.generic": "出错了（HTTP {status}）", "err.bad_standings": "成绩数据不一致，请检查导入的棋手与配对",
       "err.bad_request": "地址参数有误", "err.network": "无法连接站点",
       csv: "排名 CSV", "x-results": "本轮成绩 CSV", "x-pgn": "棋谱 PGN", "x-trf": "TRF",
-      "to-arbiter": "裁判台", "to-pairing": "编排", "to-prizes": "奖励名单",
+      "to-arbiter": "裁判台", "to-pairing": "编排", "to-prizes": "奖励名单", "to-sheet": "对阵表",
       final: "最终排名", "ko-note": "第1–4名由淘汰赛决定（决赛、三四名决赛），第5名起按积分排名。",
       undecided: "尚有 {n} 局未出结果（{list}），本表未计入：裁定后自动更新。", "undecided.game": "第{r}轮第{b}台",
       "ko-mark": "淘汰赛第{n}名",
@@ -30,7 +30,7 @@
       "err.bad_standings": "the results do not fit together; check the imported players and pairings",
       "err.bad_request": "a wrong address parameter", "err.network": "cannot reach the station",
       csv: "Standings CSV", "x-results": "Round results CSV", "x-pgn": "Games PGN", "x-trf": "TRF",
-      "to-arbiter": "Arbiter", "to-pairing": "Pairing", "to-prizes": "Prize list",
+      "to-arbiter": "Arbiter", "to-pairing": "Pairing", "to-prizes": "Prize list", "to-sheet": "Pairings sheet",
       final: "Final standings",
       "ko-note": "Places 1–4 are decided by the knockout (the final and the third-place game); from 5th on, by the standings.",
       undecided: "{n} game(s) without a result yet ({list}) are not counted in this table; it updates once they are decided.", "undecided.game": "round {r} board {b}",
@@ -76,7 +76,7 @@
     $("lang").textContent = t("lang");
     $("conn").textContent = t("disconnected");
     for (const th of document.querySelectorAll("th[data-col]")) th.textContent = t(th.dataset.col);
-    for (const id of ["csv", "x-results", "x-pgn", "x-trf", "to-arbiter", "to-pairing", "to-prizes"]) $(id).textContent = t(id);
+    for (const id of ["csv", "x-results", "x-pgn", "x-trf", "to-arbiter", "to-pairing", "to-prizes", "to-sheet"]) $(id).textContent = t(id);
     if (state.error) showError();
     for (const opt of $("round").querySelectorAll("option[data-n]")) opt.textContent = t("after", { n: opt.dataset.n });
   }
