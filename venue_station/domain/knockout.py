@@ -326,6 +326,21 @@ class KnockoutDesk:
             return None
         return game_rows(await self.load()).get(game)
 
+    async def boards_in_play(self) -> tuple[int | None, dict[str, str]]:
+        """The knockout's ``after_round`` (None: no knockout) and the boards its confirmed,
+        undecided games are on (board -> game): a Swiss round imported beside them keeps off."""
+        async with self.lock:
+            rec = await self.current()
+        if rec is None:
+            return None, {}
+        confirmed = {s["game"] for s in rec.doc["inputs"] if s["op"] == "confirm"}
+        held = {
+            str(p.board): p.id
+            for p in rec.ko.propose_next()
+            if p.board is not None and p.id in confirmed
+        }
+        return int(rec.doc["after_round"]), held
+
     async def current(self) -> KnockoutRecord | None:
         """The record brought up to date (saved when the boards reported a result); hold
         ``lock``."""

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from clock_service.regulation import handicap_for
 from venue_station.domain import tournament_desk
 from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
+from venue_station.domain.knockout_boards import place_beside_knockout
 from venue_station.domain.pairings import parse_pairings
 from venue_station.domain.trf_state import load_state
 from venue_station.store.database import game_id
@@ -42,13 +43,15 @@ async def import_pairings(
     by_round: dict[int, list[dict[str, Any]]] = {}
     for p in pairings:
         by_round.setdefault(p.round, []).append({"board": p.board, "red": p.red, "black": p.black})
+    moved = await place_beside_knockout(station, by_round)  # Meishan's rounds 8–9
     assert station.ingest is not None
     withdrawn = (await load_state(store)).withdrawn
     for rows in by_round.values():
         check_not_withdrawn(rows, withdrawn)
     guard = await guard_rounds(station, by_round, replace=replace)
+    shown = {"moved_boards": {str(r): m for r, m in moved.items()}} if moved else {}
     if dry_run:
-        return {"dry_run": True, "imported": len(pairings), **guard.as_dict()}
+        return {"dry_run": True, "imported": len(pairings), **guard.as_dict(), **shown}
     before = await tournament_desk.rounds_before(store, by_round)
     # all or nothing (round_import.py), the voided results in the same transaction
     await store.replace_rounds(station.tc, by_round, void=guard.void, by=user)
@@ -59,11 +62,12 @@ async def import_pairings(
     for round_no, rows in by_round.items():
         for row in rows:
             station.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
-    station.ingest.add_paired_boards({p.board for p in pairings})
+    station.ingest.add_paired_boards({r["board"] for rows in by_round.values() for r in rows})
     out: dict[str, Any] = {
         "imported": len(pairings),
         "rounds": sorted(by_round),
         "audit": entry["id"],
+        **shown,
     }
     if guard.void:
         out["voided_results"] = list(guard.void)

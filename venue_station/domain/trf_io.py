@@ -39,6 +39,7 @@ from venue_station.domain.import_guard import (
     check_not_withdrawn,
     guard_rounds,
 )
+from venue_station.domain.knockout_boards import place_beside_knockout
 from venue_station.domain.standings import game_records
 from venue_station.domain.trf_state import (
     TrfState,
@@ -111,9 +112,12 @@ async def _set_round(
     if whole:
         paired = {who for pair in pairs for who in pair}
         unpaired = check_coverage(round_no, paired, set(byes), key, state.withdrawn)
+    moved = await place_beside_knockout(station, {round_no: rows})  # Meishan's rounds 8–9
     check_not_withdrawn(rows, state.withdrawn)
     guard = await guard_rounds(station, [round_no] if rows else [], replace=replace)
     preview: dict[str, Any] = {"round": round_no, "games": len(rows), "byes": len(byes)}
+    if moved:
+        preview["moved_boards"] = {str(r): m for r, m in moved.items()}
     if unpaired:
         preview["unpaired"] = unpaired  # left out by the engine (absent?): for the page to show
     if dry_run:

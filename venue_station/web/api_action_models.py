@@ -159,6 +159,11 @@ class ImportPreview(Out):
         default=None, description="games whose results the replaced round voids"
     )
     audit: int | None = Field(default=None, description="the import's audit entry")
+    moved_boards: dict[str, dict[str, str]] | None = Field(
+        default=None,
+        description="round -> board in the file -> board used: a round played beside the "
+        "knockout keeps off the boards its games are on (Meishan's rounds 8–9)",
+    )
 
 
 class PairingsImported(ImportPreview):

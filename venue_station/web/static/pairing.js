@@ -15,6 +15,7 @@
       "send-label": "导入后发送对局到棋钟", upload: "导入", "entrants-title": "棋手序号",
       "col-rank": "序号", "col-player": "棋手（本站）", "col-name": "TRF 姓名",
       done: "已导入：{players} 名棋手，第{round}轮 {games} 局，轮空/缺席 {byes}",
+      moved: "第{round}轮有 {n} 局让开淘汰赛所在台次，改排在第{from}–{to}台",
       "engine-title": "用编排引擎编排下一轮（总裁判）", "engine-label": "编排引擎：",
       "engine-none": "未配置（由技术人员在裁判站配置文件中设置）", propose: "运行引擎",
       "col-board": "台次", "col-red": "红方（先行）", "col-red-points": "积分", "col-black": "黑方",
@@ -74,6 +75,7 @@
       "send-label": "Send the games to the clocks", upload: "Import", "entrants-title": "Start ranks",
       "col-rank": "Start rank", "col-player": "Player (station)", "col-name": "Name in the TRF",
       done: "Imported: {players} players, round {round}: {games} games, byes/absent {byes}",
+      moved: "round {round}: {n} game(s) moved off the knockout's boards, to boards {from}–{to}",
       "engine-title": "Pair the next round with the engine (chief arbiter)", "engine-label": "Pairing engine: ",
       "engine-none": "none configured ([pairing] in station.toml)", propose: "Run the engine",
       "col-board": "Board", "col-red": "Red (moves first)", "col-red-points": "Points", "col-black": "Black",
@@ -222,7 +224,14 @@
     const body = last.body;
     if (last.preview) { el.textContent = t("preview", { what: previewText(body) }); return; }
     if (last.players) { el.textContent = t("done-players", { n: body.imported ?? 0 }); return; }
-    el.textContent = t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 });
+    el.textContent = [t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 }), ...movedText(body)].join(lang === "en" ? "; " : "；");
+  }
+  // A round played beside the knockout keeps off its boards (Meishan's rounds 8–9): said.
+  function movedText(b) {
+    return Object.entries(b.moved_boards || {}).map(([round, moved]) => {
+      const to = Object.values(moved).map(Number);
+      return t("moved", { round, n: to.length, from: Math.min(...to), to: Math.max(...to) });
+    });
   }
 
   // What a dry run says the import would do, in words.
@@ -236,6 +245,7 @@
     if (typeof b.byes === "number") parts.push(t("pv.byes", { n: b.byes }));
     for (const [round, n] of Object.entries(b.replaced_games || {})) if (n) parts.push(t("pv.replaced", { round, n }));
     if (Array.isArray(b.voided_results) && b.voided_results.length) parts.push(t("pv.voided", { n: b.voided_results.length }));
+    parts.push(...movedText(b));
     if (Array.isArray(b.unpaired) && b.unpaired.length)
       parts.push(t("pv.unpaired", { n: b.unpaired.length, list: b.unpaired.slice(0, 10).join(lang === "en" ? ", " : "、") }));
     return parts.join(lang === "en" ? ", " : "，");
@@ -417,7 +427,7 @@
     engineAction("/api/pairing/approve?" + q, (body) => {
       proposal = null;
       showProposal();
-      $("engine-status").textContent = t("approved", { round: body.round, games: body.games, byes: body.byes });
+      $("engine-status").textContent = [t("approved", { round: body.round, games: body.games, byes: body.byes }), ...movedText(body)].join(lang === "en" ? "; " : "；");
       loadEntrants();
     });
   });
