@@ -145,6 +145,12 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
         ]
         doc = (await client.get("/api/export/standings.json")).json()
         assert doc["final"] is True and places(doc["standings"]) == places(final["standings"])
+        # the TRF's rank column (a rating body's, a pairing program's) is the final list's too:
+        # an outsider chief read the champion ranked 10th in it
+        trf = (await client.get("/api/export/tournament.trf")).text
+        ranks = {line[14:47].strip(): int(line[85:89]) for line in trf.splitlines()
+                 if line.startswith("001 ")}  # fmt: skip  (TRF: name 15–47, rank 86–89)
+        assert ranks == {name: rank for rank, name, _ in places(final["standings"])}, ranks
 
 
 @pytest.mark.browser

@@ -67,6 +67,8 @@ async def test_the_wulong_lists_from_the_stored_results(
     # 综合组 ranks 乙 (women) and 甲 (u14) among themselves, no 30 % rule; 乙 takes both prizes
     assert _rows(body, "mixed") == [(1, 1, "乙", "600.00"), (2, 2, "甲", "500.00")]
     assert _rows(body, "local") == [(1, 1, "丙", "600.00")]
+    local = next(p for p in body["lists"] if p["key"] == "local")
+    assert (local["members"], local["places"]) == (1, 6) and local["rows"][0]["tags"] == ["local"]
     # one round of nine: provisional
     assert body["final"] is False and body["provisional"] == ["rounds"]
     assert zh.status_code == 200 and zh.content.startswith(b"\xef\xbb\xbf")
@@ -77,9 +79,9 @@ async def test_the_wulong_lists_from_the_stored_results(
         ["公开组", "1–2", "乙", "2500.00", "并列第1–2名，平分"],
     ]
     assert rows[3:] == [
-        ["综合组", "1", "乙", "600.00", ""],
-        ["综合组", "2", "甲", "500.00", ""],
-        ["本地组", "1", "丙", "600.00", ""],
+        ["综合组", "1", "乙", "600.00", "女子"],  # why each is in the group, in words
+        ["综合组", "2", "甲", "500.00", "少儿"],
+        ["本地组", "1", "丙", "600.00", "本地"],
     ]
 
 

@@ -3,7 +3,9 @@
 ``run_event`` starts a private Mosquitto, the station (SQLite) with its web, three in-process
 nodes whose boards have simulated faces (the players), and one chromium context with the
 pairing, arbiter and standings pages. Registration → each round (pairs list in, sent, started,
-played, alerts ruled, results entered) → Meishan's knockout after round 7 → the rest to round 9.
+played, alerts ruled, results entered) → Meishan's knockout after round 7 → the rest to round 9
+→ (Wulong) the juniors' players list → the prize list read as the organiser reads it (/prizes,
+its API and CSV: prize_page.py).
 It returns an :class:`EventRecord`; the tests assert on it. A step that the station gets wrong
 is recorded, not raised, so every later check still runs (the record says what went wrong).
 """
@@ -24,7 +26,15 @@ from support.broker import MosquittoProcess, new_broker_dir, standard_roster
 from support.node import node_config, running_node
 from support.station import ARBITER, ARBITER_PASSWORD, station_config
 from tournament.hall import ArbiterHall, Players, wait_for
-from tournament.script import Plan, pair_round, pairs_text, player_names, players_trf
+from tournament.script import (
+    GROUPS,
+    Plan,
+    groups_csv,
+    pair_round,
+    pairs_text,
+    player_names,
+    players_trf,
+)
 from tournament.seed_rules import SEEDS, Game, rank
 
 from clock_service import Side
@@ -73,6 +83,11 @@ class EventRecord:
     problems: list[str] = field(default_factory=list)  # steps the station got wrong
     # (round, board, alert kind, action) of every button the arbiter pressed on an alert
     ruled: list[tuple[int, str, str, str]] = field(default_factory=list)
+    # the groups the organiser gave (players lists, script.GROUPS): name → tag codes
+    tags: dict[str, set[str]] = field(default_factory=dict)
+    group_imports: list[str] = field(default_factory=list)  # the pairing page's answers
+    prizes: dict[str, Any] = field(default_factory=dict)  # prize_page.read_prizes
+    prizes_before: dict[int, Any] = field(default_factory=dict)  # round → /api/prizes before it
 
     @property
     def seed(self) -> Any:
@@ -120,12 +135,26 @@ class _Event:
         names = player_names(size.players, seed=size.players)
         self.record = EventRecord(regulation, names)
         self.ranks = {n: i for i, n in enumerate(names, start=1)}
+        self.shots = Path(".")  # where the prize page's screenshots go (run_event's tmp)
 
     async def register(self) -> None:
         text = players_trf("棋钟验收赛", self.record.players)
         self.record.imports.append(
             await self.hall.upload("players.trf", text, kind="trf", round_no=None)
         )
+        await self.groups(0)
+
+    async def groups(self, stage: int) -> None:
+        """The organiser's players list with the groups (组别), on the pairing page."""
+        given = GROUPS.get(self.record.regulation, ())
+        if stage >= len(given):
+            return
+        text, tags = groups_csv(self.record.players, given[stage])
+        self.record.group_imports.append(
+            await self.hall.upload(f"groups-{stage}.csv", text, kind="players", round_no=None)
+        )
+        for name, codes in tags.items():
+            self.record.tags[name] = self.record.tags.get(name, set()) | codes
 
     # -- a Swiss round -------------------------------------------------------------------------
     async def swiss_round(self, round_no: int, entrants: list[str]) -> None:
@@ -360,12 +389,16 @@ class _Event:
         everyone = list(self.record.players)
         ko_after = self.seed.knockout_after
         for round_no in range(1, self.seed.rounds + 1):
+            if round_no in (self.seed.rounds, (ko_after or 0) + 1):  # the list while provisional
+                self.record.prizes_before[round_no] = await self.hall.api("GET", "/api/prizes")
             if ko_after is not None and round_no == ko_after + 1:
                 self.record.standings[str(ko_after)] = await self.hall.standings(ko_after)
                 await self.knockout(ko_after)
                 everyone = [p for p in everyone if p not in self.record.ko_top]
             await self.swiss_round(round_no, everyone)
         self.record.standings["final"] = await self.hall.standings()
+        await self.groups(1)  # the juniors, told before the prize-giving (script.GROUPS)
+        self.record.prizes = await self.hall.prizes(self.shots)
         return self.record
 
 
@@ -407,7 +440,9 @@ async def run_event(browser: Any, tmp: Path, regulation: str, size: EventSize) -
             await pairing.goto(f"{url}/pairing")
             await pairing.wait_for_selector("#login-needed[hidden]", state="attached")
             hall = ArbiterHall(arbiter, pairing, standings, url)
-            record = await _Event(regulation, size, hall, Players(faces, nodes)).run()
+            event = _Event(regulation, size, hall, Players(faces, nodes))
+            event.shots = tmp
+            record = await event.run()
             record.problems += [f"JavaScript error: {e}" for e in errors]
             return record
     finally:

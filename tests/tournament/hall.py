@@ -12,7 +12,10 @@ from __future__ import annotations
 import asyncio
 import time
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
+
+from tournament.prize_page import read_prizes
 
 from clock_service import Side
 from firmware_bridge.simulated import SimulatedFace
@@ -100,8 +103,9 @@ class ArbiterHall:
         pg = self.pairing
         await pg.evaluate("document.getElementById('result').textContent = ''")
         await pg.select_option("#kind", kind)
-        await pg.fill("#pairs-round", "" if round_no is None else str(round_no))
-        await (pg.check("#send") if kind == "pairs" else pg.uncheck("#send"))
+        if kind != "players":  # a players list has no round and sends nothing
+            await pg.fill("#pairs-round", "" if round_no is None else str(round_no))
+            await (pg.check("#send") if kind == "pairs" else pg.uncheck("#send"))
         await pg.set_input_files(
             "#file", files=[{"name": name, "mimeType": "text/plain", "buffer": text.encode()}]
         )
@@ -289,3 +293,8 @@ class ArbiterHall:
             "#rows tr", "rows => rows.map(r => [...r.cells].map(c => c.textContent.trim()))"
         )
         return [dict(zip(heads, row, strict=False)) for row in cells]
+
+    # -- the prize list (奖励名单) ----------------------------------------------------------------
+    async def prizes(self, shots: Path) -> dict[str, Any]:
+        """The organiser's read of the prize list on the standings page's tab (prize_page.py)."""
+        return await read_prizes(self.standings_page, self.url, shots)

@@ -12,7 +12,16 @@ from dataclasses import dataclass
 
 from tournament.seed_rules import Game, Seed, rank
 
-__all__ = ["SURNAMES", "Plan", "pair_round", "pairs_text", "player_names", "players_trf"]
+__all__ = [
+    "GROUPS",
+    "SURNAMES",
+    "Plan",
+    "groups_csv",
+    "pair_round",
+    "pairs_text",
+    "player_names",
+    "players_trf",
+]
 
 SURNAMES = "王李张刘陈杨黄赵吴周徐孙马朱胡郭何高林罗郑梁谢宋唐许韩冯邓曹彭曾肖田董袁潘于蒋"
 GIVEN = "天一惟桐志强伟东海波建国春明华立新宏斌俊杰文博宇浩然子轩思远嘉豪振德胜家乐铭泽"
@@ -113,3 +122,31 @@ def pair_round(
         left.remove(b)
         pairs.append((a, b) if blacks[a] >= blacks[b] else (b, a))
     return pairs
+
+
+# Wulong's groups (综合组: 14岁以下少儿、女子; 本地组: 武隆县内选手), as the organiser gives
+# them: a players list (docs/pairing.md, docs/station.md: 姓名,单位,等级分,组别, the groups
+# in words), by registration index. At registration the locals and the women: woman masters
+# (大师), who neither give nor receive 让二先, so every game stays the ordinary game the
+# harness's presses play. After the last round a corrected list adds two juniors (少儿: a
+# junior would receive 让二先 against an adult man, which these boards' presses do not play).
+# 5 and 10 are in both groups (以上奖项可重复领取); the combined group: 7 players, 6 prizes.
+GROUPS: dict[str, tuple[dict[int, str], ...]] = {
+    "wulong-2015": (
+        {0: "本地", 1: "女子 大师", 4: "女子 大师", 5: "本地", 7: "女子 大师",
+         10: "女子 大师 本地", 13: "女子 大师", 15: "本地"},
+        {2: "少儿", 5: "少儿 本地"},
+    ),
+}  # fmt: skip
+_CODES = {"本地": "local", "女子": "women", "大师": "master", "少儿": "u14"}
+
+
+def groups_csv(names: list[str], groups: dict[int, str]) -> tuple[str, dict[str, set[str]]]:
+    """The players list's text (the page's own column words) and name → the tag codes."""
+    lines = ["姓名,单位,等级分,组别"]
+    tags: dict[str, set[str]] = {}
+    for i, words in sorted(groups.items()):
+        club = "武隆" if "本地" in words else "重庆"
+        lines.append(f"{names[i]},{club},,{words}")
+        tags[names[i]] = {_CODES[w] for w in words.split()}
+    return "\r\n".join(lines) + "\r\n", tags

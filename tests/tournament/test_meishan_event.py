@@ -15,6 +15,18 @@ from __future__ import annotations
 import pytest
 from tournament.checks import expected_outcome, games_shown, page_row, station_outcome, table
 from tournament.event import EventRecord
+from tournament.prize_checks import (
+    api_list,
+    check_api,
+    check_csv,
+    check_english,
+    check_final,
+    check_page_rows,
+    check_print,
+    check_provisional_before,
+    check_totals,
+    page_list,
+)
 from tournament.seed_rules import knockout_places, rank
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
@@ -115,3 +127,58 @@ async def test_final_standings_from_5th_follow_the_seed(meishan: EventRecord) ->
     mine = rank(meishan.seed, meishan.games, rest, last=9)
     page = [r for r in meishan.standings["final"] if r["player"] in rest]
     assert [page_row(r) for r in page] == table(mine)
+
+
+# -- the prize list (奖励名单, docs/prizes.md), read by the organiser at the end of the event --
+
+
+async def test_the_standings_page_links_the_prize_list(meishan: EventRecord) -> None:
+    assert "奖励名单" in meishan.prizes.get("link", []), meishan.prizes
+
+
+async def test_prize_list_follows_the_seed(meishan: EventRecord) -> None:
+    """录取前30名: with 16 players every one takes a prize, by the final places."""
+    check_page_rows(meishan)
+    assert len(page_list(meishan, "open")) == len(meishan.players)
+
+
+async def test_prize_places_1_to_4_follow_the_knockout(meishan: EventRecord) -> None:
+    """第七轮比赛结束后，前4名选手参加淘汰赛…争夺4名以后名次: 3000, 1500, 1000, 800 to the
+    knockout's final and third-place game, whatever the Swiss order."""
+    rows = page_list(meishan, "open")
+    ko = knockout_places(meishan.ko_matches)
+    assert [(r[0], r[2], r[3]) for r in rows[:4]] == list(
+        zip([1, 2, 3, 4], ko, [3000, 1500, 1000, 800], strict=True)
+    )
+    got = api_list(meishan, "open")["rows"]
+    assert [r["knockout_place"] for r in got] == [1, 2, 3, 4] + [None] * (len(got) - 4)
+
+
+async def test_prize_api_follows_the_seed(meishan: EventRecord) -> None:
+    check_api(meishan)
+    lst = api_list(meishan, "open")
+    assert (lst["places"], lst["paid_places"], lst["shrunk"]) == (30, 30, None)
+
+
+async def test_prize_totals(meishan: EventRecord) -> None:
+    check_totals(meishan)
+
+
+async def test_prize_csv_agrees_with_the_page(meishan: EventRecord) -> None:
+    check_csv(meishan)
+
+
+async def test_prize_list_is_final_at_the_end(meishan: EventRecord) -> None:
+    check_final(meishan)
+
+
+async def test_prize_list_is_provisional_before(meishan: EventRecord) -> None:
+    check_provisional_before(meishan)
+
+
+async def test_prize_page_in_english(meishan: EventRecord) -> None:
+    check_english(meishan)
+
+
+async def test_prize_page_prints_on_white(meishan: EventRecord) -> None:
+    check_print(meishan)

@@ -29,6 +29,8 @@ class PrizeSheet:
     provisional: list[str]  # rounds | undecided | knockout
     withdrawn: frozenset[str]
     knockout_places: dict[str, int]
+    members: list[int]  # each list's players (a group may have fewer than its prizes)
+    tags: dict[str, list[str]]  # player -> tags (a group's row says why he is in it)
 
     def as_dict(self, regulation: str) -> dict[str, Any]:
         return {
@@ -38,10 +40,12 @@ class PrizeSheet:
             "registered": self.registered,
             "combinable": self.table.combinable,
             "total": yuan_text(self.table.total_fen),
-            "lists": [self._list(done) for done in self.lists],
+            "lists": [
+                self._list(done, n) for done, n in zip(self.lists, self.members, strict=True)
+            ],
         }
 
-    def _list(self, done: AwardedList) -> dict[str, Any]:
+    def _list(self, done: AwardedList, members: int) -> dict[str, Any]:
         p = done.prize_list
         shrink = p.shrink
         return {
@@ -50,6 +54,7 @@ class PrizeSheet:
             "en": p.en,
             "tags": list(p.tags),
             "places": p.places,
+            "members": members,
             "paid_places": done.paid_places,
             "shrunk": (
                 {"below": shrink.below, "percent": shrink.percent}
@@ -67,6 +72,7 @@ class PrizeSheet:
                     "shared": a.shared,
                     "withdrawn": a.player in self.withdrawn,
                     "knockout_place": self.knockout_places.get(a.player) if not p.tags else None,
+                    "tags": sorted(set(self.tags.get(a.player, ())) & set(p.tags)),
                 }
                 for a in done.awards
             ],
@@ -111,6 +117,7 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
         1 for s in whole if not (s.player in withdrawn and s.games == 0 and not s.points)
     )
     places = {s.player: s.knockout_place for s in whole if s.knockout_place is not None}
+    tags = {s.player: sorted(s.tags) for s in whole}
     return PrizeSheet(
         table,
         award_all(table, ranked_of, registered=registered),
@@ -118,4 +125,6 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
         await _provisional(station, final),
         withdrawn,
         places,
+        [len(r) for r in ranked_of],
+        tags,
     )

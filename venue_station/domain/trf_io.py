@@ -366,7 +366,12 @@ async def export_trf(
     byes = [RoundBye(int(b["round"]), int(b["player"]), str(b["kind"])) for b in state.byes]
     ranks: dict[int, int] = {}
     if after_round:
-        for row in await station.standings(after_round=after_round):
+        # the ranks the standings page shows: once Meishan's knockout is finished, places
+        # 1–4 are its (an outsider chief read the champion ranked 10th in the TRF)
+        latest = max((g.round for g in records), default=0)
+        asked = None if after_round >= latest else after_round  # the latest table: the final
+        shown, _final = await station.shown_standings(after_round=asked)
+        for row in shown:
             ranks[rank_of[row.player]] = row.rank
     nxt = after_round + 1
     # While a round is being played its file is that round's: the next round's H/F (which

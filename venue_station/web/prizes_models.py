@@ -24,6 +24,7 @@ class PrizeRow(Out):
     shared: bool
     withdrawn: bool
     knockout_place: int | None
+    tags: list[str] = Field(description="the list's groups the player is in (empty: everyone's)")
 
 
 class Shrunk(Out):
@@ -37,6 +38,7 @@ class PrizeListOut(Out):
     en: str
     tags: list[str]
     places: int = Field(description="the places the regulation pays")
+    members: int = Field(description="the list's players (a group may have fewer than places)")
     paid_places: int = Field(description="the places paid after the 30 % rule (shrunk)")
     shrunk: Shrunk | None
     total: Yuan

@@ -46,13 +46,12 @@ _HEADERS = {
     "en": ("List", "Place", "Player", "Prize (yuan)", "Note"),
 }
 _NOTES = {
-    "zh": {"shared": "并列第{place}–{to}名，平分", "withdrawn": "已退赛", "ko": "淘汰赛第{n}名"},
-    "en": {
-        "shared": "places {place}–{to} shared equally",
-        "withdrawn": "withdrawn",
-        "ko": "knockout place {n}",
-    },
-}
+    "zh": {"shared": "并列第{place}–{to}名，平分", "withdrawn": "已退赛", "ko": "淘汰赛第{n}名",
+           "u14": "少儿", "women": "女子", "local": "本地", "master": "大师"},
+    "en": {"shared": "places {place}–{to} shared equally", "withdrawn": "withdrawn",
+           "ko": "knockout place {n}", "u14": "under 14", "women": "women", "local": "local",
+           "master": "master"},
+}  # fmt: skip
 
 
 def _csv_rows(sheet: dict[str, Any], lang: str | None) -> list[tuple[object, ...]]:
@@ -71,6 +70,7 @@ def _csv_rows(sheet: dict[str, Any], lang: str | None) -> list[tuple[object, ...
                 notes.append(words["ko"].format(n=row["knockout_place"]))
             if row["shared"]:
                 notes.append(words["shared"].format(**row))
+            notes += [words.get(tag, tag) for tag in row["tags"]]  # why he is in the group
             if row["withdrawn"]:
                 notes.append(words["withdrawn"])
             place = row["place"] if not row["shared"] else f"{row['place']}–{row['to']}"

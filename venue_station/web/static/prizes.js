@@ -10,7 +10,9 @@
       summary: "报名参赛 {n} 人 · 奖金总额 {total} 元，本表发放 {paid} 元",
       combinable: "以上奖项可重复领取。",
       shrunk: "报名参赛 {n} 人，不足 {below} 人：受奖面为总人数的 {percent}%，取前 {paid} 名（共设 {places} 名）。",
-      places: "取前 {places} 名。", none: "暂无获奖者",
+      places: "取前 {places} 名。", "places.few": "本组 {n} 人，设 {places} 名奖。", none: "暂无获奖者",
+      "g.u14": "少儿", "g.women": "女子", "g.local": "本地", "g.master": "大师",
+      "final.note": "最终名单：全部轮次已结束，成绩均已裁定。",
       shared: "并列第{place}–{to}名，平分", withdrawn: "已退赛", ko: "淘汰赛第{n}名",
       provisional: "暂定名单：{why}。最终名单以全部比赛结束、成绩裁定后为准。",
       "why.rounds": "比赛轮次尚未全部结束", "why.undecided": "尚有对局未出结果",
@@ -23,10 +25,13 @@
       heading: "Prize list", csv: "Prize list CSV", print: "Print", "to-standings": "Standings", lang: "中文",
       place: "Place", player: "Player", prize: "Prize (yuan)", note: "Note",
       total: "Total", "list.total": "This list pays {paid} yuan (in full {total} yuan)",
-      summary: "{n} registered players · prize fund {total} yuan, this list pays {paid} yuan",
+      summary: "{n} registered players · prize fund {total} yuan, {paid} yuan paid in all",
       combinable: "A player may take a prize in each list.",
       shrunk: "{n} registered players, fewer than {below}: prizes go to {percent}% of them, the first {paid} places (of {places}).",
-      places: "The first {places} places.", none: "No prize winners yet",
+      places: "The first {places} places.", "places.few": "{n} players in this list, {places} prizes.",
+      none: "No prize winners yet",
+      "g.u14": "under 14", "g.women": "women", "g.local": "local", "g.master": "master",
+      "final.note": "Final list: every round is over and every result decided.",
       shared: "places {place}–{to} shared equally", withdrawn: "withdrawn", ko: "knockout place {n}",
       provisional: "Provisional: {why}. The list is final once every game is played and decided.",
       "why.rounds": "not every round has been played", "why.undecided": "some games have no result yet",
@@ -71,6 +76,7 @@
     const notes = [];
     if (row.knockout_place) notes.push(t("ko", { n: row.knockout_place }));
     if (row.shared) notes.push(t("shared", { place: row.place, to: row.to }));
+    for (const tag of row.tags || []) notes.push(t("g." + tag));  // why he is in this group
     if (row.withdrawn) notes.push(t("withdrawn"));
     return notes.join(lang === "en" ? "; " : "；");
   }
@@ -81,7 +87,8 @@
     sec.append(el("h2", "", lang === "en" ? list.en : list.zh));
     const rule = list.shrunk
       ? t("shrunk", { n: registered, below: list.shrunk.below, percent: list.shrunk.percent, paid: list.paid_places, places: list.places })
-      : t("places", { places: list.places });
+      : list.members < list.places ? t("places.few", { n: list.members, places: list.places })
+        : t("places", { places: list.places });
     sec.append(el("p", "list-note", rule));
     const table = el("table", "standings prizes");
     const head = el("tr");
@@ -134,8 +141,8 @@
     $("summary").textContent = t("summary", { n: s.registered, total: yuan(s.total), paid: paidText }) +
       (s.combinable && s.lists.length > 1 ? " · " + t("combinable") : "");
     const why = s.provisional.map((w) => t("why." + w)).join(lang === "en" ? "; " : "；");
-    $("provisional").textContent = s.final ? "" : t("provisional", { why });
-    $("provisional").hidden = s.final;
+    $("provisional").textContent = s.final ? t("final.note") : t("provisional", { why });
+    $("provisional").classList.toggle("final", s.final);
     const name = document.createElement("span");
     name.translate = false;  // the organiser's own words in either language
     name.textContent = state.event ? state.event + " · " : "";
