@@ -103,6 +103,9 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
         r = await client.post("/api/pairings?send=1", content=third.encode(), headers=csrf)
         assert r.status_code == 200, r.text
         answer = r.json()
+        # 录谱: Meishan's top two boards are the semi-finals' now, and their records are due
+        # with round 3's (they were in no round's duties: an outsider chief found no card)
+        duties = (await client.get("/api/record-duties?round=3")).json()["duties"]
     assert answer["moved_boards"] == {"3": {"1": "3", "2": "4"}}, answer
     games = {
         g["game"]: (g["board"], g["red"], g["black"])
@@ -113,3 +116,7 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
     sent = {b: c.args["game"] for b, c in node.commands + other.commands if c.cmd == "set_game"}
     assert sent["1"] == "ko-sf1" and sent["2"] == "ko-sf2"  # the semi-finals stay
     assert sent["3"] == "r3-b3" and sent["4"] == "r3-b4"
+    assert [(d["game"], d["board"], d["because"]) for d in duties] == [
+        ("ko-sf1", "1", "top"),
+        ("ko-sf2", "2", "top"),
+    ], duties

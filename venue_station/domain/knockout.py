@@ -326,6 +326,12 @@ class KnockoutDesk:
             return None
         return game_rows(await self.load()).get(game)
 
+    async def rows_of_round(self, round_no: int | None) -> list[dict[str, Any]]:
+        """The knockout's games put on a board, as games-table rows, of the Swiss round they
+        are played beside (all: None): the 录谱 duties take them with that round's."""
+        rows = game_rows(await self.load()).values()
+        return [r for r in rows if round_no is None or r["round"] == round_no]
+
     async def boards_in_play(self) -> tuple[int | None, dict[str, str]]:
         """The knockout's ``after_round`` (None: no knockout) and the boards its confirmed,
         undecided games are on (board -> game): a Swiss round imported beside them keeps off."""

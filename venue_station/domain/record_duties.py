@@ -150,8 +150,12 @@ class DutyDesk:
         raise_alert: Callable[[AlertSpec], int | None],
         flush: Callable[[], Any],
         pairing: Callable[[str, Mapping[str, Any] | None], Awaitable[Pairing]],
+        knockout_rows: Callable[[int | None], Awaitable[list[dict[str, Any]]]] | None = None,
     ) -> None:
         self._store = store
+        # Meishan's knockout games beside a Swiss round (前两台原则上都要录谱: they sit on the
+        # top boards): its games-table rows of a round (all: None)
+        self._knockout_rows = knockout_rows
         self._pairing = pairing  # records.RecordDesk.pairing
         self.regulation = regulation
         self.hub = hub
@@ -175,9 +179,9 @@ class DutyDesk:
             return []
         store = self._store()
         now = wall_ms() if now is None else now
-        games = await store.games(round_no)
+        games = await store.games(round_no) + await self._knockout(round_no)
         tags = await store.reads.player_tags()
-        presses = await store.duties.press_counts(round_no)
+        presses = await store.duties.press_counts(round_no, also=[g["game"] for g in games])
         records = await store.record_rows.records(round=round_no)
         events = await store.reads.decisive_events(g["game"] for g in games)
         alerts = await store.duties.record_alerts(g["game"] for g in games)
@@ -237,6 +241,9 @@ class DutyDesk:
                 )
             )
         return out
+
+    async def _knockout(self, round_no: int | None) -> list[dict[str, Any]]:
+        return [] if self._knockout_rows is None else await self._knockout_rows(round_no)
 
     async def grace_ends(self, round_no: int) -> int | None:
         """When the grace of ``round_no``'s records ends: the next round's start (None: it
@@ -334,6 +341,8 @@ class DutyDesk:
             )
         store = self._store()
         row = await store.game(game)
+        if row is None:  # a knockout game (Meishan)
+            row = next((r for r in await self._knockout(None) if r["game"] == game), None)
         if row is None:
             raise DutyRefused(404, "no_game", f"no game {game!r}", game=game)
         round_no = int(row["round"])

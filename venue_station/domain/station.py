@@ -81,7 +81,7 @@ class Station:
         # 录谱: the arbiter's view of the records, the grace's end, the chief's consent
         self.duties = DutyDesk(
             self.require_store, self.regulation, self.hub, self._raise_alert, self._flush,
-            self.records.pairing,
+            self.records.pairing, self.knockout.rows_of_round,
         )  # fmt: skip
         # 录谱: the move limit and the early draw counted on a game's record where it has one
         self.counts = CountDesk(self.require_store, self.regulation, self._raise_alert, self._flush)

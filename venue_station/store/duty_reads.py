@@ -38,12 +38,17 @@ class DutyReads:
         async with self.engine.connect() as conn:
             return {int(r[0]): int(r[1]) for r in await conn.execute(query)}
 
-    async def press_counts(self, round_no: int) -> dict[str, int]:
-        """game -> the clock's presses (stored ``move`` events) of every game of the round."""
+    async def press_counts(self, round_no: int, *, also: Iterable[str] = ()) -> dict[str, int]:
+        """game -> the clock's presses (stored ``move`` events) of every game of the round, and
+        of the games ``also`` names (a knockout game's events carry no round)."""
         ev = t.events
+        named = sorted({g for g in also if g.startswith("ko-")})
+        which = ev.c.round == round_no
+        if named:
+            which = sa.or_(which, ev.c.game.in_(named))
         query = (
             sa.select(ev.c.game, sa.func.count())
-            .where(ev.c.round == round_no, ev.c.type == "move", ev.c.game.is_not(None))
+            .where(which, ev.c.type == "move", ev.c.game.is_not(None))
             .group_by(ev.c.game)
         )
         async with self.engine.connect() as conn:
