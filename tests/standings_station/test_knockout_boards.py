@@ -106,6 +106,8 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
         # 录谱: Meishan's top two boards are the semi-finals' now, and their records are due
         # with round 3's (they were in no round's duties: an outsider chief found no card)
         duties = (await client.get("/api/record-duties?round=3")).json()["duties"]
+        # the round's PGN file holds the knockout's games played beside it, first
+        pgn = (await client.get("/api/export/rounds/3/games.pgn")).text
     assert answer["moved_boards"] == {"3": {"1": "3", "2": "4"}}, answer
     games = {
         g["game"]: (g["board"], g["red"], g["black"])
@@ -120,3 +122,5 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
         ("ko-sf1", "1", "top"),
         ("ko-sf2", "2", "top"),
     ], duties
+    ids = [line.split('"')[1] for line in pgn.splitlines() if line.startswith("[GameId ")]
+    assert ids == ["ko-sf1", "ko-sf2", "r3-b3", "r3-b4"], pgn

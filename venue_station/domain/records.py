@@ -427,6 +427,11 @@ class RecordDesk:
         store = self._store()
         stored = await store.record_rows.records(round=round_no)
         games = [g for g in await store.games(round_no) if stored.get(g["game"], {}).get("moves")]
+        known = {g["game"] for g in games}
+        for gid in sorted(set(stored) - known):  # Meishan's knockout games beside the round
+            row = await self._other_game(gid) if stored[gid].get("moves") else None
+            if row is not None:
+                games.append(row)
         games.sort(key=lambda g: board_number(str(g["board"])) or 10**6)
         return [await self._view(g, stored[g["game"]]) for g in games]
 

@@ -2,7 +2,9 @@
 
 Each game is what ``/api/export/games/{game}/clock.pgn`` writes (its clock after every move
 and its result by the one outcome function), one after another with a blank line between, as
-PGN readers expect of a file of many games. The arbiter and standings pages link it.
+PGN readers expect of a file of many games, the knockout's games played beside the round
+first (an outsider chief found the final in no round's file). The arbiter and standings pages
+link it.
 """
 
 from __future__ import annotations
@@ -22,7 +24,8 @@ async def round_pgn(request: Request) -> Response:
     station = station_of(request)
     round_no = path_int(request, "round")
     store = station.require_store()
-    games = await store.games(round_no)
+    # Meishan's knockout games played beside the round (on its top boards) are the round's too
+    games = await station.knockout.rows_of_round(round_no) + await store.games(round_no)
     if not games:
         raise ApiError(404, f"no games in round {round_no}", kind="not_found", where="path.round")
     parts = []
