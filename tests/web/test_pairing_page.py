@@ -155,3 +155,28 @@ async def pairing_page_as_chief(page: Any, station: Station) -> None:
     )
     await page.goto(f"{url}/pairing")
     await page.wait_for_selector("#login-needed[hidden]", state="attached")
+
+
+async def test_the_change_log_says_what_each_change_was(page: Any, station: Station) -> None:
+    """An outsider organiser read 变更 for an undo and 轮空 · 张三 without the round: each line
+    now says what it was — an undo what it undid, a bye its round and kind, an import its
+    round — in the page's language."""
+    await station.import_players("name\n甲\n乙\n丙\n")
+    await station.import_pairings("round,board,red,black\n1,1,甲,乙\n", send=False)
+    await pairing_page_as_chief(page, station)
+    await page.fill("#bye-round", "1")
+    await page.fill("#bye-player", "丙")
+    await page.select_option("#bye-kind", "full")
+    await page.click("#bye")
+    await page.wait_for_function("document.querySelector('#t-result').textContent.includes('轮空')")
+    await page.click("#undo")
+    await page.wait_for_function("document.querySelectorAll('#audit li').length >= 3")
+    lines = [x.split(" · ", 2)[2] for x in await page.locator("#audit li").all_text_contents()]
+    assert lines[:3] == [
+        "撤销：轮空",
+        "轮空 · 第1轮 · 丙（得胜分）（已撤销）",
+        "导入配对表 · 第1轮",
+    ], lines
+    await page.click("#lang")
+    lines = [x.split(" · ", 2)[2] for x in await page.locator("#audit li").all_text_contents()]
+    assert lines[0] == "undo: bye" and lines[1].startswith("bye · round 1 · 丙 (a win's points)")

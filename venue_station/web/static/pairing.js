@@ -33,6 +33,7 @@
       "t.done": "已完成：{what}", "t.failed": "未完成：{e}", "t.undone": "已撤销：{what}", withdrawn: "（已退赛）",
       "what.bye": "轮空", "what.withdraw": "退赛", "what.readmit": "恢复参赛", "what.import_pairings": "导入配对表",
       "what.import_trf": "导入 TRF", "what.import_pairs": "导入配对表", "what.other": "变更", "audit.undone": "（已撤销）",
+      "what.undo": "撤销：{what}", "audit.round": "第{n}轮", "audit.bye.F": "（得胜分）", "audit.bye.H": "（得和分）", "audit.bye.Z": "（不得分）",
       "err.already_withdrawn": "该棋手已退赛", "err.not_withdrawn": "该棋手未退赛", "err.no_player": "无此棋手",
       "err.player_paired": "该棋手第{round}轮已有对局", "err.bad_round": "轮次有误", "err.nothing_to_undo": "没有可撤销的变更",
       "err.undo_stale": "之后已有其他变更，不能撤销", "err.undo_voided": "该变更作废了结果，不能撤销",
@@ -94,6 +95,7 @@
       "t.done": "Done: {what}", "t.failed": "Not done: {e}", "t.undone": "Undone: {what}", withdrawn: " (withdrawn)",
       "what.bye": "bye", "what.withdraw": "withdrawal", "what.readmit": "re-admission", "what.import_pairings": "pairings import",
       "what.import_trf": "TRF import", "what.import_pairs": "pairs list import", "what.other": "change", "audit.undone": " (undone)",
+      "what.undo": "undo: {what}", "audit.round": "round {n}", "audit.bye.F": " (a win's points)", "audit.bye.H": " (a draw's points)", "audit.bye.Z": " (no points)",
       "err.already_withdrawn": "the player has already withdrawn", "err.not_withdrawn": "the player has not withdrawn",
       "err.no_player": "no such player", "err.player_paired": "the player has a game in round {round}",
       "err.bad_round": "a wrong round", "err.nothing_to_undo": "nothing to undo",
@@ -337,8 +339,15 @@
     for (const a of audit.slice(0, 20)) {
       const li = document.createElement("li");
       const when = new Date(a.at_ms).toLocaleString(lang === "en" ? "en-GB" : "zh-CN", { hour12: false });
-      const who = a.args && a.args.player ? " · " + a.args.player : "";
-      li.textContent = when + " · " + (a.user || "") + " · " + whatText(a.what) + who + (a.undone ? t("audit.undone") : "");
+      // what it was, in words: an undo names what it undid, a bye its round and kind, an import
+      // its rounds (an outsider organiser read 变更 for an undo and 轮空 without the round)
+      const args = a.args || {};
+      const what = a.what === "undo" ? t("what.undo", { what: whatText(args.what) }) : whatText(a.what);
+      const rounds = Array.isArray(args.rounds) ? args.rounds : args.round ? [args.round] : [];
+      const where = rounds.length ? " · " + rounds.map((n) => t("audit.round", { n })).join(lang === "en" ? ", " : "、") : "";
+      const kind = a.what === "bye" && args.kind ? t("audit.bye." + ({ full: "F", half: "H", zero: "Z" }[args.kind] || "Z")) : "";
+      const who = args.player ? " · " + args.player + kind : "";
+      li.textContent = when + " · " + (a.user || "") + " · " + what + where + who + (a.undone ? t("audit.undone") : "");
       list.append(li);
     }
   }
