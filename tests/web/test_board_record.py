@@ -73,8 +73,14 @@ async def test_the_board_page_shows_a_past_games_record_and_its_downloads(
         r = await chief.post("/api/records/1/moves", json={"move": "h2e2", "ply": 0})
         assert r.status_code == 200 and r.json()["game"] == "r2-b1"  # the board's latest game
 
+    # board 1's clock plays round 2's game now
+    await web_station.node(["1"], mode="idle")
+    game = {"game": "r2-b1", "tc": "30m+5s", "red": "乙", "black": "甲"}
+    assert (await station.send_command("1", "set_game", game)).ok
     # the board page follows the board's game (round 2: one move) ...
     await page.goto(web_station.url + "/board/1?lang=zh")
+    await page.wait_for_selector("#card-slot .card[data-phase=ready]")
+    assert await page.locator("#card-slot").is_visible()
     await page.wait_for_function("document.getElementById('record-box').dataset.ply === '1'")
     assert await page.get_attribute("#record-box", "data-game") == "r2-b1"
     # ... and ?game= shows round 1's record, named as such, with its downloads
@@ -82,6 +88,9 @@ async def test_the_board_page_shows_a_past_games_record_and_its_downloads(
     await page.wait_for_function("document.getElementById('record-box').dataset.ply === '3'")
     assert await page.get_attribute("#record-box", "data-game") == "r1-b1"
     assert "第1轮" in await page.inner_text("#record-title")
+    # the board's live card (round 2's game) is not shown above round 1's record as if it were
+    # that game's (an outsider organiser)
+    assert await page.locator("#card-slot").is_hidden()
     assert await page.inner_text("#record-moves li:last-child .mv") == MOVES[-1][0]
     game_pgn = page.locator("#record-pgn")
     round_pgn = page.locator("#round-pgn")

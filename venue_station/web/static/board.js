@@ -7,7 +7,11 @@
   // ?game=: a past game of this board (its record, its clock chart), not the one it plays now
   const wanted = new URLSearchParams(location.search).get("game");
   const card = new QZ.Card(board, { link: false });
-  document.getElementById("card-slot").append(card.el);
+  const slot = document.getElementById("card-slot");
+  slot.append(card.el);
+  // an earlier game asked for: the board's live card (another game now) is not shown above
+  // its record as if it were that game's (an outsider organiser); 本台当前对局 links to it
+  const showCard = (st) => { slot.hidden = !!(wanted && st && st.game && st.game !== wanted); };
   const chartBox = document.getElementById("chart");
   const history = document.getElementById("history");
   let game = null;
@@ -61,6 +65,7 @@
     if (!r.ok) return;
     const view = await r.json();
     card.update({ state: view.state, status: view.status });
+    showCard(view.state);
     for (const ev of view.events || []) addEvent(ev);
     redrawHistory();
     await loadGame(wanted || (view.state ? view.state.game : null));
@@ -114,7 +119,7 @@
     hello(d) {
       document.getElementById("venue").textContent = d.station ? (d.station.title || d.station.venue) : "";
       const view = (d.boards || []).find((b) => b.board === board);
-      if (view) { card.missing = false; card.update({ state: view.state, status: view.status }); }
+      if (view) { card.missing = false; card.update({ state: view.state, status: view.status }); showCard(view.state); }
       // The stream is (again) connected: what was recorded or happened before it, or while
       // the page was cut off (a phone off the hall's wifi), is read once now. The first
       // hello too: a move recorded between the page's first read and the stream was lost.
@@ -124,6 +129,7 @@
     state(d) {
       if (d.board !== board) return;
       card.update({ state: d.state });
+      showCard(d.state);
       if (!wanted && d.state.game !== game) { quietly(loadGame(d.state.game)); quietly(loadRecord()); }
     },
     status(d) { if (d.board === board) card.update({ status: d.status }); },
