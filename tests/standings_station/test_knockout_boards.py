@@ -58,25 +58,36 @@ def test_a_round_takes_the_boards_the_knockout_leaves_free() -> None:
     assert refused.value.code == "board_held" and refused.value.args_["games"] == ["ko-sf1"]
 
 
-@pytest.mark.broker
-async def test_round_three_keeps_off_the_semi_finals_boards(
-    venue_broker: Any, tmp_path: Path, start_station: Any
-) -> None:
-    config = station_config(tmp_path, venue_broker, command_timeout_s=2.0)
-    station: Station = await start_station(config)
+async def _after_two_rounds(station: Station) -> None:
     await station.import_players(PLAYERS)
     await station.import_pairings(SWISS, send=False)
     seqs: dict[str, int] = {}
+    assert station.ingest is not None
     for game in ("r1-b1", "r1-b2", "r1-b3", "r1-b4", "r2-b1", "r2-b2", "r2-b3", "r2-b4"):
         board = game[-1]
         seqs[board] = seqs.get(board, 0) + 1
         data = {"winner": "red", "reason": "resign"}
         txn = decision_txn(station, board, "result", data)
         ev = envelope(board, seqs[board], game=game, type="result", data=data, txn=txn)
-        assert station.ingest is not None
         station.ingest.handle(f"qz/v1/test/board/{board}/event", json.dumps(ev).encode())
-    assert station.ingest is not None
     await station.ingest.flush()
+
+
+async def _chief(client: httpx.AsyncClient) -> dict[str, str]:
+    login = {"username": ARBITER, "password": ARBITER_PASSWORD}
+    return {"X-CSRF-Token": (await client.post("/api/auth/login", json=login)).json()["csrf"]}
+
+
+@pytest.mark.broker
+async def test_a_semi_final_is_not_put_on_a_board_a_swiss_game_waits_on(
+    venue_broker: Any, tmp_path: Path, start_station: Any
+) -> None:
+    """The other order: round 3 imported and sent first (boards 1 and 2), then a semi-final
+    confirmed onto board 1 — its set_game would take the board from the round's game, not
+    started yet, without a word (a reviewer). Refused, board_held; another board takes it."""
+    config = station_config(tmp_path, venue_broker, command_timeout_s=2.0)
+    station: Station = await start_station(config)
+    await _after_two_rounds(station)
     async with (
         FakeNode(venue_broker, "node-a", ["1", "2"]) as node,
         FakeNode(venue_broker, "node-b", ["3", "4"]) as other,
@@ -84,10 +95,39 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
     ):
         node.seq.update({"1": 2, "2": 2})
         other.seq.update({"3": 2, "4": 2})
-        r = await client.post(
-            "/api/auth/login", json={"username": ARBITER, "password": ARBITER_PASSWORD}
-        )
-        csrf = {"X-CSRF-Token": r.json()["csrf"]}
+        csrf = await _chief(client)
+        r = await client.post("/api/knockout/start", json={"seed": 1, "after_round": 2},
+                              headers=csrf)  # fmt: skip
+        assert r.status_code == 200, r.text
+        third = "round,board,red,black\n3,1,丁,辛\n3,2,乙,己\n"
+        r = await client.post("/api/pairings?send=1", content=third.encode(), headers=csrf)
+        assert r.status_code == 200 and "moved_boards" not in r.json(), r.text
+        r = await client.post("/api/knockout/games/ko-sf1/confirm", json={"board": "1"},
+                              headers=csrf)  # fmt: skip
+        assert r.status_code == 409 and r.json()["code"] == "board_held", r.text
+        assert r.json()["args"] == {"board": "1", "game": "r3-b1"}
+        r = await client.post("/api/knockout/games/ko-sf1/confirm", json={"board": "3"},
+                              headers=csrf)  # fmt: skip
+        assert r.status_code == 200 and r.json()["command"]["ok"], r.text
+    sent = [(b, c.args["game"]) for b, c in node.commands + other.commands if c.cmd == "set_game"]
+    assert ("1", "ko-sf1") not in sent and ("1", "r3-b1") in sent and ("3", "ko-sf1") in sent
+
+
+@pytest.mark.broker
+async def test_round_three_keeps_off_the_semi_finals_boards(
+    venue_broker: Any, tmp_path: Path, start_station: Any
+) -> None:
+    config = station_config(tmp_path, venue_broker, command_timeout_s=2.0)
+    station: Station = await start_station(config)
+    await _after_two_rounds(station)
+    async with (
+        FakeNode(venue_broker, "node-a", ["1", "2"]) as node,
+        FakeNode(venue_broker, "node-b", ["3", "4"]) as other,
+        httpx.AsyncClient(base_url=station.http_url) as client,
+    ):
+        node.seq.update({"1": 2, "2": 2})
+        other.seq.update({"3": 2, "4": 2})
+        csrf = await _chief(client)
         r = await client.post(
             "/api/knockout/start", json={"seed": 1, "after_round": 2}, headers=csrf
         )

@@ -34,6 +34,10 @@ async def _wulong(tmp_path: Path, db_url: str, start_station: Any) -> Station:
     return station
 
 
+def _list(body: dict[str, Any], key: str) -> dict[str, Any]:
+    return dict(next(p for p in body["lists"] if p["key"] == key))
+
+
 def _rows(body: dict[str, Any], key: str) -> list[tuple[Any, ...]]:
     plist = next(p for p in body["lists"] if p["key"] == key)
     return sorted(
@@ -109,14 +113,42 @@ async def test_a_player_withdrawn_before_he_played_is_not_registered(
     tmp_path: Path, db_url: str, start_station: Any
 ) -> None:
     station = await _wulong(tmp_path, db_url, start_station)
-    await station.import_players("name,club,tags\n戊,重庆,\n")  # a row imported by mistake
+    await station.import_players("name,club,tags\n戊,重庆,local\n")  # imported by mistake
     async with httpx.AsyncClient(base_url=station.http_url) as client:
-        assert (await client.get("/api/prizes")).json()["registered"] == 5
+        body = (await client.get("/api/prizes")).json()
+        assert body["registered"] == 5
+        assert [r["player"] for r in _list(body, "local")["rows"]] == ["丙", "戊"]
         await desk.set_withdrawn(station, "戊", withdrawn=True, user="arb")
-        assert (await client.get("/api/prizes")).json()["registered"] == 4
+        body = (await client.get("/api/prizes")).json()
+        assert body["registered"] == 4
+        # nor does he take a group's prize (a reviewer: 本地组 paid the no-show 500 yuan)
+        assert [r["player"] for r in _list(body, "local")["rows"]] == ["丙"]
         # one who played and then withdrew still counts, and keeps his place and prize
         await desk.set_withdrawn(station, "乙", withdrawn=True, user="arb")
         body = (await client.get("/api/prizes")).json()
     assert body["registered"] == 4
     mixed = next(p for p in body["lists"] if p["key"] == "mixed")
     assert [(r["player"], r["withdrawn"]) for r in mixed["rows"]] == [("乙", True), ("甲", False)]
+
+
+async def test_a_name_that_reads_as_a_formula_stays_text_in_the_csv(
+    tmp_path: Path, start_station: Any
+) -> None:
+    """The organiser opens the prize CSV in a spreadsheet: a player's name written as a
+    formula is kept as text, as the other exports keep it (a reviewer)."""
+    station: Station = await start_station(
+        station_config(tmp_path, regulation="wulong-2015"), connect=False
+    )
+    await station.import_players("name\n=SUM(1+1)\n乙\n丙\n丁\n")
+    pairs = "round,board,red,black\n1,1,=SUM(1+1),乙\n1,2,丙,丁\n"
+    await station.import_pairings(pairs, send=False)
+    feed = Feeder(station)
+    feed.result("1", "r1-b1", "red")  # the one paid place (30 % of 4)
+    feed.result("2", "r1-b2", None)
+    await feed.flush()
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        for lang in ("zh", None):
+            r = await client.get("/api/export/prizes.csv", params={"lang": lang} if lang else {})
+            rows = list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"))))
+            names = [row[2] if lang else row[3] for row in rows[1:]]
+            assert names == ["'=SUM(1+1)"], rows

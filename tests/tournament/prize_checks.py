@@ -124,8 +124,10 @@ def check_final(record: EventRecord) -> None:
     assert (body["final"], body["provisional"]) == (True, [])
     read = _read(record)
     assert "暂定" not in read["inner"], read["inner"]
+    assert "最终名单" in read["inner"], read["inner"]  # said on screen, not only on paper
     en = record.prizes.get("en") or {}
     assert "provisional" not in en.get("inner", "").lower()
+    assert "Final list" in en.get("inner", ""), en.get("inner")
 
 
 def check_provisional_before(record: EventRecord) -> None:

@@ -103,19 +103,23 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
     if table is None:
         return None
     whole, final = await station.shown_standings()
+    withdrawn = frozenset((await load_state(station.require_store())).withdrawn)
+
+    def entered(s: Standing) -> bool:
+        # 报名参赛: everyone in the list but a player withdrawn before he ever played (a row
+        # imported by mistake, a no-show who withdrew before round 1: docs/prizes.md); he
+        # counts for no 30 % and takes no place in any list (a reviewer: a group paid him)
+        return not (s.player in withdrawn and s.games == 0 and not s.points)
+
     ranked_of = []
     for prize_list in table.lists:
         if not prize_list.tags:
-            ranked_of.append(_ranked(whole))
+            rows = whole
         else:
             tag = prize_list.tags[0] if len(prize_list.tags) == 1 else prize_list.tags
-            ranked_of.append(_ranked(await station.standings(tag=tag)))
-    withdrawn = frozenset((await load_state(station.require_store())).withdrawn)
-    # 报名参赛人数: everyone in the list but a player withdrawn before he ever played (a row
-    # imported by mistake, a no-show who withdrew before round 1: docs/prizes.md)
-    registered = sum(
-        1 for s in whole if not (s.player in withdrawn and s.games == 0 and not s.points)
-    )
+            rows = await station.standings(tag=tag)
+        ranked_of.append(_ranked([s for s in rows if entered(s)]))
+    registered = sum(1 for s in whole if entered(s))
     places = {s.player: s.knockout_place for s in whole if s.knockout_place is not None}
     tags = {s.player: sorted(s.tags) for s in whole}
     return PrizeSheet(

@@ -183,6 +183,19 @@ async def confirm(request: Request) -> Response:
                 409, f"there is no board {board}: not in the roster, never seen online",
                 kind="unknown_board", where="body.board", extra={"args": {"board": board}},
             )  # fmt: skip
+        # a Swiss round beside the knockout already on this board, its game undecided: the
+        # set_game would take the board from it silently (a reviewer; an import keeps off
+        # the knockout's boards, knockout_boards.py, and this is the other order)
+        after = int(rec.doc["after_round"])
+        swiss = [g for g in await station.require_store().games() if str(g["board"]) == board
+                 and int(g["round"]) > after and g.get("result") is None]  # fmt: skip
+        if swiss:
+            raise ApiError(
+                409, f"board {board} has {swiss[0]['game']} of round {swiss[0]['round']} "
+                "still to be decided: choose another board",
+                kind="board_held", where="body.board",
+                extra={"args": {"board": board, "game": swiss[0]["game"]}},
+            )  # fmt: skip
         step = {"op": "confirm", "game": gid, "board": board, "by": session.user}
         try:
             game = rec.apply(step)  # a trial on this copy: nothing is saved before the board

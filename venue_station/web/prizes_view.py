@@ -14,7 +14,7 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.knockout import KnockoutError
 from clock_service.standings import StandingsError
-from venue_station.domain.exports import with_bom
+from venue_station.domain.exports import safe_cell, with_bom
 from venue_station.domain.prizes import draw_prizes
 from venue_station.resources import static_dir
 from venue_station.web.http_base import ApiError, json_response, station_of
@@ -86,7 +86,8 @@ async def export_prizes(request: Request) -> Response:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\r\n")
     writer.writerow(_HEADERS[lang])
-    writer.writerows(_csv_rows(sheet, lang))
+    # a player's name as a spreadsheet formula (=HYPERLINK…) stays text (a reviewer)
+    writer.writerows([safe_cell(c) for c in row] for row in _csv_rows(sheet, lang))
     name = f"{station_of(request).config.venue}-prizes.csv"
     return Response(
         with_bom(buf.getvalue()),

@@ -59,7 +59,7 @@
       "no-file": "请选择文件", failed: "导入失败：{e}", working: "正在导入…",
       "err.generic": "出错了（HTTP {status}）", "err.bad_trf": "文件格式有误", "err.bad_request": "请求有误",
       "err.unauthenticated": "请先在裁判台登录", "err.forbidden": "只有总裁判可以导入",
-      "err.csrf": "页面已过期，请刷新后重试", "err.too_large": "文件太大", "err.not_found": "找不到",
+      "err.board_held": "第{round}轮用了淘汰赛所在的台次（{boards}）：请改用数字台次", "err.csrf": "页面已过期，请刷新后重试", "err.too_large": "文件太大", "err.not_found": "找不到",
       "err.network": "无法连接站点", "err.line": "（第{line}行）", "err.columns": "（第{line}行，第{a}–{b}列）",
     },
     en: {
@@ -122,7 +122,7 @@
       "no-file": "Choose a file first", failed: "Import failed: {e}", working: "Importing…",
       "err.generic": "something went wrong (HTTP {status})", "err.bad_trf": "the file is not a valid TRF or pairs list",
       "err.bad_request": "the request is wrong", "err.unauthenticated": "log in on the arbiter page first",
-      "err.forbidden": "only the chief arbiter may import", "err.csrf": "the page is out of date; reload it",
+      "err.forbidden": "only the chief arbiter may import", "err.board_held": "round {round} uses the knockout's board(s) ({boards}): number the boards", "err.csrf": "the page is out of date; reload it",
       "err.too_large": "the file is too large", "err.not_found": "not found", "err.network": "cannot reach the station",
       "err.line": " (line {line})", "err.columns": " (line {line}, columns {a}–{b})",
     },

@@ -133,7 +133,7 @@
     const box = $("lists");
     box.replaceChildren();
     const s = state.sheet;
-    if (state.error) { showError(); return; }
+    if (state.error) { $("provisional").hidden = true; showError(); return; }
     $("error").hidden = true;
     if (!s) return;
     const paid = s.lists.reduce((a, l) => a + fen(l.paid), 0);
@@ -143,6 +143,7 @@
     const why = s.provisional.map((w) => t("why." + w)).join(lang === "en" ? "; " : "；");
     $("provisional").textContent = s.final ? t("final.note") : t("provisional", { why });
     $("provisional").classList.toggle("final", s.final);
+    $("provisional").hidden = false;  // 暂定 or 最终名单: always said (a reviewer: it never showed)
     const name = document.createElement("span");
     name.translate = false;  // the organiser's own words in either language
     name.textContent = state.event ? state.event + " · " : "";
