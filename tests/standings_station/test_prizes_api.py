@@ -15,6 +15,7 @@ from support.station import Feeder, station_config
 
 from venue_station.domain import tournament_desk as desk
 from venue_station.domain.station import Station
+from venue_station.domain.trf_state import load_state, save_state
 
 # 甲 u14, 乙 women, 丙 local, 丁 nobody's group; one round of two draws
 PLAYERS = "name,club,tags\n甲,重庆,u14\n乙,成都,women\n丙,武隆,local\n丁,綦江,\n"
@@ -152,3 +153,18 @@ async def test_a_name_that_reads_as_a_formula_stays_text_in_the_csv(
             rows = list(csv.reader(io.StringIO(r.content.decode("utf-8-sig"))))
             names = [row[2] if lang else row[3] for row in rows[1:]]
             assert names == ["'=SUM(1+1)"], rows
+
+
+async def test_an_event_of_fewer_rounds_than_the_regulation_ends_with_its_last(
+    tmp_path: Path, db_url: str, start_station: Any
+) -> None:
+    """A players file that declares its rounds (TRF 142/XXR: one here) ends the event there:
+    the list is final after it, not provisional for ever (a reviewer)."""
+    station = await _wulong(tmp_path, db_url, start_station)
+    store = station.require_store()
+    state = await load_state(store)
+    state.header["rounds"] = 1
+    await save_state(store, state)
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        body = (await client.get("/api/prizes")).json()
+    assert (body["final"], body["provisional"]) == (True, [])

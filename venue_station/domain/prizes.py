@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from clock_service.prizes import AwardedList, PrizeTable, award_all, yuan_text
 from clock_service.standings import Standing
-from venue_station.domain.trf_state import load_state
+from venue_station.domain.trf_state import load_state, tournament_rounds
 
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
@@ -87,7 +87,11 @@ async def _provisional(station: Station, final: bool) -> list[str]:
     reasons: list[str] = []
     games = await station.outcomes()
     last = max((int(g["round"]) for g, _ in games), default=0)
-    if last < station.regulation.tournament.rounds:
+    # the event's rounds: the players file's (142/XXR) where it says, else the regulation's
+    rounds = tournament_rounds(
+        await load_state(station.require_store()), station.regulation.tournament.rounds
+    )
+    if last < rounds:
         reasons.append("rounds")
     if any(o.status != "confirmed" for _, o in games):
         reasons.append("undecided")
