@@ -187,6 +187,8 @@ READS = [
     ("/api/rounds", ""),
     ("/api/round", ""),
     ("/api/standings", "/api/standings?round=1"),
+    ("/api/prizes", ""),
+    ("/api/export/prizes.csv", "/api/export/prizes.csv?lang=zh"),
     ("/api/regulation/reasons", ""),
     ("/api/knockout", ""),
     ("/api/trf/entrants", ""),

@@ -49,8 +49,8 @@ _NOTES = {
     "zh": {"shared": "并列第{place}–{to}名，平分", "withdrawn": "已退赛", "ko": "淘汰赛第{n}名",
            "u14": "少儿", "women": "女子", "local": "本地", "master": "大师"},
     "en": {"shared": "places {place}–{to} shared equally", "withdrawn": "withdrawn",
-           "ko": "knockout place {n}", "u14": "under 14", "women": "women", "local": "local",
-           "master": "master"},
+           "ko": "knockout place {n}", "u14": "under 14", "women": "woman", "local": "local player",
+           "master": "master player"},
 }  # fmt: skip
 
 

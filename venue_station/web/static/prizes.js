@@ -30,7 +30,7 @@
       shrunk: "{n} registered players, fewer than {below}: prizes go to {percent}% of them, the first {paid} places (of {places}).",
       places: "The first {places} places.", "places.few": "{n} players in this list, {places} prizes.",
       none: "No prize winners yet",
-      "g.u14": "under 14", "g.women": "women", "g.local": "local", "g.master": "master",
+      "g.u14": "under 14", "g.women": "woman", "g.local": "local player", "g.master": "master player",
       "final.note": "Final list: every round is over and every result decided.",
       shared: "places {place}–{to} shared equally", withdrawn: "withdrawn", ko: "knockout place {n}",
       provisional: "Provisional: {why}. The list is final once every game is played and decided.",
