@@ -98,6 +98,19 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
         assert half["finished"] is False
         # half-way through the knockout the table is still the Swiss one
         assert (await client.get("/api/standings")).json()["final"] is False
+        # ... while the prize list keeps places 1–4 for the knockout's four (their order and
+        # prizes still open) and ranks the others from 5th (录取前30名: 5th 600, 6th 500)
+        prizes = (await client.get("/api/prizes")).json()
+        rows = prizes["lists"][0]["rows"]
+        assert [(r["place"], r["to"], r["prize"], r["knockout_pending"]) for r in rows[:4]] == [
+            (1, 4, "", True)
+        ] * 4
+        assert {r["player"] for r in rows[:4]} == {"甲", "戊", "丙", "丁"}
+        assert [(r["place"], r["player"], r["prize"]) for r in rows[4:]] == [
+            (5, "乙", "600.00"),
+            (6, "己", "500.00"),
+        ]
+        assert "knockout" in prizes["provisional"]
         csrf = await login(client)
         for gid in ("ko-f", "ko-3"):
             r = await client.post(
@@ -112,6 +125,15 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
 
         final = (await client.get("/api/standings")).json()
         assert final["final"] is True
+        rows = (await client.get("/api/prizes")).json()["lists"][0]["rows"]
+        assert [(r["place"], r["player"], r["prize"], r["knockout_pending"]) for r in rows] == [
+            (1, placed[0], "3000.00", False),
+            (2, placed[1], "1500.00", False),
+            (3, placed[2], "1000.00", False),
+            (4, placed[3], "800.00", False),
+            (5, "乙", "600.00", False),
+            (6, "己", "500.00", False),
+        ]
         assert places(final["standings"]) == [
             (1, placed[0], 1),
             (2, placed[1], 2),

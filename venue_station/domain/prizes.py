@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from clock_service.prizes import AwardedList, PrizeTable, award_all, yuan_text
+from clock_service.prizes import AwardedList, PrizeList, PrizeTable, award_all, yuan_text
 from clock_service.standings import Standing
+from venue_station.domain.standings import standings_of
 from venue_station.domain.trf_state import load_state, tournament_rounds
 
 if TYPE_CHECKING:
@@ -31,6 +32,7 @@ class PrizeSheet:
     knockout_places: dict[str, int]
     members: list[int]  # each list's players (a group may have fewer than its prizes)
     tags: dict[str, list[str]]  # player -> tags (a group's row says why he is in it)
+    awaiting: tuple[str, ...] = ()  # the knockout's four while it is played: places 1–4 open
 
     def as_dict(self, regulation: str) -> dict[str, Any]:
         return {
@@ -44,6 +46,9 @@ class PrizeSheet:
                 self._list(done, n) for done, n in zip(self.lists, self.members, strict=True)
             ],
         }
+
+    def _open(self, prize_list: PrizeList, player: str) -> bool:
+        return not prize_list.tags and player in self.awaiting
 
     def _list(self, done: AwardedList, members: int) -> dict[str, Any]:
         p = done.prize_list
@@ -68,7 +73,9 @@ class PrizeSheet:
                     "place": a.place,
                     "to": a.to,
                     "player": a.player,
-                    "prize": yuan_text(a.fen),
+                    # the four's places (and so their prizes) wait for the knockout
+                    "prize": "" if self._open(p, a.player) else yuan_text(a.fen),
+                    "knockout_pending": self._open(p, a.player),
                     "shared": a.shared,
                     "withdrawn": a.player in self.withdrawn,
                     "knockout_place": self.knockout_places.get(a.player) if not p.tags else None,
@@ -107,6 +114,14 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
     if table is None:
         return None
     whole, final = await station.shown_standings()
+    # Meishan before its knockout is finished: places 1–4 are the knockout's four, in an order
+    # not known yet; the rest rank among themselves from 5 (as the final list will rank them;
+    # a reviewer: the Swiss order put the four anywhere and shifted every prize from 5th on)
+    awaiting: tuple[str, ...] = ()
+    if station.regulation.knockout is not None and not final:
+        async with station.knockout.lock:
+            rec = await station.knockout.current()
+        awaiting = tuple(rec.ko.top) if rec is not None else ()
     withdrawn = frozenset((await load_state(station.require_store())).withdrawn)
 
     def entered(s: Standing) -> bool:
@@ -117,6 +132,11 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
 
     ranked_of = []
     for prize_list in table.lists:
+        if not prize_list.tags and awaiting:
+            rest = await standings_of(station.require_store(), station.regulation, without=awaiting)
+            four = [(p, 1) for p in awaiting]  # one shared group: places 1–4
+            ranked_of.append(four + [(s.player, s.rank + len(four)) for s in rest if entered(s)])
+            continue
         if not prize_list.tags:
             rows = whole
         else:
@@ -135,4 +155,5 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
         places,
         [len(r) for r in ranked_of],
         tags,
+        awaiting,
     )

@@ -20,7 +20,11 @@ class PrizeRow(Out):
     place: int
     to: int = Field(description="the last place a shared prize covers (== place when not shared)")
     player: str
-    prize: Yuan
+    prize: Yuan = Field(description='"" while the knockout decides the place (knockout_pending)')
+    knockout_pending: bool = Field(
+        description="one of the knockout's four while it is played: places 1–4 in an order "
+        "not known yet"
+    )
     shared: bool
     withdrawn: bool
     knockout_place: int | None

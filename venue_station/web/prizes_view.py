@@ -46,9 +46,11 @@ _HEADERS = {
     "en": ("List", "Place", "Player", "Prize (yuan)", "Note"),
 }
 _NOTES = {
-    "zh": {"shared": "并列第{place}–{to}名，平分", "withdrawn": "已退赛", "ko": "淘汰赛第{n}名",
+    "zh": {"pending": "第1–4名待淘汰赛决出", "shared": "并列第{place}–{to}名，平分",
+           "withdrawn": "已退赛", "ko": "淘汰赛第{n}名",
            "u14": "少儿", "women": "女子", "local": "本地", "master": "大师"},
-    "en": {"shared": "places {place}–{to} shared equally", "withdrawn": "withdrawn",
+    "en": {"pending": "places 1–4 decided by the knockout",
+           "shared": "places {place}–{to} shared equally", "withdrawn": "withdrawn",
            "ko": "knockout place {n}", "u14": "under 14", "women": "woman", "local": "local player",
            "master": "master player"},
 }  # fmt: skip
@@ -68,7 +70,9 @@ def _csv_rows(sheet: dict[str, Any], lang: str | None) -> list[tuple[object, ...
             notes = []
             if row["knockout_place"]:
                 notes.append(words["ko"].format(n=row["knockout_place"]))
-            if row["shared"]:
+            if row["knockout_pending"]:
+                notes.append(words["pending"])
+            elif row["shared"]:
                 notes.append(words["shared"].format(**row))
             notes += [words.get(tag, tag) for tag in row["tags"]]  # why he is in the group
             if row["withdrawn"]:

@@ -13,10 +13,10 @@
       places: "取前 {places} 名。", "places.few": "本组 {n} 人，设 {places} 名奖。", none: "暂无获奖者",
       "g.u14": "少儿", "g.women": "女子", "g.local": "本地", "g.master": "大师",
       "final.note": "最终名单：全部轮次已结束，成绩均已裁定。",
-      shared: "并列第{place}–{to}名，平分", withdrawn: "已退赛", ko: "淘汰赛第{n}名",
+      shared: "并列第{place}–{to}名，平分", pending: "第1–4名待淘汰赛决出", withdrawn: "已退赛", ko: "淘汰赛第{n}名",
       provisional: "暂定名单：{why}。最终名单以全部比赛结束、成绩裁定后为准。",
       "why.rounds": "比赛轮次尚未全部结束", "why.undecided": "尚有对局未出结果",
-      "why.knockout": "淘汰赛尚未结束（第1–4名按积分暂列）",
+      "why.knockout": "淘汰赛尚未结束（第1–4名待淘汰赛决出，其余从第5名起排）",
       final: "最终名单", short: "暂定", disconnected: "与服务器的连接已断开，正在重连…",
       "err.no_prizes": "本赛事规程未设奖励办法", "err.bad_standings": "成绩数据不一致，请检查导入的棋手与配对",
       "err.generic": "出错了（HTTP {status}）", "err.network": "无法连接站点", error: "无法生成奖励名单：{e}",
@@ -32,10 +32,10 @@
       none: "No prize winners yet",
       "g.u14": "under 14", "g.women": "woman", "g.local": "local player", "g.master": "master player",
       "final.note": "Final list: every round is over and every result decided.",
-      shared: "places {place}–{to} shared equally", withdrawn: "withdrawn", ko: "knockout place {n}",
+      shared: "places {place}–{to} shared equally", pending: "places 1–4 decided by the knockout", withdrawn: "withdrawn", ko: "knockout place {n}",
       provisional: "Provisional: {why}. The list is final once every game is played and decided.",
       "why.rounds": "not every round has been played", "why.undecided": "some games have no result yet",
-      "why.knockout": "the knockout is not finished (places 1–4 stand in their points order)",
+      "why.knockout": "the knockout is not finished (its four take places 1–4, the others rank from 5th)",
       final: "Final list", short: "provisional", disconnected: "Connection to the station lost, reconnecting…",
       "err.no_prizes": "this event's regulation has no prizes",
       "err.bad_standings": "the results do not fit together; check the imported players and pairings",
@@ -75,7 +75,8 @@
   function note(row) {
     const notes = [];
     if (row.knockout_place) notes.push(t("ko", { n: row.knockout_place }));
-    if (row.shared) notes.push(t("shared", { place: row.place, to: row.to }));
+    if (row.knockout_pending) notes.push(t("pending"));
+    else if (row.shared) notes.push(t("shared", { place: row.place, to: row.to }));
     for (const tag of row.tags || []) notes.push(t("g." + tag));  // why he is in this group
     if (row.withdrawn) notes.push(t("withdrawn"));
     return notes.join(lang === "en" ? "; " : "；");
@@ -111,7 +112,7 @@
       const tr = el("tr", row.shared ? "shared" : "");
       tr.dataset.player = row.player;
       const place = row.shared ? row.place + "–" + row.to : String(row.place);
-      tr.append(el("td", "rank", place), el("td", "player", row.player), el("td", "prize", yuan(row.prize)), el("td", "note", note(row)));
+      tr.append(el("td", "rank", place), el("td", "player", row.player), el("td", "prize", row.prize === "" ? "—" : yuan(row.prize)), el("td", "note", note(row)));
       body.append(tr);
     }
     table.append(body);
