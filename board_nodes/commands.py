@@ -54,8 +54,8 @@ def apply_command(board: Board, name: str, args: Any, *, venue_wide: bool = Fals
     handler = _HANDLERS.get(name)
     if handler is None:
         raise CommandError(f"unknown cmd {name!r}", "unknown_cmd")
-    if venue_wide and name == "resume":
-        _no_pending_forfeit(board)
+    if venue_wide and name == "resume" and board.phase is BoardPhase.PAUSED:
+        _no_pending_forfeit(board)  # (a running board answers already_running: not needed)
     before, offered, seq = board.checkpoint_data(), board.events.offered, board.last_seq
     try:
         handler(board, args)

@@ -51,6 +51,7 @@ async def test_each_role_is_offered_what_it_may_do(
             await page.wait_for_selector("#board-panel:not([hidden])")
             chief, board = await _shown(page, CHIEF_ONLY), await _shown(page, BOARD_ACTIONS)
             note = await page.locator("#role-note").is_visible()
+            words = await page.locator("#role-note").text_content() or ""
             await context.close()
             assert all(chief.values()) == (role == "chief") and any(chief.values()) == (
                 role == "chief"
@@ -59,3 +60,4 @@ async def test_each_role_is_offered_what_it_may_do(
                 role != "viewer"
             ), (role, board)
             assert note == (role != "chief"), role
+            assert ("台次操作" in words) == (role == "viewer"), (role, words)

@@ -97,6 +97,9 @@
     // what this account's role cannot do is not offered (style.css; the server refuses it
     // anyway): a deputy on a phone saw every chief-only control and was refused when tapping
     document.body.dataset.role = session.role || "";
+    const note = $("role-note");  // a viewer loses the board's actions too: said (a reviewer)
+    note.dataset.i18n = session.role === "viewer" ? "role.note.viewer" : "role.note";
+    note.textContent = QZ.t(note.dataset.i18n);
     $("user").textContent = session.user;
     $("login").hidden = true;
     $("logout").hidden = false;
