@@ -164,3 +164,46 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
     ], duties
     ids = [line.split('"')[1] for line in pgn.splitlines() if line.startswith("[GameId ")]
     assert ids == ["ko-sf1", "ko-sf2", "r3-b3", "r3-b4"], pgn
+
+
+@pytest.mark.browser
+@pytest.mark.broker
+@pytest.mark.asyncio(loop_scope="session")
+async def test_the_round_sheet_shows_the_knockout_games_beside_the_round(
+    venue_broker: Any, tmp_path: Path, start_station: Any, page: Any
+) -> None:
+    """The wall's 对阵表 of round 3 lists the semi-finals on boards 1 and 2 with what they are,
+    then the round's own games on 3 and 4 (a reviewer: the sheet left the knockout out)."""
+    station: Station = await start_station(
+        station_config(tmp_path, venue_broker, command_timeout_s=2.0)
+    )
+    await _after_two_rounds(station)
+    async with (
+        FakeNode(venue_broker, "node-a", ["1", "2"]) as node,
+        FakeNode(venue_broker, "node-b", ["3", "4"]) as other,
+        httpx.AsyncClient(base_url=station.http_url) as client,
+    ):
+        node.seq.update({"1": 2, "2": 2})
+        other.seq.update({"3": 2, "4": 2})
+        csrf = await _chief(client)
+        r = await client.post("/api/knockout/start", json={"seed": 1, "after_round": 2},
+                              headers=csrf)  # fmt: skip
+        semis = {p["id"]: (p["red"], p["black"]) for p in r.json()["proposed"]}
+        for gid, board in (("ko-sf1", "1"), ("ko-sf2", "2")):
+            r = await client.post(f"/api/knockout/games/{gid}/confirm", json={"board": board},
+                                  headers=csrf)  # fmt: skip
+            assert r.status_code == 200, r.text
+        third = "round,board,red,black\n3,1,丁,辛\n3,2,乙,己\n"
+        assert (await client.post("/api/pairings?send=0", content=third.encode(),
+                                  headers=csrf)).status_code == 200  # fmt: skip
+        await page.goto(f"{station.http_url}/round-sheet?round=3&lang=zh")
+        await page.wait_for_function("document.querySelectorAll('#rows tr').length === 4")
+        rows = await page.eval_on_selector_all(
+            "#rows tr", "trs => trs.map(tr => [...tr.cells].map(td => td.textContent))"
+        )
+    assert [(r[0], r[1], r[5]) for r in rows] == [
+        ("1 · 半决赛", *semis["ko-sf1"]),
+        ("2 · 半决赛", *semis["ko-sf2"]),
+        ("3", "丁", "辛"),
+        ("4", "乙", "己"),
+    ], rows

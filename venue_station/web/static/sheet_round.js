@@ -12,6 +12,7 @@
       "round.n": "第{n}轮", empty: "尚无配对", byes: "轮空：{list}", "bye.F": "（得胜分）", "bye.H": "（得和分）",
       "bye.Z": "（不得分）", "bye.U": "", pending: "待裁定", draw: "和", disconnected: "与服务器的连接已断开，正在重连…",
       error: "无法读取对阵表（HTTP {status}）", "error.network": "无法连接站点",
+      "stage.semi_final": "半决赛", "stage.final": "决赛", "stage.third_place": "三四名决赛", tiebreak: "加赛",
     },
     en: {
       title: "Pairings", round: "Round", print: "Print", "to-standings": "Standings", lang: "中文",
@@ -21,6 +22,7 @@
       "bye.H": " (a draw's points)", "bye.Z": " (no points)", "bye.U": "", pending: "to rule", draw: "draw",
       disconnected: "Connection to the station lost, reconnecting…",
       error: "Cannot read the pairings (HTTP {status})", "error.network": "cannot reach the station",
+      "stage.semi_final": "semi-final", "stage.final": "final", "stage.third_place": "third-place game", tiebreak: "tie-break",
     },
   };
   const params = new URLSearchParams(location.search);
@@ -78,7 +80,9 @@
     for (const row of state.rows) {
       const tr = document.createElement("tr");
       tr.dataset.board = row.board;
-      const cells = [["board", row.board], ["player red", row.red], ["points", state.points.get(row.red) ?? 0],
+      // a knockout game says what it is where the board number is
+      const where = row.stage ? row.board + " · " + t("stage." + row.stage) + (row.tiebreak ? " " + t("tiebreak") : "") : row.board;
+      const cells = [["board", where], ["player red", row.red], ["points", state.points.get(row.red) ?? 0],
         ["result", resultText(row)], ["points", state.points.get(row.black) ?? 0], ["player black", row.black]];
       for (const [cls, text] of cells) {
         const td = document.createElement("td");
@@ -109,13 +113,21 @@
         state.byes = [];
         if (state.round) {
           const n = state.round;
-          const [results, before, entrants] = await Promise.all([
+          const [results, before, entrants, ko] = await Promise.all([
             getJson("/api/results?round=" + n),
             n > 1 ? getJson("/api/standings?round=" + (n - 1)) : Promise.resolve({ standings: [] }),
             getJson("/api/trf/entrants").catch(() => ({ entrants: [], byes: [] })),
+            getJson("/api/knockout").catch(() => ({ started: false })),
           ]);
           const boardOrder = (b) => (/^\d+$/.test(b) ? Number(b) : 1e9);
-          state.rows = results.results.slice().sort((a, b) => boardOrder(a.board) - boardOrder(b.board) || (a.board < b.board ? -1 : 1));
+          // Meishan's knockout games on their boards beside the round (the semi-finals with
+          // the round after its start, the final and the third-place game with the next)
+          const koRows = !ko.started ? [] : ko.games.filter((g) => g.confirmed && g.board &&
+            ko.after_round + (g.stage === "semi_final" ? 1 : 2) === n).map((g) => ({
+            board: g.board, red: g.red, black: g.black, stage: g.stage, tiebreak: g.tiebreak,
+            result: g.result === "red" ? "1-0" : g.result === "black" ? "0-1" : g.result === "draw" ? "1/2-1/2" : "",
+          }));
+          state.rows = results.results.concat(koRows).sort((a, b) => boardOrder(a.board) - boardOrder(b.board) || (a.board < b.board ? -1 : 1));
           for (const s of before.standings) state.points.set(s.player, s.points);
           const names = new Map(entrants.entrants.map((e) => [e.start_rank, e.name]));
           state.byes = entrants.byes.filter((b) => b.round === n && names.has(b.player)).map((b) => ({ name: names.get(b.player), kind: b.kind }));
