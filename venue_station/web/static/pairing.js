@@ -127,15 +127,8 @@
       "err.line": " (line {line})", "err.columns": " (line {line}, columns {a}–{b})",
     },
   };
-  const params = new URLSearchParams(location.search);
-  let saved = "";
-  try { saved = localStorage.getItem("qz.lang") || ""; } catch (e) { /* private mode */ }
-  let lang = (params.get("lang") || saved).toLowerCase().startsWith("en") ? "en" : "zh-CN";
-  const t = (key, vars) => {
-    let s = TEXT[lang][key] || key;
-    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
-    return s;
-  };
+  let lang = QZP.initialLang();
+  const t = QZP.words(TEXT, () => lang);
   const $ = (id) => document.getElementById(id);
   let csrf = null;
 
@@ -445,11 +438,7 @@
   });
 
   $("lang").addEventListener("click", () => {
-    lang = lang === "en" ? "zh-CN" : "en";
-    try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
-    const url = new URL(location.href);
-    url.searchParams.set("lang", lang === "en" ? "en" : "zh");
-    history.replaceState(null, "", url);
+    lang = QZP.switchLang(lang);
     applyText();
     showProposal();
     showResult();

@@ -43,15 +43,8 @@
       error: "Cannot draw the prize list: {e}",
     },
   };
-  const params = new URLSearchParams(location.search);
-  let saved = "";
-  try { saved = localStorage.getItem("qz.lang") || ""; } catch (e) { /* private mode */ }
-  let lang = (params.get("lang") || saved).toLowerCase().startsWith("en") ? "en" : "zh-CN";
-  const t = (key, vars) => {
-    let s = TEXT[lang][key] || key;
-    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
-    return s;
-  };
+  let lang = QZP.initialLang();
+  const t = QZP.words(TEXT, () => lang);
   const $ = (id) => document.getElementById(id);
   const el = (tag, cls, text) => {
     const e = document.createElement(tag);
@@ -160,27 +153,19 @@
     $("error").hidden = false;
   }
 
-  let loading = null;
-  let again = false;
-  async function load() {
-    if (loading) { again = true; return loading; }  // a burst of results: one more fetch, not N
-    loading = (async () => {
-      try {
-        const r = await fetch("/api/prizes");
-        const body = await r.json().catch(() => ({}));
-        state.error = r.ok ? null : { status: r.status, body };
-        state.sheet = r.ok ? body : null;
-      } catch (e) {
-        state.error = { status: 0, body: {} };
-      } finally {
-        render();
-        document.body.dataset.loaded = String(Date.now());
-        loading = null;
-        if (again) { again = false; load(); }
-      }
-    })();
-    return loading;
-  }
+  const load = QZP.coalesced(async () => {
+    try {
+      const r = await fetch("/api/prizes");
+      const body = await r.json().catch(() => ({}));
+      state.error = r.ok ? null : { status: r.status, body };
+      state.sheet = r.ok ? body : null;
+    } catch (e) {
+      state.error = { status: 0, body: {} };
+    } finally {
+      render();
+      document.body.dataset.loaded = String(Date.now());
+    }
+  });
 
   async function loadTitle() {
     try {
@@ -190,26 +175,15 @@
   }
 
   function connect() {
-    const es = new EventSource("/api/stream");
-    es.addEventListener("open", () => { $("conn").hidden = true; });
-    es.addEventListener("hello", () => { $("conn").hidden = true; load(); });
-    es.addEventListener("game", () => { load(); });
-    es.addEventListener("knockout", () => { load(); });
-    es.addEventListener("error", () => { $("conn").hidden = false; });
+    // its `hello` loads the list; every `game` (and the knockout's news) reloads it
+    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load() }, $("conn"));
   }
 
   document.addEventListener("DOMContentLoaded", () => {
     applyText();
-    $("lang").addEventListener("click", () => {
-      lang = lang === "en" ? "zh-CN" : "en";
-      try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
-      const url = new URL(location.href);
-      url.searchParams.set("lang", lang === "en" ? "en" : "zh");
-      history.replaceState(null, "", url);
-      render();
-    });
+    $("lang").addEventListener("click", () => { lang = QZP.switchLang(lang); render(); });
     $("print").addEventListener("click", () => window.print());
     loadTitle();
-    connect();  // its `hello` loads the list; every `game` message reloads it
+    connect();
   });
 })();

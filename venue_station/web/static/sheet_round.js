@@ -26,14 +26,8 @@
     },
   };
   const params = new URLSearchParams(location.search);
-  let saved = "";
-  try { saved = localStorage.getItem("qz.lang") || ""; } catch (e) { /* private mode */ }
-  let lang = (params.get("lang") || saved).toLowerCase().startsWith("en") ? "en" : "zh-CN";
-  const t = (key, vars) => {
-    let s = TEXT[lang][key] !== undefined ? TEXT[lang][key] : key;
-    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
-    return s;
-  };
+  let lang = QZP.initialLang();
+  const t = QZP.words(TEXT, () => lang);
   const $ = (id) => document.getElementById(id);
   const state = { round: Number(params.get("round")) || null, rounds: [], rows: [], points: new Map(), byes: [], event: "", error: null };
 
@@ -98,62 +92,47 @@
     document.body.dataset.loaded = String(Date.now());
   }
 
-  let loading = null;
-  let again = false;
-  async function load() {
-    if (loading) { again = true; return loading; }
-    loading = (async () => {
-      try {
-        const [rounds, station] = await Promise.all([getJson("/api/rounds"), getJson("/api/station").catch(() => ({}))]);
-        state.event = station.title || "";
-        state.rounds = rounds.rounds.map((r) => r.round).sort((a, b) => a - b);
-        if (!state.round || !state.rounds.includes(state.round)) state.round = state.rounds.length ? state.rounds[state.rounds.length - 1] : null;
-        state.rows = [];
-        state.points = new Map();
-        state.byes = [];
-        if (state.round) {
-          const n = state.round;
-          const [results, before, entrants, ko] = await Promise.all([
-            getJson("/api/results?round=" + n),
-            n > 1 ? getJson("/api/standings?round=" + (n - 1)) : Promise.resolve({ standings: [] }),
-            getJson("/api/trf/entrants").catch(() => ({ entrants: [], byes: [] })),
-            getJson("/api/knockout").catch(() => ({ started: false })),
-          ]);
-          const boardOrder = (b) => (/^\d+$/.test(b) ? Number(b) : 1e9);
-          // Meishan's knockout games on their boards beside the round (the semi-finals with
-          // the round after its start, the final and the third-place game with the next)
-          const koRows = !ko.started ? [] : ko.games.filter((g) => g.confirmed && g.board &&
-            ko.after_round + (g.stage === "semi_final" ? 1 : 2) === n).map((g) => ({
-            board: g.board, red: g.red, black: g.black, stage: g.stage, tiebreak: g.tiebreak,
-            result: g.result === "red" ? "1-0" : g.result === "black" ? "0-1" : g.result === "draw" ? "1/2-1/2" : "",
-          }));
-          state.rows = results.results.concat(koRows).sort((a, b) => boardOrder(a.board) - boardOrder(b.board) || (a.board < b.board ? -1 : 1));
-          for (const s of before.standings) state.points.set(s.player, s.points);
-          const names = new Map(entrants.entrants.map((e) => [e.start_rank, e.name]));
-          state.byes = entrants.byes.filter((b) => b.round === n && names.has(b.player)).map((b) => ({ name: names.get(b.player), kind: b.kind }));
-        }
-        state.error = null;
-      } catch (e) {
-        state.error = { status: e.status || 0 };
-      } finally {
-        render();
-        loading = null;
-        if (again) { again = false; load(); }
+  const load = QZP.coalesced(async () => {
+    try {
+      const [rounds, station] = await Promise.all([getJson("/api/rounds"), getJson("/api/station").catch(() => ({}))]);
+      state.event = station.title || "";
+      state.rounds = rounds.rounds.map((r) => r.round).sort((a, b) => a - b);
+      if (!state.round || !state.rounds.includes(state.round)) state.round = state.rounds.length ? state.rounds[state.rounds.length - 1] : null;
+      state.rows = [];
+      state.points = new Map();
+      state.byes = [];
+      if (state.round) {
+        const n = state.round;
+        const [results, before, entrants, ko] = await Promise.all([
+          getJson("/api/results?round=" + n),
+          n > 1 ? getJson("/api/standings?round=" + (n - 1)) : Promise.resolve({ standings: [] }),
+          getJson("/api/trf/entrants").catch(() => ({ entrants: [], byes: [] })),
+          getJson("/api/knockout").catch(() => ({ started: false })),
+        ]);
+        const boardOrder = (b) => (/^\d+$/.test(b) ? Number(b) : 1e9);
+        // Meishan's knockout games on their boards beside the round (the semi-finals with
+        // the round after its start, the final and the third-place game with the next)
+        const koRows = !ko.started ? [] : ko.games.filter((g) => g.confirmed && g.board &&
+          ko.after_round + (g.stage === "semi_final" ? 1 : 2) === n).map((g) => ({
+          board: g.board, red: g.red, black: g.black, stage: g.stage, tiebreak: g.tiebreak,
+          result: g.result === "red" ? "1-0" : g.result === "black" ? "0-1" : g.result === "draw" ? "1/2-1/2" : "",
+        }));
+        state.rows = results.results.concat(koRows).sort((a, b) => boardOrder(a.board) - boardOrder(b.board) || (a.board < b.board ? -1 : 1));
+        for (const s of before.standings) state.points.set(s.player, s.points);
+        const names = new Map(entrants.entrants.map((e) => [e.start_rank, e.name]));
+        state.byes = entrants.byes.filter((b) => b.round === n && names.has(b.player)).map((b) => ({ name: names.get(b.player), kind: b.kind }));
       }
-    })();
-    return loading;
-  }
+      state.error = null;
+    } catch (e) {
+      state.error = { status: e.status || 0 };
+    } finally {
+      render();
+    }
+  });
 
   document.addEventListener("DOMContentLoaded", () => {
     render();
-    $("lang").addEventListener("click", () => {
-      lang = lang === "en" ? "zh-CN" : "en";
-      try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
-      const url = new URL(location.href);
-      url.searchParams.set("lang", lang === "en" ? "en" : "zh");
-      history.replaceState(null, "", url);
-      render();
-    });
+    $("lang").addEventListener("click", () => { lang = QZP.switchLang(lang); render(); });
     $("round").addEventListener("change", () => {
       state.round = Number($("round").value) || null;
       const url = new URL(location.href);
@@ -162,10 +141,6 @@
       load();
     });
     $("print").addEventListener("click", () => window.print());
-    const es = new EventSource("/api/stream");
-    es.addEventListener("open", () => { $("conn").hidden = true; });
-    es.addEventListener("hello", () => { $("conn").hidden = true; load(); });
-    es.addEventListener("game", () => load());
-    es.addEventListener("error", () => { $("conn").hidden = false; });
+    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load() }, $("conn"));
   });
 })();

@@ -38,15 +38,8 @@
     },
   };
   const params = new URLSearchParams(location.search);
-  // ?lang= first, else the language chosen on any page (common.js keeps it as qz.lang).
-  let saved = "";
-  try { saved = localStorage.getItem("qz.lang") || ""; } catch (e) { /* private mode */ }
-  let lang = (params.get("lang") || saved).toLowerCase().startsWith("en") ? "en" : "zh-CN";
-  const t = (key, vars) => {
-    let s = TEXT[lang][key] || key;
-    for (const [k, v] of Object.entries(vars || {})) s = s.split("{" + k + "}").join(String(v));
-    return s;
-  };
+  let lang = QZP.initialLang();
+  const t = QZP.words(TEXT, () => lang);
   const $ = (id) => document.getElementById(id);
   const state = { round: params.get("round") || "", tag: params.get("tag") || "", rows: [], tags: new Set(), final: false, withdrawn: new Set() };
 
@@ -174,37 +167,29 @@
     tag.value = state.tag;
   }
 
-  let loading = null;
-  let again = false;
-  async function load() {
-    if (loading) { again = true; return loading; }  // a burst of results: one more fetch, not N
-    loading = (async () => {
-      try {
-        const r = await fetch("/api/standings" + (query() ? "?" + query() : ""));
-        const body = await r.json().catch(() => ({}));
-        if (!r.ok) { state.error = { status: r.status, body }; showError(); return; }
-        state.error = null;
-        $("error").hidden = true;
-        state.rows = body.standings;
-        state.final = body.final === true;
-        state.undecided = Array.isArray(body.undecided) ? body.undecided : [];
-        state.withdrawn = new Set(Array.isArray(body.withdrawn) ? body.withdrawn : []);
-        applyText();
-        const tags = new Set();
-        for (const row of state.rows) for (const x of row.tags) tags.add(x);
-        if (!state.tag) addOptions([], [...tags].sort());
-        render();
-        document.body.dataset.loaded = String(Date.now());
-      } catch (e) {
-        state.error = { status: 0, body: {} };
-        showError();
-      } finally {
-        loading = null;
-        if (again) { again = false; load(); }
-      }
-    })();
-    return loading;
-  }
+  // a burst of results: one more fetch, not N
+  const load = QZP.coalesced(async () => {
+    try {
+      const r = await fetch("/api/standings" + (query() ? "?" + query() : ""));
+      const body = await r.json().catch(() => ({}));
+      if (!r.ok) { state.error = { status: r.status, body }; showError(); return; }
+      state.error = null;
+      $("error").hidden = true;
+      state.rows = body.standings;
+      state.final = body.final === true;
+      state.undecided = Array.isArray(body.undecided) ? body.undecided : [];
+      state.withdrawn = new Set(Array.isArray(body.withdrawn) ? body.withdrawn : []);
+      applyText();
+      const tags = new Set();
+      for (const row of state.rows) for (const x of row.tags) tags.add(x);
+      if (!state.tag) addOptions([], [...tags].sort());
+      render();
+      document.body.dataset.loaded = String(Date.now());
+    } catch (e) {
+      state.error = { status: 0, body: {} };
+      showError();
+    }
+  });
 
   async function loadRounds() {
     try {
@@ -219,25 +204,13 @@
   }
 
   function connect() {
-    const es = new EventSource("/api/stream");
-    es.addEventListener("open", () => { $("conn").hidden = true; });
-    es.addEventListener("hello", () => { $("conn").hidden = true; load(); });
-    es.addEventListener("game", () => { load(); loadRounds(); });
-    es.addEventListener("knockout", () => { load(); });  // its last result makes the final list
-    es.addEventListener("error", () => { $("conn").hidden = false; });
+    // the knockout's last result makes the final list
+    QZP.stream({ hello: () => load(), game: () => { load(); loadRounds(); }, knockout: () => load() }, $("conn"));
   }
 
   document.addEventListener("DOMContentLoaded", () => {
     applyText();
-    $("lang").addEventListener("click", () => {
-      lang = lang === "en" ? "zh-CN" : "en";
-      try { localStorage.setItem("qz.lang", lang); } catch (e) { /* private mode */ }
-      const url = new URL(location.href);
-      url.searchParams.set("lang", lang === "en" ? "en" : "zh");
-      history.replaceState(null, "", url);
-      applyText();
-      render();
-    });
+    $("lang").addEventListener("click", () => { lang = QZP.switchLang(lang); applyText(); render(); });
     for (const id of ["round", "tag"]) {
       $(id).addEventListener("change", () => {
         state[id] = $(id).value;
