@@ -148,6 +148,16 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
         duties = (await client.get("/api/record-duties?round=3")).json()["duties"]
         # the round's PGN file holds the knockout's games played beside it, first
         pgn = (await client.get("/api/export/rounds/3/games.pgn")).text
+        # the semi-finals decided, the final not yet confirmed: round 4 still keeps off the
+        # knockout's boards, where its final and third-place game will go (an outsider chief:
+        # round 9 took boards 1–6 and the final went to board 7)
+        for gid in ("ko-sf1", "ko-sf2"):
+            r = await client.post(f"/api/knockout/games/{gid}/result", json={"result": "red"},
+                                  headers=csrf)  # fmt: skip
+            assert r.status_code == 200, r.text
+        fourth = "round,board,red,black\n4,1,丁,乙\n4,2,辛,己\n"
+        r = await client.post("/api/pairings?send=0", content=fourth.encode(), headers=csrf)
+        assert r.status_code == 200 and r.json()["moved_boards"] == {"4": {"1": "3", "2": "4"}}
     assert answer["moved_boards"] == {"3": {"1": "3", "2": "4"}}, answer
     games = {
         g["game"]: (g["board"], g["red"], g["black"])

@@ -333,18 +333,26 @@ class KnockoutDesk:
         return [r for r in rows if round_no is None or r["round"] == round_no]
 
     async def boards_in_play(self) -> tuple[int | None, dict[str, str]]:
-        """The knockout's ``after_round`` (None: no knockout) and the boards its confirmed,
-        undecided games are on (board -> game): a Swiss round imported beside them keeps off."""
+        """The knockout's ``after_round`` (None: no knockout) and the boards it plays on (board
+        -> game): its confirmed, undecided games', and until it is finished every board it has
+        used; a Swiss round imported beside them keeps off."""
         async with self.lock:
             rec = await self.current()
         if rec is None:
             return None, {}
-        confirmed = {s["game"] for s in rec.doc["inputs"] if s["op"] == "confirm"}
+        steps = [s for s in rec.doc["inputs"] if s["op"] == "confirm"]
+        confirmed = {s["game"] for s in steps}
         held = {
             str(p.board): p.id
             for p in rec.ko.propose_next()
             if p.board is not None and p.id in confirmed
         }
+        if not rec.ko.finished:
+            # the knockout's next games (the final, the third-place game) go where its earlier
+            # ones were: round 9 imported before them took boards 1–6 and left the final 7 and
+            # 8 (an outsider chief); its boards stay the knockout's until it is finished
+            for step in steps:
+                held.setdefault(str(step["board"]), str(step["game"]))
         return int(rec.doc["after_round"]), held
 
     async def current(self) -> KnockoutRecord | None:
