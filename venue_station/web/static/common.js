@@ -412,6 +412,7 @@
         s.text = null; // the time is worked out again on the next tick (written if it changed)
       }
       this.el.classList.toggle("has-flag", !!(st && st.flag && (!result || result.reason === "flag")));
+      this.tick(QZ.clock.now()); // the times with the names (a tie-break card showed the slow game's 30:04)
     }
     // Touches the DOM only when a shown text changes (whole seconds; tenths under 10 s).
     // data-ms is the remaining time at the instant the shown text was last written.
