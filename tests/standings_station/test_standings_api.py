@@ -214,8 +214,12 @@ async def test_the_standings_page(offline: Station) -> None:
     async with httpx.AsyncClient(base_url=offline.http_url) as client:
         page = await client.get("/standings")
         js = await client.get("/static/standings.js")
+        kit = await client.get("/static/pagekit.js")  # the standalone pages' stream
     assert page.status_code == 200 and page.headers["content-type"].startswith("text/html")
     assert '<html lang="zh-CN">' in page.text and "/static/standings.js" in page.text
+    assert "/static/pagekit.js" in page.text
     assert "script-src 'self'" in page.headers["content-security-policy"]
-    assert js.status_code == 200
-    assert 'addEventListener("game"' in js.text and "setInterval" not in js.text
+    assert js.status_code == 200 and kit.status_code == 200
+    # refreshed on the stream's `game` news, never by polling
+    assert "game: () =>" in js.text and 'new EventSource("/api/stream")' in kit.text
+    assert "setInterval" not in js.text + kit.text
