@@ -156,8 +156,8 @@ def _no_pending_forfeit(board: Board) -> None:
     """全部继续 does not run a clock whose game may already be lost: a forfeit waiting for the
     arbiter (a clock switched off, a late player) is ruled first, then that board resumed on
     its own (an outsider chief: 全部继续 resumed such a board without a word)."""
-    pending = [p for p in board.referee.pending() if p.kind is ProposalKind.FORFEIT] if (
-        board.referee is not None) else []  # fmt: skip
+    referee = board.referee
+    pending = [p for p in referee.pending() if p.kind is ProposalKind.FORFEIT] if referee else []
     if pending:
         p = pending[0]
         side = p.side.value if p.side is not None else ""

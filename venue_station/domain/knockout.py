@@ -149,8 +149,20 @@ class KnockoutRecord:
         return ids
 
 
+def beside_round(after_round: int, stage: Stage) -> int:
+    """The Swiss round a knockout game is played beside (its 录谱 duties, its round's PGN and
+    wall sheet): the semi-finals (and their tie-breaks) the round after the knockout's start,
+    the final and the third-place game the one after that."""
+    return after_round + (1 if stage is Stage.SEMI_FINAL else 2)
+
+
 def game_json(
-    p: ProposedGame, result: dict[str, Any] | None, drawn: bool, *, confirmed: bool = False
+    p: ProposedGame,
+    result: dict[str, Any] | None,
+    drawn: bool,
+    *,
+    after_round: int,
+    confirmed: bool = False,
 ) -> dict[str, Any]:
     """One game; ``confirmed``: an arbiter confirmed it onto ``board`` (a tie-break game is
     proposed with its slow game's board before anyone confirms it)."""
@@ -163,6 +175,7 @@ def game_json(
         "tc": p.tc,
         "tiebreak": p.tiebreak,
         "board": p.board,
+        "round": beside_round(after_round, p.stage),
         "draw_winner": None if p.draw_winner is None else p.draw_winner.value,
         "result": None if result is None else result["result"],
         "result_source": None if result is None else result.get("source"),
@@ -174,8 +187,7 @@ def game_json(
 def game_rows(rec: KnockoutRecord | None) -> dict[str, dict[str, Any]]:
     """The knockout's games put on a board, as rows of the games table (the Swiss rounds'):
     for the game's exports and its record (录谱: the top boards are recorded). Its round is the
-    Swiss round it is played beside: the semi-finals the next one, the final and the
-    third-place game the one after."""
+    Swiss round it is played beside (``beside_round``)."""
     if rec is None:
         return {}
     after = int(rec.doc["after_round"])
@@ -185,7 +197,7 @@ def game_rows(rec: KnockoutRecord | None) -> dict[str, dict[str, Any]]:
             continue
         g = rec.ko.game(step["game"])
         out[g.id] = {
-            "game": g.id, "round": after + (1 if g.stage is Stage.SEMI_FINAL else 2),
+            "game": g.id, "round": beside_round(after, g.stage),
             "board": str(step["board"]), "red": g.red, "black": g.black, "tc": g.tc,
             "winner": None, "result": None, "reason": None, "updated_ms": 0,
         }  # fmt: skip
@@ -196,13 +208,16 @@ def view(rec: KnockoutRecord | None) -> dict[str, Any]:
     if rec is None:
         return {"started": False}
     ko, results = rec.ko, rec.results()
+    after = int(rec.doc["after_round"])
     proposed = ko.propose_next()
     confirmed = {s["game"] for s in rec.doc["inputs"] if s["op"] == "confirm"}
     games = []
     for gid in rec.game_ids():
         res = results.get(gid)
         drawn = res is not None and res["result"] == "draw" and not gid.endswith("-tb")
-        games.append(game_json(ko.game(gid), res, drawn, confirmed=gid in confirmed))
+        games.append(
+            game_json(ko.game(gid), res, drawn, after_round=after, confirmed=gid in confirmed)
+        )
     return {
         "started": True,
         "after_round": rec.doc["after_round"],
@@ -211,7 +226,10 @@ def view(rec: KnockoutRecord | None) -> dict[str, Any]:
         "started_by": rec.doc.get("by"),
         "started_ms": rec.doc.get("started_ms"),
         "games": games,
-        "proposed": [game_json(p, None, False, confirmed=p.id in confirmed) for p in proposed],
+        "proposed": [
+            game_json(p, None, False, after_round=after, confirmed=p.id in confirmed)
+            for p in proposed
+        ],
         "pending_choices": [
             {"game": c.slow_game_id, "chooser": c.chooser, "opponent": c.opponent}
             for c in ko.pending_choices()

@@ -24,9 +24,7 @@ if TYPE_CHECKING:
 __all__ = ["place_beside_knockout", "placed"]
 
 
-def placed(
-    round_no: int, rows: list[dict[str, Any]], held: Mapping[str, str]
-) -> dict[str, str]:
+def placed(round_no: int, rows: list[dict[str, Any]], held: Mapping[str, str]) -> dict[str, str]:
     """Move ``rows`` (one round's, changed in place) off the ``held`` boards; old -> new."""
     if not any(str(r["board"]) in held for r in rows):
         return {}
@@ -50,6 +48,8 @@ async def place_beside_knockout(
     station: Station, by_round: Mapping[int, list[dict[str, Any]]]
 ) -> dict[int, dict[str, str]]:
     """Each round after the knockout's start placed off its boards; round -> old -> new."""
+    if station.regulation.knockout is None:
+        return {}  # (Wulong: no knockout record to read at each import)
     after, held = await station.knockout.boards_in_play()
     if after is None or not held:
         return {}

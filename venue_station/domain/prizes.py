@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from clock_service.prizes import AwardedList, PrizeList, PrizeTable, award_all, yuan_text
 from clock_service.standings import Standing
 from venue_station.domain.standings import standings_of
-from venue_station.domain.trf_state import load_state, tournament_rounds
+from venue_station.domain.trf_state import TrfState, load_state, tournament_rounds
 
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
@@ -90,14 +90,12 @@ def _ranked(rows: list[Standing]) -> list[tuple[str, int]]:
     return [(s.player, s.rank) for s in rows]
 
 
-async def _provisional(station: Station, final: bool) -> list[str]:
+async def _provisional(station: Station, state: TrfState, final: bool) -> list[str]:
     reasons: list[str] = []
     games = await station.outcomes()
     last = max((int(g["round"]) for g, _ in games), default=0)
     # the event's rounds: the players file's (142/XXR) where it says, else the regulation's
-    rounds = tournament_rounds(
-        await load_state(station.require_store()), station.regulation.tournament.rounds
-    )
+    rounds = tournament_rounds(state, station.regulation.tournament.rounds)
     if last < rounds:
         reasons.append("rounds")
     if any(o.status != "confirmed" for _, o in games):
@@ -122,7 +120,8 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
         async with station.knockout.lock:
             rec = await station.knockout.current()
         awaiting = tuple(rec.ko.top) if rec is not None else ()
-    withdrawn = frozenset((await load_state(station.require_store())).withdrawn)
+    state = await load_state(station.require_store())
+    withdrawn = frozenset(state.withdrawn)
 
     def entered(s: Standing) -> bool:
         # 报名参赛: everyone in the list but a player withdrawn before he ever played (a row
@@ -150,7 +149,7 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
         table,
         award_all(table, ranked_of, registered=registered),
         registered,
-        await _provisional(station, final),
+        await _provisional(station, state, final),
         withdrawn,
         places,
         [len(r) for r in ranked_of],

@@ -179,9 +179,10 @@ class DutyDesk:
             return []
         store = self._store()
         now = wall_ms() if now is None else now
-        games = await store.games(round_no) + await self._knockout(round_no)
+        knockout = await self._knockout(round_no)
+        games = await store.games(round_no) + knockout
         tags = await store.reads.player_tags()
-        presses = await store.duties.press_counts(round_no, also=[g["game"] for g in games])
+        presses = await store.duties.press_counts(round_no, also=[g["game"] for g in knockout])
         records = await store.record_rows.records(round=round_no)
         events = await store.reads.decisive_events(g["game"] for g in games)
         alerts = await store.duties.record_alerts(g["game"] for g in games)

@@ -42,7 +42,7 @@ class DutyReads:
         """game -> the clock's presses (stored ``move`` events) of every game of the round, and
         of the games ``also`` names (a knockout game's events carry no round)."""
         ev = t.events
-        named = sorted({g for g in also if g.startswith("ko-")})
+        named = sorted(set(also))
         which = ev.c.round == round_no
         if named:
             which = sa.or_(which, ev.c.game.in_(named))

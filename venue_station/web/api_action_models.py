@@ -297,6 +297,7 @@ class KnockoutGame(Out):
     tc: str
     tiebreak: bool
     board: str | None
+    round: int = Field(description="the Swiss round it is played beside (录谱, the round's files)")
     draw_winner: Side | None
     result: str | None
     result_source: str | None

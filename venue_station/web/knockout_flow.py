@@ -208,7 +208,8 @@ async def confirm(request: Request) -> Response:
         "black": game.black,
         "tiebreak": game.tiebreak,
     }
-    body: dict[str, Any] = {"game": game_json(game, None, False, confirmed=True), "set_game": args}
+    shown = game_json(game, None, False, after_round=after, confirmed=True)  # (after: above)
+    body: dict[str, Any] = {"game": shown, "set_game": args}
     try:
         result = await station.send_command(board, "set_game", args, user=session.user)
     except ConnectionError as exc:
@@ -231,7 +232,8 @@ async def confirm(request: Request) -> Response:
 def _shown(rec: KnockoutRecord, gid: str) -> dict[str, Any]:
     """The game as the knockout has it now (raises ``KnockoutError`` for no such game)."""
     confirmed = any(s["op"] == "confirm" and s["game"] == gid for s in rec.doc["inputs"])
-    return game_json(rec.ko.game(gid), None, False, confirmed=confirmed)
+    after = int(rec.doc["after_round"])
+    return game_json(rec.ko.game(gid), None, False, after_round=after, confirmed=confirmed)
 
 
 async def _keep(station: Station, step: dict[str, Any]) -> None:

@@ -110,10 +110,8 @@
           getJson("/api/knockout").catch(() => ({ started: false })),
         ]);
         const boardOrder = (b) => (/^\d+$/.test(b) ? Number(b) : 1e9);
-        // Meishan's knockout games on their boards beside the round (the semi-finals with
-        // the round after its start, the final and the third-place game with the next)
-        const koRows = !ko.started ? [] : ko.games.filter((g) => g.confirmed && g.board &&
-          ko.after_round + (g.stage === "semi_final" ? 1 : 2) === n).map((g) => ({
+        // Meishan's knockout games on their boards beside the round (the station says which)
+        const koRows = !ko.started ? [] : ko.games.filter((g) => g.confirmed && g.board && g.round === n).map((g) => ({
           board: g.board, red: g.red, black: g.black, stage: g.stage, tiebreak: g.tiebreak,
           result: g.result === "red" ? "1-0" : g.result === "black" ? "0-1" : g.result === "draw" ? "1/2-1/2" : "",
         }));
