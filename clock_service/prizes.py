@@ -133,7 +133,6 @@ class Award:
 @dataclasses.dataclass(frozen=True)
 class AwardedList:
     prize_list: PrizeList
-    registered: int
     paid_places: int
     awards: tuple[Award, ...]
 
@@ -185,7 +184,7 @@ def award(
         if share > 0:
             awards.extend(Award(first, last, player, share) for player in group)
         first = last + 1
-    return AwardedList(prize_list, registered, paid_places, tuple(awards))
+    return AwardedList(prize_list, paid_places, tuple(awards))
 
 
 def award_all(
