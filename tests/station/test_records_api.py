@@ -261,6 +261,35 @@ async def test_refusals_are_clear_and_store_nothing(station: Any) -> None:
         ]
 
 
+async def test_a_move_sent_again_after_a_lost_answer_is_answered_as_stored(
+    station: Any,
+) -> None:
+    """A phone in a hall whose answer was lost sends the same move again with the same ply
+    (static/record_outbox.js): the station answers with the record, which has the move once;
+    the same move in another notation is the same move. Another move on that ply is still a
+    stale client's (record_changed), and a repeat two moves back is too."""
+    checker = Checker(SCHEMA)
+    async with httpx.AsyncClient(base_url=station.http_url) as chief:
+        await setup_round(chief)
+        await post_move(chief, checker, "1", "炮二平五", 0)
+        store = station.require_store()
+        for again in ("炮二平五", "C2.5", "h2e2"):
+            view = await post_move(chief, checker, "1", again, 0)
+            assert view["ply"] == 1 and [m["iccs"] for m in view["moves"]] == ["h2e2"]
+        assert len(await store.record_rows.record_edits("r1-b1")) == 1  # stored once
+        got = await refused(
+            chief, checker, MOVES, "/api/records/1/moves", 409, "record_changed",
+            {"move": "炮八平五", "ply": 0},
+        )  # fmt: skip
+        assert got["args"] == {"ply": 0, "found": 1}
+        await post_move(chief, checker, "1", "马８进７", 1)
+        await refused(
+            chief, checker, MOVES, "/api/records/1/moves", 409, "record_changed",
+            {"move": "炮二平五", "ply": 0},
+        )  # fmt: skip
+        assert len(await store.record_rows.record_edits("r1-b1")) == 2
+
+
 async def test_a_recorder_records_its_board_and_nothing_else(station: Any) -> None:
     checker = Checker(SCHEMA)
     async with (

@@ -65,8 +65,9 @@ async def test_a_recorder_on_another_boards_page_is_told_at_once(page: Any, stat
 async def test_a_phone_back_on_the_network_loses_the_cannot_reach_line(
     page: Any, station: Any
 ) -> None:
-    """Off the network a move is refused in words; back on it, that line goes by itself (it
-    stayed under the buttons until the next action: an outsider recorder)."""
+    """Off the network a move is kept on the phone, said in words; back on it, that line goes
+    by itself (it stayed under the buttons until the next action: an outsider recorder) and
+    the move reaches the station (tests/web/test_record_outbox.py has the whole story)."""
     await page.goto(f"{station.http_url}/record/2")
     await log_in(page, "chief", "pw-chief")
     await page.locator("#login-box").wait_for(state="hidden")
@@ -76,5 +77,7 @@ async def test_a_phone_back_on_the_network_loses_the_cannot_reach_line(
     msg = page.locator("#msg")
     await msg.filter(has_text="无法连接").wait_for()
     await page.context.set_offline(False)
-    await page.wait_for_function("document.getElementById('msg').textContent === ''",
+    await page.wait_for_function("!document.getElementById('msg').textContent.includes('无法连接')",
                                  timeout=10_000)  # fmt: skip
+    await page.wait_for_function("document.querySelectorAll('#moves li:not(.queued)').length === 1")
+    assert await page.text_content("#msg") == "站点已恢复：本机保存的 1 着已送达"

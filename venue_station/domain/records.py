@@ -317,7 +317,9 @@ class RecordDesk:
     ) -> RecordView:
         """One more move, in Chinese, WXF or ICCS, after the ``ply`` moves the client had."""
         async with self._lock:
-            row, record = await self._current(board, game, ply)
+            row, record = await self._current(board, game, ply, repeat=text)
+            if ply < len(record.moves):  # the very move again: it is stored, nothing to do
+                return await self._view(row)
             if len(text) > MAX_MOVE_TEXT:
                 raise RecordRefused(
                     422,
@@ -345,8 +347,11 @@ class RecordDesk:
             return await self._write(row, record.undo(), ply, "undo", last, by)
 
     async def _current(
-        self, board: str, game: str | None, ply: int
+        self, board: str, game: str | None, ply: int, *, repeat: str | None = None
     ) -> tuple[dict[str, Any], Record]:
+        """The game's row and record, refused unless it has the ``ply`` moves the client had
+        — or, for a move (``repeat``), one more that is that very move: the phone whose answer
+        was lost on the way (a hall's Wi-Fi) sends it again, and is told it is stored."""
         row = await self.game_of(board, game)
         if not await self.required(row):
             raise RecordRefused(
@@ -360,7 +365,9 @@ class RecordDesk:
         record = self._record(
             game, stored, handicap_of(await self._store().game_events(game, ("ready",)))
         )
-        if ply != len(record.moves):
+        if ply != len(record.moves) and not (
+            repeat is not None and ply + 1 == len(record.moves) and _same(record, ply, repeat)
+        ):
             raise _changed(str(row["game"]), ply, len(record.moves))
         return row, record
 
@@ -453,6 +460,16 @@ def pairing_note(pairing: Pairing) -> str:
     if pairing.disagreement is not None:
         note += f", the mover differs from the press's side from ply {pairing.disagreement}"
     return note
+
+
+def _same(record: Record, ply: int, text: str) -> bool:
+    """Is ``text`` the move ``record`` has after ``ply`` moves?"""
+    if len(text) > MAX_MOVE_TEXT:
+        return False
+    try:
+        return parse_move(record.positions()[ply], text) == record.moves[ply]
+    except NotationError:
+        return False
 
 
 def _changed(game: str, ply: int, found: int) -> RecordRefused:

@@ -31,7 +31,9 @@ class RecordMoveBody(Body):
     """One move in Chinese (炮二平五), WXF (C2.5, C2=5) or ICCS (h2e2), after ``ply`` moves."""
 
     move: Annotated[str, Field(min_length=1, max_length=32)]
-    ply: Ply  # the moves the client had: a stale client gets 409 record_changed
+    # the moves the client had: a stale client gets 409 record_changed (but the very move
+    # stored after ``ply`` is answered as stored: a phone whose answer was lost sends it again)
+    ply: Ply
     game: GameId | None = None  # default: the board's game now (the clock's, else the latest)
 
 
@@ -162,7 +164,8 @@ OPERATIONS: dict[str, dict[str, dict[str, Any]]] = {
         "post": {
             "summary": "add one move (Chinese, WXF or ICCS) checked by the rules; 422 "
             "illegal_move | wrong_side | ambiguous_move | unreadable_move, 409 record_changed | "
-            "record_not_required, 404 no_game, 403 recorder_only",
+            "record_not_required, 404 no_game, 403 recorder_only; the very move stored after "
+            "ply, sent again, is answered as stored",
             "response": RecordOut,
             "params": (BOARD,),
             "body": RecordMoveBody,

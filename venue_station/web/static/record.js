@@ -23,6 +23,9 @@
   // The board's previous game whose record is still due (GET without ?game=): the QR code
   // names no game, so a player who scans it after the next round started is offered theirs.
   let offer = null;
+  // The moves entered while the station could not be reached (record_outbox.js).
+  const outbox = new QZ.RecordOutbox(board);
+  let flushing = false;
 
   QZ.applyI18n();
   QZ.langButton($("lang"));
@@ -52,6 +55,7 @@
     if (status === 200) {
       if (lastMsg && lastMsg.network) say(null); // the station is back: its "cannot reach" goes
       if (fresher(n)) { view = data; offer = data.earlier || null; render(); }
+      flush();
     }
     else if (!view) say(() => QZ.apiError(status, data), true);
   }
@@ -82,7 +86,7 @@
   async function login() {
     const { status, data } = await api("POST", "/api/auth/login",
       { username: $("username").value, password: $("password").value });
-    if (status === 200) { csrf = data.csrf; $("login-box").hidden = true; say(null); who(data); }
+    if (status === 200) { csrf = data.csrf; $("login-box").hidden = true; say(null); who(data); flush(); }
     else say(() => QZ.apiError(status, data), true);
   }
   async function send(url, body, okText) {
@@ -106,12 +110,67 @@
     } catch (e) {
       say(() => QZ.t("api.network"), true);
       lastMsg.network = true; // (it stayed under the buttons once the station was back: an outsider)
-      return false;
+      return "network";
     } finally { busy = false; }
   }
-  const play = (move) => send(base + "/moves", { move, ply: view ? view.ply : 0 },
-    () => QZ.t("record.played", { move: view.moves.length ? view.moves[view.moves.length - 1].chinese : move }));
-  const undo = () => send(base + "/undo", { ply: view ? view.ply : 0 }, () => QZ.t("record.undone"));
+  // A move goes to the station at once, or, while the station cannot be reached or moves are
+  // already waiting, into the outbox after them (the order is the game's).
+  async function play(move, text) {
+    if (!view || busy) return false;
+    if (csrf && !outbox.size) {
+      const sent = await send(base + "/moves", { move, ply: view.ply },
+        () => QZ.t("record.played", { move: view.moves.length ? view.moves[view.moves.length - 1].chinese : move }));
+      if (sent !== "network") return sent;
+      // no answer: stored or not, it is kept; sent again, a stored move is answered as stored
+      say(() => QZ.t("record.outbox.kept"), true);
+      lastMsg.network = true;
+    } else if (!csrf) return send(base + "/moves", { move, ply: view.ply });
+    outbox.add(view, move, text);
+    selected = null;
+    render();
+    flush();
+    return true;
+  }
+  async function undo() {
+    if (view && outbox.takeBack(view.game)) {
+      selected = null;
+      say(() => QZ.t("record.outbox.taken_back"));
+      render();
+      return;
+    }
+    await send(base + "/undo", { ply: view ? view.ply : 0 }, () => QZ.t("record.undone"));
+  }
+  // The waiting moves, first to last, each with its game and ply; a refusal stops the sending
+  // (the recorder is told which move and why, and may discard the rest to enter them again).
+  async function flush() {
+    if (flushing || busy || !csrf || !outbox.size || outbox.refused) return;
+    flushing = true;
+    let count = 0;
+    try {
+      while (outbox.size && csrf) {
+        const it = outbox.first();
+        const n = ++asked;
+        let answer;
+        try {
+          answer = await api("POST", base + "/moves", { move: it.move, ply: it.ply, game: it.game });
+        } catch (e) { return; } // still away: the next reload tries again
+        const { status, data } = answer;
+        if (status === 200) {
+          outbox.sent();
+          count += 1;
+          if (view && data.game === view.game && fresher(n)) view = data;
+          continue;
+        }
+        if (status === 401) { csrf = null; $("login-box").hidden = false; return; }
+        outbox.refused = { item: it, status, data };
+        return;
+      }
+      if (count) say(() => QZ.t("record.outbox.sent", { n: count }));
+    } finally {
+      flushing = false;
+      render();
+    }
+  }
 
   // -- the page ---------------------------------------------------------------------------------
   function say(text, error) {
@@ -157,13 +216,38 @@
     return svg;
   }
   function legalFrom(square) { return (view && view.legal ? view.legal : []).filter((m) => m.from === square); }
+  // The first waiting move found in the station's legal moves: its squares.
+  function legalMove(text) {
+    const m = (view.legal || []).find((l) => l.iccs === text || l.chinese === text || l.wxf === text);
+    return m ? [m.from, m.to] : null;
+  }
+  // The diagram: the station's position, and the waiting moves this page can place on it.
+  function position() {
+    const pos = pieces(view ? view.fen : "");
+    const over = view ? outbox.overlay(view, pos, legalMove) : { waiting: 0, placed: 0, side: "red" };
+    return { pos, ...over };
+  }
   function tap(square) {
     if (!view || busy) return;
-    const own = (ch) => ch && (view.to_move === "red" ? ch === ch.toUpperCase() : ch === ch.toLowerCase());
-    const here = pieces(view.fen).get(square);
+    const at = position();
+    const toMove = at.waiting ? at.side : view.to_move;
+    const own = (ch) => ch && (toMove === "red" ? ch === ch.toUpperCase() : ch === ch.toLowerCase());
+    const here = at.pos.get(square);
+    if (at.waiting) {
+      // Moves are waiting: the legal list is the station's position's, not this one's. A tap
+      // places a piece by its squares and the station checks the move when it is sent.
+      if (at.placed < at.waiting) { say(() => QZ.t("record.outbox.typed")); return; }
+      if (selected && !own(here) && selected !== square) {
+        play(selected + square, at.pos.get(selected) ? GLYPH[at.pos.get(selected)] + " " + selected + square : "");
+        return;
+      }
+      selected = own(here) ? square : null;
+      drawBoard();
+      return;
+    }
     if (selected) {
       const move = legalFrom(selected).find((m) => m.to === square);
-      if (move) { play(move.iccs); return; }
+      if (move) { play(move.iccs, move.chinese); return; }
     }
     if (own(here) && legalFrom(square).length) { selected = square; say(null); }
     else if (own(here)) { selected = null; say(() => QZ.t("record.no_move_here"), true); }
@@ -172,9 +256,10 @@
   }
   function drawBoard() {
     const box = $("xq");
-    const pos = view ? pieces(view.fen) : new Map();
-    const dests = new Set(selected ? legalFrom(selected).map((m) => m.to) : []);
-    const last = view && view.moves.length ? view.moves[view.moves.length - 1].iccs : "";
+    const at = position();
+    const pos = at.pos;
+    const dests = new Set(selected && !at.waiting ? legalFrom(selected).map((m) => m.to) : []);
+    const last = at.last || (view && view.moves.length ? view.moves[view.moves.length - 1].iccs : "");
     const cells = [];
     for (let r = 9; r >= 0; r--) {
       for (let f = 0; f < 9; f++) {
@@ -226,15 +311,41 @@
       : "";
     // a confirmed result ends the game whatever the diagram says (it said 轮到红方走 after 1-0)
     const over = view.result ? QZ.t("record.result", { result: view.result }) : view.over ? QZ.t("record.over") : "";
-    $("to-move").textContent = over || QZ.t("record.to_move", { side: QZ.t(view.to_move) }) + (view.in_check ? " · " + QZ.t("record.check") : "");
+    const at = position();
+    $("to-move").textContent = over || (!at.waiting
+      ? QZ.t("record.to_move", { side: QZ.t(view.to_move) }) + (view.in_check ? " · " + QZ.t("record.check") : "")
+      : at.placed === at.waiting ? QZ.t("record.to_move", { side: QZ.t(at.side) }) : "");
     // numbered by 回合 as a score sheet is: red's move opens the number, black's answers it
     let round = 0;
+    let side = view.to_move;
+    const waiting = outbox.of(view.game).map((it) => {
+      const li = QZ.el("li", { class: "queued", "data-ply": it.ply + 1, "data-side": side },
+        QZ.el("span", { class: "no", text: side === "red" ? "" + (Math.floor(it.ply / 2) + 1) + "." : "" }),
+        QZ.el("span", { class: "mv", translate: "no", text: it.text }),
+        QZ.el("span", { class: "clk", text: QZ.t("record.outbox.pending") }));
+      side = side === "red" ? "black" : "red";
+      return li;
+    });
     $("moves").replaceChildren(...view.moves.map((m) => QZ.el("li", { "data-ply": m.ply, "data-iccs": m.iccs, "data-side": m.side },
       QZ.el("span", { class: "no", text: m.side === "red" ? ++round + "." : "" }),
-      QZ.el("span", { class: "mv", translate: "no", text: m.chinese }), QZ.el("span", { class: "clk", text: clockText(m.clock) }))));
+      QZ.el("span", { class: "mv", translate: "no", text: m.chinese }), QZ.el("span", { class: "clk", text: clockText(m.clock) }))),
+      ...waiting);
     $("moves").scrollTop = $("moves").scrollHeight; // the last move in view
-    $("undo").disabled = !view.moves.length;
+    $("undo").disabled = !view.moves.length && !waiting.length;
+    renderOutbox();
     drawBoard();
+  }
+  // What the phone keeps that the station has not got: how many, and why it stopped if it did.
+  function renderOutbox() {
+    const box = $("outbox");
+    box.hidden = !outbox.size;
+    box.classList.toggle("err", !!outbox.refused);
+    $("outbox-drop").hidden = !outbox.refused;
+    const r = outbox.refused;
+    $("outbox-text").textContent = !outbox.size ? "" : r
+      ? QZ.t("record.outbox.refused", { ply: r.item.ply + 1, move: r.item.text,
+        reason: QZ.apiError(r.status, r.data), n: outbox.size })
+      : QZ.t("record.outbox.waiting", { n: outbox.size });
   }
 
   $("move-send").addEventListener("click", async () => {
@@ -244,10 +355,13 @@
   });
   $("move-text").addEventListener("keydown", (e) => { if (e.key === "Enter") $("move-send").click(); });
   $("undo").addEventListener("click", undo);
+  $("outbox-drop").addEventListener("click", () => { outbox.drop(); say(null); render(); load(); });
   $("login-submit").addEventListener("click", login);
   $("back").href = "/board/" + encodeURIComponent(board);
   render();
   session().then(load);
   // The clock's presses go on while a recorder types: the pairing and times follow.
   setInterval(() => { if (!busy && document.visibilityState !== "hidden") load(); }, 3000);
+  // another tab of this board's record sent or dropped the kept moves: this one follows
+  window.addEventListener("storage", (e) => { if (e.key === outbox.key) { outbox.items = outbox.read(); render(); } });
 })();

@@ -1,0 +1,79 @@
+// The record page's outbox (录谱): the moves entered while the station cannot be reached (a
+// hall's Wi-Fi comes and goes) are kept on the phone — in localStorage, so a reloaded page or a
+// browser that was closed keeps them too — and sent in their order once the station answers.
+// Each keeps its game and the number of moves it was entered after: it never lands on the
+// board's next game, nor after moves it never saw (the station refuses it, record_changed,
+// and the sending stops with the reason on screen). The station reads every move as always:
+// a move this page placed on the diagram by its squares alone is checked when it is sent.
+"use strict";
+(function () {
+  const QZ = window.QZ;
+  const valid = (it) => it && typeof it.game === "string" && Number.isInteger(it.ply) &&
+    typeof it.move === "string" && it.move.length > 0 && it.move.length <= 32;
+  // ICCS (h2e2, H2-E2): a move whose squares are known without the rules.
+  const ICCS = /^([a-i])([0-9])-?([a-i])([0-9])$/i;
+
+  QZ.RecordOutbox = class {
+    constructor(board) {
+      this.key = "qz.record.outbox." + board;
+      this.items = this.read();
+      this.refused = null; // {item, status, data}: the move the station refused; sending stops
+    }
+    read() {
+      try {
+        const items = JSON.parse(localStorage.getItem(this.key) || "[]");
+        return Array.isArray(items) ? items.filter(valid) : [];
+      } catch (e) { return []; }
+    }
+    save() {
+      try {
+        if (this.items.length) localStorage.setItem(this.key, JSON.stringify(this.items));
+        else localStorage.removeItem(this.key);
+      } catch (e) { /* private mode or a full store: the list in memory still holds them */ }
+    }
+    // Keep `move` for `view`'s game, after the stored moves and those already waiting.
+    add(view, move, text) {
+      const mine = this.of(view.game);
+      const ply = mine.length ? mine[mine.length - 1].ply + 1 : view.ply;
+      this.items.push({ game: view.game, ply, move, text: text || move });
+      this.save();
+    }
+    of(game) { return this.items.filter((it) => it.game === game); }
+    get size() { return this.items.length; }
+    first() { return this.items[0] || null; }
+    sent() { this.items.shift(); this.refused = null; this.save(); }
+    // Take back the last move waiting for `game` (an undo that never reaches the station).
+    takeBack(game) {
+      for (let i = this.items.length - 1; i >= 0; i--) {
+        if (this.items[i].game === game) { this.items.splice(i, 1); this.save(); return true; }
+      }
+      return false;
+    }
+    drop() { this.items = []; this.refused = null; this.save(); }
+
+    // The position `pieces` (square -> FEN letter) after the waiting moves of `game` whose
+    // squares are known (tapped, or typed in ICCS, or the first one found in the station's
+    // list of legal moves); `placed` says how many of them, `side` who moves next, `last` the
+    // last one placed (ICCS).
+    static squaresOf(move) {
+      const m = ICCS.exec(move.trim());
+      return m ? [m[1].toLowerCase() + m[2], m[3].toLowerCase() + m[4]] : null;
+    }
+    overlay(view, pieces, legalMove) {
+      const waiting = this.of(view.game);
+      let side = view.to_move;
+      let placed = 0;
+      let last = null;
+      for (const it of waiting) {
+        const sq = QZ.RecordOutbox.squaresOf(it.move) || (placed === 0 ? legalMove(it.move) : null);
+        if (!sq || !pieces.has(sq[0])) break;
+        pieces.set(sq[1], pieces.get(sq[0]));
+        pieces.delete(sq[0]);
+        placed += 1;
+        last = sq[0] + sq[1];
+        side = side === "red" ? "black" : "red";
+      }
+      return { waiting: waiting.length, placed, side, last };
+    }
+  };
+})();
