@@ -126,9 +126,10 @@ async def test_a_double_click_on_a_two_tap_button_only_arms_it(
 
 
 async def test_a_result_corrected_at_once_is_replaced(page: Any, web_station: WebStation) -> None:
-    """A wrong result entered, then the right one: the first tap is refused with the offer to
-    replace (替换结果), and a tap on it a moment later replaces it (an outsider's second tap,
-    0.3 s later, was taken for a double click of the first and did nothing)."""
+    """A wrong result entered, then the right one: once the wrong one stands, the panel says
+    so and its button offers 替换结果 at once, and one tap on it replaces it (an outsider
+    chief's correction was refused once before 替换结果 appeared; before that, an outsider's
+    second tap, 0.3 s later, was taken for a double click of the first and did nothing)."""
     await web_station.node(["1"], mode="idle")
     station = web_station.station
     game = {"game": "r1-b1", "tc": "30m+5s", "red": "甲", "black": "乙"}
@@ -137,17 +138,21 @@ async def test_a_result_corrected_at_once_is_replaced(page: Any, web_station: We
     await login(page, web_station)
     await page.click('#boards .card[data-board="1"]')
     await page.wait_for_selector("#board-panel:not([hidden])")
+    assert await page.text_content("#f-result button") == "录入结果"
+    assert not await page.is_visible("#result-standing")
     await page.select_option("#f-result select[name=winner]", "red")
     await page.click("#f-result button")  # the wrong one
     await web_station.wait_board("1", lambda v: (v["state"]["result"] or {}).get("winner") == "red")
-    await asyncio.sleep(1.0)
-    await page.select_option("#f-result select[name=winner]", "black")
-    await page.click("#f-result button")
     await page.wait_for_selector("#f-result button:text('替换结果')")
-    refused = await page.locator("#log li[data-outcome=refused]").first.inner_text()
-    assert "替换结果" in refused, refused  # it says how to go on
-    await asyncio.sleep(0.3)
+    said = await page.text_content("#result-standing")
+    assert "已有确认的结果" in said and "1-0" in said and "替换结果" in said, said
+    await page.click("#lang")  # the word stays what the button does, in English too
+    await page.wait_for_selector("#f-result button:text('Replace the result')")
+    await page.click("#lang")
+    await page.select_option("#f-result select[name=winner]", "black")
     await page.click("#f-result button")
     await web_station.wait_board(
         "1", lambda v: (v["state"]["result"] or {}).get("winner") == "black"
     )
+    # one tap replaced it: nothing was refused on the way
+    assert await page.locator("#log li[data-outcome=refused]").count() == 0

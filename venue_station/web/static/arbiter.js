@@ -9,6 +9,7 @@
   let csrf = null;
   let selected = null;
   let bigCard = null;
+  let panel = null; // the chosen board's forms (board_actions.js), once made
   const boardEvents = new Map(); // board -> newest-first events
   const lastPause = new Map(); // board -> side on move when it was last paused
 
@@ -17,7 +18,7 @@
   QZ.onLang.push(() => {
     for (const c of cards.values()) c.render();
     if (bigCard) bigCard.render();
-    showFlagHint();
+    if (panel) panel.sync();
     renderAlerts();
     renderHistory();
     fouls.render();
@@ -244,22 +245,7 @@
   }
   function update(board, part) {
     card(board).update(part);
-    if (board === selected && bigCard) { bigCard.update(part); showFlagHint(); fouls.sync(); }
-  }
-  // A flag stopped the selected game and no result stands: what the arbiter can do next
-  // (docs/station.md step 5); once the flag is dismissed, the adjustment is for its side.
-  let flagHintShown = "";
-  function showFlagHint() {
-    const hint = $("flag-hint");
-    const st = selected ? card(selected).view.state : null;
-    const side = st && st.phase === "finished" && st.flag && !st.result ? st.flag : null;
-    const pending = !!side && (st.pending || []).some((p) => p.reason === "flag");
-    const key = side ? (pending ? "flaghint.pending" : "flaghint.dismissed") : "";
-    hint.hidden = !key;
-    hint.textContent = key ? QZ.t(key, { side: QZ.t(side) }) : "";
-    const shown = key && selected + "|" + key;
-    if (key && !pending && shown !== flagHintShown) $("f-adjust").elements.side.value = side;
-    flagHintShown = shown;
+    if (board === selected && bigCard) { bigCard.update(part); panel.sync(); fouls.sync(); }
   }
   function refreshSpares() {
     const sel = $("spare-board");
@@ -280,7 +266,7 @@
     bigCard = new QZ.Card(board, { link: false, marks: true });
     bigCard.update(card(board).view);
     $("board-card").replaceChildren(bigCard.el);
-    showFlagHint();
+    panel.sync();
     const all = new Map(cards);
     all.set("__big", bigCard);
     animated = all;
@@ -346,7 +332,7 @@
   }
 
   // -- the board's actions (board_actions.js) --------------------------------------------------
-  QZ.boardActions({ selected: () => selected, card, boardCmd, act, log });
+  panel = QZ.boardActions({ selected: () => selected, card, boardCmd, act, log });
   $("f-count").elements.limit.addEventListener("input", (ev) => { ev.target.dataset.typed = "1"; });
   const fouls = QZ.foulList({ selected: () => selected, card, api, boardCmd });
 

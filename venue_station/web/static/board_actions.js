@@ -88,23 +88,38 @@
       const note = (f.get("note") || "").trim();
       return note ? { ...args, note } : args;
     }
-    // Entering a result over a confirmed one is refused (already_decided); the button then
-    // offers to replace it, and the next tap sends the result with "replace".
+    // A board whose game has a result that stands (its clock's state says so) offers 替换结果
+    // from the start, beside the result it would replace: an outsider chief's correction was
+    // refused once before the button changed. A result the page did not know of yet is still
+    // refused (already_decided); the button then offers to replace it, and the next tap sends
+    // the result with "replace".
     let replaceOn = null;
+    const standing = (b) => {
+      const st = b ? page.card(b).view.state : null;
+      return st && st.result && typeof st.result === "object" ? st.result : null;
+    };
+    function showResult() {
+      const b = page.selected();
+      const stands = standing(b);
+      const button = $("f-result").querySelector("button");
+      const word = stands || replaceOn === b ? "result.replace" : "result";
+      button.dataset.i18n = word; // a language switch keeps the word
+      button.textContent = QZ.t(word);
+      const line = $("result-standing");
+      line.hidden = !stands;
+      line.textContent = stands ? QZ.t("result.standing", { result: QZ.score(stands) +
+        (stands.reason ? " · " + QZ.reason(stands.reason) : "") }) : "";
+    }
     form("f-result", async (f, b) => {
       const winner = f.get("winner") || null;
-      const replace = replaceOn === b;
+      const replace = replaceOn === b || !!standing(b);
       const what = () => QZ.t("board", { n: b }) + " " + QZ.t(replace ? "result.replace" : "result") + " " + (winner ? QZ.t(winner) : QZ.t("draw"));
       const body = { cmd: "result", args: withNote({ winner, reason: f.get("reason") || "arbiter" }, f) };
       if (replace) body.replace = true;
       replaceOn = null;
-      const button = $("f-result").querySelector("button");
-      button.textContent = QZ.t("result");
       const r = await act(what, "POST", "/api/boards/" + encodeURIComponent(b) + "/cmd", body);
-      if (r.status === 409 && r.data && r.data.code === "already_decided" && !replace) {
-        replaceOn = b;
-        button.textContent = QZ.t("result.replace");
-      }
+      if (r.status === 409 && r.data && r.data.code === "already_decided" && !replace) replaceOn = b;
+      showResult();
     });
     // 立即判负: the other side wins; both sides (both absent at 15 minutes) is the 0:0 double forfeit.
     form("f-forfeit", (f, b) => {
@@ -126,5 +141,24 @@
       const side = f.get("side");
       return boardCmd(b, "foul", withNote({ side, reason: f.get("reason") }, f), () => QZ.t("board", { n: b }) + " " + QZ.t("foul") + " " + QZ.t(side));
     });
+
+    // A flag stopped the selected game and no result stands: what the arbiter can do next
+    // (docs/station.md step 5); once the flag is dismissed, the adjustment is for its side.
+    let flagHintShown = "";
+    function showFlagHint() {
+      const hint = $("flag-hint");
+      const b = page.selected();
+      const st = b ? page.card(b).view.state : null;
+      const side = st && st.phase === "finished" && st.flag && !st.result ? st.flag : null;
+      const pending = !!side && (st.pending || []).some((p) => p.reason === "flag");
+      const key = side ? (pending ? "flaghint.pending" : "flaghint.dismissed") : "";
+      hint.hidden = !key;
+      hint.textContent = key ? QZ.t(key, { side: QZ.t(side) }) : "";
+      const shown = key && b + "|" + key;
+      if (key && !pending && shown !== flagHintShown) $("f-adjust").elements.side.value = side;
+      flagHintShown = shown;
+    }
+    // the selected board's panel after its state changed (or another board was chosen)
+    return { sync() { showFlagHint(); showResult(); } };
   };
 })();
