@@ -166,19 +166,40 @@ def check_coverage(
 
 def check_entrants(
     kept: Mapping[int, str], incoming: Mapping[int, str], playing: Collection[str]
-) -> None:
-    """A players file keeps every start rank the station gave (same rank, same player) and
-    every player who has a game: a file of another event is refused, naming the mismatch."""
+) -> dict[int, tuple[str, str]]:
+    """A players file keeps every start rank the station gave to the same player and every
+    player who has a game: a file of another event is refused, naming the mismatch. A name put
+    right in the pairing program (王晓明 → 王小明, registration day) is taken for a player
+    who has no game yet, to a name no other start rank has, a few at a time (more than a
+    quarter of the field, at least 3, is another event's file). Returns the renames: start
+    rank -> (name here, name in the file)."""
+    renames: dict[int, tuple[str, str]] = {}
+    here = set(kept.values())
     for rank in sorted(set(kept) & set(incoming)):
-        if kept[rank] != incoming[rank]:
+        if kept[rank] == incoming[rank]:
+            continue
+        if kept[rank] in playing or incoming[rank] in here:  # (a name moved to another rank)
             raise ImportRefused(
                 "players_mismatch",
-                f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file: "
-                "a file of another event? (start ranks are never reassigned)",
+                f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file: a "
+                "file of another event? (start ranks are never reassigned; a player who has "
+                "played keeps his name)",
                 start_rank=rank,
                 kept=kept[rank],
                 file=incoming[rank],
             )
+        renames[rank] = (kept[rank], incoming[rank])
+    if len(renames) > max(2, len(kept) // 4):
+        rank = min(renames)
+        raise ImportRefused(
+            "players_mismatch",
+            f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file, and "
+            f"{len(renames)} start ranks name other players: a file of another event? (start "
+            "ranks are never reassigned)",
+            start_rank=rank,
+            kept=kept[rank],
+            file=incoming[rank],
+        )
     names = set(incoming.values())
     missing = sorted(p for p in playing if p not in names)
     if missing:
@@ -191,6 +212,7 @@ def check_entrants(
             missing=shown,
             count=len(missing),
         )
+    return renames
 
 
 def check_not_withdrawn(rows: Iterable[Mapping[str, Any]], withdrawn: Collection[str]) -> None:

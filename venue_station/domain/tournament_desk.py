@@ -183,6 +183,9 @@ async def undo_last(station: Station, *, user: str | None) -> dict[str, Any]:
             )  # fmt: skip
         await round_snapshots.put_back(store.engine, before["rounds"], before["rows"])
         await save_state(store, TrfState(**before["trf_state"]))
+        if before.get("player_rows"):  # names a players file put right, rows it dropped
+            rows = before["player_rows"]
+            await store.player_rows.put_back(rows["renamed"], rows["removed"])
     else:
         if now != entry["after"]:
             raise ImportRefused(

@@ -90,6 +90,7 @@ async def _set_round(
     whole: bool = False,
     what: str = "import_trf",
     saved_state: dict[str, Any] | None = None,
+    player_rows: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
     """Store the round's games on boards 1..n in order, its byes, and send ``set_game``.
     A round with results or clocks running is refused unless ``replace`` names it; ``whole``:
@@ -125,6 +126,8 @@ async def _set_round(
     before = await tournament_desk.rounds_before(store, [round_no] if rows else [])
     if saved_state is not None:
         before["trf_state"] = saved_state  # what the file's players replaced
+    if player_rows:
+        before["player_rows"] = player_rows
     state.byes = [b for b in state.byes if b["round"] != round_no]
     state.byes += [{"round": round_no, "player": p, "kind": k} for p, k in sorted(byes.items())]
     if rows:
@@ -198,7 +201,10 @@ async def import_trf(
     state = await load_state(store)
     kept = {int(e["start_rank"]): str(e["key"]) for e in state.entrants}
     playing = {n for g in await store.games() for n in (g["red"], g["black"])}
-    check_entrants(kept, keys, playing)
+    renames = check_entrants(kept, keys, playing)  # names put right: rank -> (here, file)
+    named = set(keys.values())
+    # the previous file's players this one no longer has (they never played: checked above)
+    removes = sorted(k for r, k in kept.items() if r not in keys and k not in named)
     paired = trf.paired_round()
     if paired is not None:
         rows = [{"board": str(i), "red": keys.get(w), "black": keys.get(b)}
@@ -210,9 +216,10 @@ async def import_trf(
         preview: dict[str, Any] = {
             "dry_run": True,
             "players": len(trf.players),
-            "new_players": sorted(set(keys.values()) - known),
+            "new_players": sorted(set(keys.values()) - known - {n for _, n in renames.values()}),
             "round": paired,
         }
+        preview.update(_player_changes(renames, removes))
         if paired is not None:
             preview["games"] = len(trf.pairings(paired))
             guard = await guard_rounds(station, [paired], replace=replace)
@@ -249,9 +256,15 @@ async def import_trf(
         if rec
     }
     state.prohibited = [[x.first_round, x.last_round, list(x.players)] for x in trf.prohibited]
+    renamed, removed = await store.player_rows.rename_and_remove(dict(renames.values()), removes)
+    state.withdrawn = sorted(
+        {renamed.get(w, w) for w in state.withdrawn if w not in {r["name"] for r in removed}}
+    )
+    rows_before = {"renamed": renamed, "removed": removed}  # what 撤销 puts back
     await store.add_players([{"name": keys[p.start_rank], "rating": p.rating} for p in trf.players])
     await save_state(store, state)
     out: dict[str, Any] = {"players": len(trf.players), "round": None}
+    out.update(_player_changes(renames, [str(r["name"]) for r in removed if r["name"] in removes]))
     if paired is None:
         nxt = trf.rounds_played + 1
         if trf.absent(nxt):  # a round not paired yet may already have its byes (240)
@@ -265,10 +278,12 @@ async def import_trf(
                     send=False,
                     user=user,
                     saved_state=saved_state,
+                    player_rows=rows_before,
                 )
             )
         else:
             before = {"rounds": [], "rows": {}, "trf_state": saved_state}
+            before["player_rows"] = rows_before
             entry = await tournament_desk.record(
                 store, user=user, what="import_trf", args={"round": None}, before=before,
                 after={"rounds": [], "voided": []},
@@ -286,8 +301,22 @@ async def import_trf(
             user=user,
             replace=replace,
             saved_state=saved_state,
+            player_rows=rows_before,
         )
     )
+    return out
+
+
+def _player_changes(renames: Mapping[int, tuple[str, str]], removes: list[str]) -> dict[str, Any]:
+    """The names a file put right and the players it no longer has, for the chief to see in
+    the preview and the answer (each only when there is one)."""
+    out: dict[str, Any] = {}
+    if renames:
+        out["renamed"] = [
+            {"start_rank": rank, "from": old, "to": new} for rank, (old, new) in renames.items()
+        ]
+    if removes:
+        out["removed"] = removes
     return out
 
 

@@ -20,6 +20,7 @@ from venue_station.store import batch_writes
 from venue_station.store import migrate as migrations
 from venue_station.store import tables as t
 from venue_station.store.duty_reads import DutyReads
+from venue_station.store.player_rows import PlayerRows
 from venue_station.store.reads import TournamentReads
 from venue_station.store.records import RecordRows
 from venue_station.store.round_import import game_id, replace_rounds
@@ -46,7 +47,8 @@ class Store:
 
     Composed of one part per purpose beside its own (events, alerts, boards, players, rounds,
     the command log): ``reads`` (standings, TRF, knockout, round: reads.py), ``duties`` (the
-    recording duties: duty_reads.py), ``record_rows`` (the game records: records.py)."""
+    recording duties: duty_reads.py), ``record_rows`` (the game records: records.py),
+    ``player_rows`` (a name put right, a row dropped: player_rows.py)."""
 
     def __init__(self, engine: AsyncEngine, *, writes: SqliteWrites | None = None) -> None:
         self.engine = engine
@@ -57,6 +59,7 @@ class Store:
         self.reads = TournamentReads(engine)
         self.duties = DutyReads(engine)
         self.record_rows = RecordRows(engine)
+        self.player_rows = PlayerRows(engine)
         self._closed = False
         # Rows staged so far by the pairings import under way (0: none): how far it has got.
         self.import_staged_rows = 0

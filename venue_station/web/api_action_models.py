@@ -226,12 +226,27 @@ class PairingProposalState(Out):
     proposal: PairingProposal | None
 
 
+class Renamed(Out):
+    start_rank: int
+    from_: str = Field(alias="from")
+    to: str
+
+
 class TrfImported(PairsImported):
     players: int
     round: int | None  # type: ignore[assignment]
     games: int | None = None  # type: ignore[assignment]
     byes: int | None = None  # type: ignore[assignment]
     new_players: list[str] | None = None
+    renamed: list[Renamed] | None = Field(
+        default=None,
+        description="names the file puts right, players who have not played (the rest is "
+        "players_mismatch)",
+    )
+    removed: list[str] | None = Field(
+        default=None, description="players of the previous file this one no longer has (never "
+        "played): removed from the station's list",
+    )
 
 
 # -- the tournament's changes (withdraw, byes, audit, undo) ------------------------------------

@@ -42,11 +42,12 @@
       preview: "预览（尚未导入）：{what}", "pv.players": "{n} 名棋手", "pv.new": "其中新棋手 {n} 名",
       "pv.round": "第{round}轮 {games} 局", "pv.byes": "轮空/缺席 {n}", "pv.voided": "将作废 {n} 个结果",
       "pv.unpaired": "{n} 名棋手未配对：{list}", "pv.replaced": "替换第{round}轮 {n} 局",
+      "pv.renamed": "改正姓名 {n} 名：{list}", "pv.removed": "移除名单中已没有的未参赛棋手 {n} 名：{list}",
       "err.round_has_results": "第{round}轮已有 {results} 个结果，导入会改动它们",
       "err.round_in_play": "第{round}轮正在进行（{playing} 台）",
       "err.rulings_pending": "第{round}轮还有 {count} 局待裁定（第{boards}台）：请先在裁判台裁定，再导入下一轮",
       "err.players_mismatch": "文件中的棋手与本赛事不符{detail}",
-      "err.mismatch_rank": "：序号 {start_rank} 本站为“{kept}”，文件中为“{file}”",
+      "err.mismatch_rank": "：序号 {start_rank} 本站为“{kept}”，文件中为“{file}”（已有对局的棋手不能改名；多人改名则像是另一赛事的文件）",
       "err.mismatch_missing": "：{count} 名已有对局的棋手不在文件中（{list}）",
       "err.players_unpaired": "第{round}轮有 {count} 名棋手既未配对也未轮空（{list}）",
       "csv.header": "棋手名单的表头应为 姓名,单位,等级分,组别（或 name,club,rating,tags），姓名在前",
@@ -105,11 +106,12 @@
       preview: "Preview (nothing imported yet): {what}", "pv.players": "{n} players", "pv.new": "{n} of them new",
       "pv.round": "round {round}: {games} games", "pv.byes": "byes/absent {n}", "pv.voided": "{n} result(s) will be voided",
       "pv.unpaired": "{n} players unpaired: {list}", "pv.replaced": "round {round}: {n} games replaced",
+      "pv.renamed": "{n} name(s) put right: {list}", "pv.removed": "{n} player(s) no longer in the list and never played, removed: {list}",
       "err.round_has_results": "round {round} already has {results} result(s); the import would change them",
       "err.round_in_play": "round {round} is being played ({playing} boards)",
       "err.rulings_pending": "round {round} still has {count} game(s) waiting for a ruling (board(s) {boards}): rule them on the arbiter's page, then import the next round",
       "err.players_mismatch": "the file's players do not match this event's{detail}",
-      "err.mismatch_rank": ": start rank {start_rank} is \u201c{kept}\u201d here and \u201c{file}\u201d in the file",
+      "err.mismatch_rank": ": start rank {start_rank} is \u201c{kept}\u201d here and \u201c{file}\u201d in the file (a player who has played keeps his name; many names changed look like another event's file)",
       "err.mismatch_missing": ": {count} players with games are not in the file ({list})",
       "err.players_unpaired": "round {round}: {count} players neither paired nor given a bye ({list})",
       "csv.header": "the players list's header must be name,club,rating,tags (or 姓名,单位,等级分,组别), the name first",
@@ -219,7 +221,17 @@
     const body = last.body;
     if (last.preview) { el.textContent = t("preview", { what: previewText(body) }); return; }
     if (last.players) { el.textContent = t("done-players", { n: body.imported ?? 0 }); return; }
-    el.textContent = [t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 }), ...movedText(body)].join(lang === "en" ? "; " : "；");
+    el.textContent = [t("done", { players: body.players ?? "—", round: body.round ?? "—", games: body.games ?? 0, byes: body.byes ?? 0 }), ...movedText(body), ...namesText(body)].join(lang === "en" ? "; " : "；");
+  }
+  // The names a players file put right and the players it dropped (who never played): named.
+  function namesText(b) {
+    const list = (xs) => xs.slice(0, 10).join(lang === "en" ? ", " : "、") + (xs.length > 10 ? "…" : "");
+    const out = [];
+    if (Array.isArray(b.renamed) && b.renamed.length)
+      out.push(t("pv.renamed", { n: b.renamed.length, list: list(b.renamed.map((r) => r.from + " → " + r.to)) }));
+    if (Array.isArray(b.removed) && b.removed.length)
+      out.push(t("pv.removed", { n: b.removed.length, list: list(b.removed) }));
+    return out;
   }
   // A round played beside the knockout keeps off its boards (Meishan's rounds 8–9): said.
   function movedText(b) {
@@ -240,7 +252,7 @@
     if (typeof b.byes === "number") parts.push(t("pv.byes", { n: b.byes }));
     for (const [round, n] of Object.entries(b.replaced_games || {})) if (n) parts.push(t("pv.replaced", { round, n }));
     if (Array.isArray(b.voided_results) && b.voided_results.length) parts.push(t("pv.voided", { n: b.voided_results.length }));
-    parts.push(...movedText(b));
+    parts.push(...movedText(b), ...namesText(b));
     if (Array.isArray(b.unpaired) && b.unpaired.length)
       parts.push(t("pv.unpaired", { n: b.unpaired.length, list: b.unpaired.slice(0, 10).join(lang === "en" ? ", " : "、") }));
     return parts.join(lang === "en" ? ", " : "，");
