@@ -14,9 +14,11 @@ station reports either way.
 
 A record that lags the clock by a press or two (a recorder entering live, a move behind) is
 counted with the presses beyond it as the clock counts them; once that count reaches the limit
-the station waits for the record (the last press may be a check). A record further behind, one
-with more moves than presses, or one whose mover differs from a press's side is not counted:
-the clock's presses are (the node's count, the fallback).
+the station waits for the record (the last press may be a check). A record ahead of the presses
+(a move entered before its press, presses still on their way to the station) is counted up to
+the presses: the moves not pressed yet are not counted yet. A record further behind, or one
+whose mover differs from a press's side is not counted: the clock's presses are (the node's
+count, the fallback).
 """
 
 from __future__ import annotations
@@ -96,7 +98,7 @@ def natural_move_count(
         and pairing is not None
         and pairing.disagreement is None
         and lag is not None
-        and 0 <= lag <= max_lag
+        and lag <= max_lag  # ahead (lag < 0): counted up to the presses
         and len(record.moves) > 0
     )
     if not usable or record is None:
@@ -105,6 +107,7 @@ def natural_move_count(
     checks = (
         [] if claimant is None else claimant_checks(record, start_ply=start_ply, claimant=claimant)
     )
+    checks = [ply for ply in checks if ply <= presses]  # a record ahead: its pressed moves
     left_out = [] if checks_counted is None else checks[checks_counted:]
     # each check left out, and the reply to it where there is one yet
     dropped = sum(1 + (1 if ply < presses else 0) for ply in left_out)

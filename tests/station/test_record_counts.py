@@ -6,7 +6,8 @@ PostgreSQL).
 
 - Meishan 二、1 "自然限着为40回合，提出方的'将军'着数不计": a count of 4 moves, red claims. Board 1
   is recorded (red checks at plies 5 and 7): the node's count is reached at ply 8, the record's
-  at ply 12, and the station says so then, once — also across two restarts, one while it waits.
+  at ply 12, and the station says so then, once — also across two restarts, one while it waits,
+  and with a move recorded before its press (a record ahead is counted up to the presses).
   Board 2 has no record: the clock's count raises the alert at ply 8 (the fallback).
 - Wulong 三、1 "严禁20回合内无故协议和棋": a draw agreed after 7 moves; the warning says it
   counted the record where the record matches the presses, the presses where there is none.
@@ -146,10 +147,17 @@ async def test_the_move_limit_counts_the_records_moves_without_the_claimants_che
         await v.restart()  # the station stops while it holds board 1's count
         await wait_until(lambda: len(v.station.counts.held) == 1, 5.0, "held again at start")
         assert "1" not in await v.alerts("move_limit")
-        for ply in range(9, 12):
+        # Move 9 recorded before its press (or before the press reaches the station): the
+        # record, a move ahead, is counted up to the presses (2 回合), not left to the clock
+        await v.record("1", 9)
+        assert await v.station.counts.decide() == []
+        assert "1" not in await v.alerts("move_limit")
+        await v.press("1", 9)
+        for ply in range(10, 12):
             await v.press("1", ply)
             await v.record("1", ply)
         await v.press("1", 12)  # the record a move behind: at the limit only with this press
+        await until(lambda: _stored_presses(v, "1", 12), "press 12 at the station")
         assert await v.station.counts.decide() == []  # what the desk does every second
         assert "1" not in await v.alerts("move_limit")
         await v.record("1", 12)
@@ -168,6 +176,10 @@ async def test_the_move_limit_counts_the_records_moves_without_the_claimants_che
 
 async def _has(v: Venue, board: str) -> bool:
     return board in await v.alerts("move_limit")
+
+
+async def _stored_presses(v: Venue, board: str, presses: int) -> bool:
+    return bool((await v.station.records.view(board)).pairing.presses == presses)
 
 
 async def test_an_early_draw_is_counted_on_a_record_that_matches_the_presses(

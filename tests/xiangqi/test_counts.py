@@ -93,8 +93,12 @@ def test_the_record_has_the_checks_the_rules_see() -> None:
             dict(plies=8, pressed=8 + MAX_LAG + 1),
             ("presses", 5, 0, True, False),
         ),
-        # more moves than presses: the record does not match, the clock counts
-        ("more moves than presses", dict(plies=12, pressed=8), ("presses", 4, 0, True, False)),
+        # a record ahead (a move entered before its press, presses on their way to the
+        # station): counted up to the presses, a check not pressed yet not counted yet
+        ("a move ahead", dict(plies=9, pressed=8), ("record", 2, 2, False, False)),
+        ("further ahead", dict(plies=12, pressed=8), ("record", 2, 2, False, False)),
+        ("ahead by a check", dict(plies=7, pressed=6), ("record", 2, 1, False, False)),
+        ("ahead at the limit", dict(plies=13, pressed=12), ("record", 4, 2, True, False)),
         ("below the limit", dict(plies=0, pressed=7), ("presses", 3, 0, False, False)),
     ],
 )

@@ -8,12 +8,13 @@ desk raises each once the record says so, its detail naming the count used (``co
 ``record`` or ``presses``, the fallback).
 
 - **The move limit**: counted from the presses before the count's ``started`` event, on the
-  record while it agrees with the presses (a move or two behind is waited for), the claimant's
-  checks per the profile (``move_limit.claimant_checks_counted``). The claimant is the one the
-  arbiter named when starting the count (``move_count`` ``claimant``, kept in the station's
-  command log; none named: no check is left out). A held limit is looked at again after every
-  change of the record and every second (the presses go on); a game decided meanwhile, or a
-  count the arbiter started again, needs no alert any more (logged).
+  record while it agrees with the presses (a move or two behind is waited for; a record ahead,
+  its presses on their way, is counted up to the presses), the claimant's checks per the
+  profile (``move_limit.claimant_checks_counted``). The claimant is the one the arbiter named
+  when starting the count (``move_count`` ``claimant``, kept in the station's command log; none
+  named: no check is left out). A held limit is looked at again after every change of the
+  record and every second (the presses go on); a game decided meanwhile, or a count the arbiter
+  started again, needs no alert any more (logged).
 - **The early draw**: the record's full moves where the record matches the presses, else the
   clock's; raised at once.
 
@@ -73,6 +74,7 @@ class CountDesk:
         self.held: dict[str, AlertSpec] = {}  # alert key -> the alert waiting on the count
         self._recorded: set[str] = set()  # games with a recorded move
         self._wake = asyncio.Event()
+        self._deciding = asyncio.Lock()  # one decision at a time: the loop's, or a caller's
 
     async def load(self, known: Callable[[str], bool]) -> None:
         """At start: the recorded games, and the facts held when the station stopped (stored,
@@ -118,20 +120,21 @@ class CountDesk:
 
     async def decide(self) -> list[int]:
         """Raise every held alert its count now decides; the ids raised."""
-        await self._flush()  # the presses the ingest holds are stored first
-        raised = []
-        for key, spec in list(self.held.items()):
-            out = await self._judge(spec)
-            if out is None:
-                continue
-            del self.held[key]
-            if isinstance(out, AlertSpec):
-                alert_id = self._raise(out)
-                if alert_id is not None:
-                    raised.append(alert_id)
-        if raised:
-            await self._flush()
-        return raised
+        async with self._deciding:  # two at once would both judge, and raise, the same alert
+            await self._flush()  # the presses the ingest holds are stored first
+            raised = []
+            for key, spec in list(self.held.items()):
+                out = await self._judge(spec)
+                if out is None:
+                    continue
+                del self.held[key]
+                if isinstance(out, AlertSpec):
+                    alert_id = self._raise(out)
+                    if alert_id is not None:
+                        raised.append(alert_id)
+            if raised:
+                await self._flush()
+            return raised
 
     async def _judge(self, spec: AlertSpec) -> AlertSpec | Literal[False] | None:
         """The alert to raise, False to drop it, None to keep holding it."""
