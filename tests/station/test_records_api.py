@@ -289,6 +289,35 @@ async def test_a_move_sent_again_after_a_lost_answer_is_answered_as_stored(
         )  # fmt: skip
         assert len(await store.record_rows.record_edits("r1-b1")) == 2
 
+        # The count alone does not tell a move taken back and another entered since: a client
+        # that says the last move it had (after) is refused when the record's is another
+        r = await chief.post("/api/records/1/undo", json={"ply": 2, "after": "h9g7"})
+        assert r.status_code == 200, r.text
+        await post_move(chief, checker, "1", "马２进３", 1)  # another black move on ply 2
+        for after in ("h9g7", ""):
+            await refused(
+                chief, checker, MOVES, "/api/records/1/moves", 409, "record_changed",
+                {"move": "马八进七", "ply": 2, "after": after},
+            )  # fmt: skip
+        await refused(
+            chief, checker, UNDO, "/api/records/1/undo", 409, "record_changed",
+            {"ply": 2, "after": "h9g7"},
+        )  # fmt: skip
+        await refused(
+            chief, checker, MOVES, "/api/records/1/moves", 400, "bad_request",
+            {"move": "马八进七", "ply": 2, "after": "马８进７"},
+        )  # fmt: skip
+        r = await chief.post(
+            "/api/records/1/moves", json={"move": "马八进七", "ply": 2, "after": "b9c7"}
+        )
+        assert r.status_code == 200 and r.json()["ply"] == 3, r.text
+        # the same move again, after a lost answer, with what the client had: stored once
+        r = await chief.post(
+            "/api/records/1/moves", json={"move": "b0c2", "ply": 2, "after": "b9c7"}
+        )
+        assert r.status_code == 200 and r.json()["ply"] == 3, r.text
+        assert len(await store.record_rows.record_edits("r1-b1")) == 5
+
 
 async def test_a_recorder_records_its_board_and_nothing_else(station: Any) -> None:
     checker = Checker(SCHEMA)

@@ -129,8 +129,8 @@ async def test_a_name_put_right_and_a_no_show_dropped_before_round_one(
     said = await page.text_content("#result")
     assert "王晓明 → 王小明" in said and "洪智" in said, said
     await page.wait_for_function(
-        "document.querySelectorAll('#entrants tr').length === 7"
-        " && [...document.querySelectorAll('#entrants tr')].some(r => r.textContent.includes('王小明'))"
+        "document.querySelectorAll('#entrants tr').length === 7 && [...document"
+        ".querySelectorAll('#entrants tr')].some(r => r.textContent.includes('王小明'))"
     )
     assert [r[1] for r in await entrants(page)] == [n for n, _ in corrected]
     want = {n for n, _ in corrected}
@@ -139,9 +139,7 @@ async def test_a_name_put_right_and_a_no_show_dropped_before_round_one(
 
     # 撤销 (the change log) puts the first list back, names and all
     async with httpx.AsyncClient(base_url=station.http_url) as client:
-        r = await client.post(
-            "/api/auth/login", json={"username": "chief", "password": "pw-chief"}
-        )
+        r = await client.post("/api/auth/login", json={"username": "chief", "password": "pw-chief"})
         client.headers["X-CSRF-Token"] = r.json()["csrf"]
         assert (await client.post("/api/tournament/undo")).status_code == 200
     assert await standings_names(station) == {n for n, _ in FIELD}

@@ -22,7 +22,6 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from clock_service.handicap import Handicap, handicap_of
@@ -35,16 +34,14 @@ from clock_service.xiangqi import (
     Pairing,
     Press,
     Record,
-    chinese,
     pair_with_presses,
     parse_move,
     write_pgn,
-    wxf,
 )
-from clock_service.xiangqi.board import square_name
 from venue_station.domain.exports import clock_log
 from venue_station.domain.record_keys import check_record_key, record_key
 from venue_station.domain.record_refusals import RecordRefused, refusal
+from venue_station.domain.record_view import RecordView, board_number, pairing_dict, pairing_note
 from venue_station.live.results import derive_game
 from venue_station.store.records import RecordConflict
 
@@ -55,95 +52,6 @@ __all__ = ["RecordDesk", "RecordRefused", "RecordView", "board_number", "pairing
 
 log = logging.getLogger(__name__)
 MAX_MOVE_TEXT = 32
-
-
-def board_number(board: str) -> int:
-    """The board's number for the top-boards rule (a board id that is no number: 0)."""
-    return int(board) if board.isascii() and board.isdigit() else 0
-
-
-@dataclass(frozen=True)
-class RecordView:
-    """One game's record as it is stored, with what the pages and the relay need."""
-
-    board: str
-    game: str
-    round: int
-    red: str
-    black: str
-    required: bool
-    responsible: dict[str, str] | None  # {"side", "player"} once the result is confirmed
-    result: str | None
-    record: Record
-    pairing: Pairing
-    updated_ms: int | None
-    updated_by: str | None
-    consent: dict[str, Any] | None  # {"by", "ms"}: the chief allowed a later or no record
-
-    @property
-    def ply(self) -> int:
-        return len(self.record.moves)
-
-    def moves(self) -> list[dict[str, Any]]:
-        positions = self.record.positions()
-        out = []
-        for i, move in enumerate(self.record.moves):
-            clock = self.pairing.clocks[i]
-            out.append(
-                {
-                    "ply": i + 1,
-                    "side": positions[i].to_move.value,
-                    "iccs": move.iccs,
-                    "chinese": chinese(positions[i], move),
-                    "wxf": wxf(positions[i], move),
-                    "clock": None
-                    if clock is None
-                    else {"used_ms": clock.used_ms, "remaining_ms": clock.left_ms},
-                }
-            )
-        return out
-
-    def legal(self) -> list[dict[str, str]]:
-        position = self.record.position
-        return [
-            {
-                "iccs": m.iccs,
-                "chinese": chinese(position, m),
-                "wxf": wxf(position, m),
-                "from": square_name(m.source),
-                "to": square_name(m.target),
-            }
-            for m in position.legal_moves()
-        ]
-
-    def as_dict(self, *, legal: bool = True) -> dict[str, Any]:
-        """The JSON of ``GET /api/records/{board}`` (``legal=False``: without the legal
-        moves, as the SSE stream and the relay send it)."""
-        position = self.record.position
-        out: dict[str, Any] = {
-            "board": self.board,
-            "game": self.game,
-            "round": self.round,
-            "red": self.red,
-            "black": self.black,
-            "required": self.required,
-            "responsible": self.responsible,
-            "result": self.result,
-            "start_fen": self.record.start_fen,
-            "fen": position.fen,
-            "to_move": position.to_move.value,
-            "ply": self.ply,
-            "in_check": position.in_check(),
-            "over": position.is_over(),
-            "moves": self.moves(),
-            "pairing": pairing_dict(self.pairing),
-            "updated_ms": self.updated_ms,
-            "updated_by": self.updated_by,
-            "consent": self.consent,
-        }
-        if legal:
-            out["legal"] = self.legal()
-        return out
 
 
 async def _no_game(game: str) -> None:
@@ -248,6 +156,18 @@ class RecordDesk:
             "presses": presses,
         }
 
+    async def current_beside(self, view: RecordView) -> dict[str, Any] | None:
+        """The board's game now when it is not ``view``'s (a page still recording an earlier
+        game is told the board has moved on, and where to)."""
+        try:
+            row = await self.game_of(view.board)
+        except RecordRefused:
+            return None
+        if row["game"] == view.game:
+            return None
+        keys = ("game", "round", "red", "black")
+        return {k: (int(row[k]) if k == "round" else str(row[k])) for k in keys}
+
     async def view_game(self, game: str) -> RecordView | None:
         row = await self._store().game(game) or await self._other_game(game)
         return None if row is None else await self._view(row)
@@ -313,11 +233,19 @@ class RecordDesk:
 
     # -- changes ------------------------------------------------------------------------------
     async def add(
-        self, board: str, text: str, *, ply: int, by: str | None, game: str | None = None
+        self,
+        board: str,
+        text: str,
+        *,
+        ply: int,
+        by: str | None,
+        game: str | None = None,
+        after: str | None = None,
     ) -> RecordView:
-        """One more move, in Chinese, WXF or ICCS, after the ``ply`` moves the client had."""
+        """One more move, in Chinese, WXF or ICCS, after the ``ply`` moves the client had (the
+        last of them ``after``, in ICCS, when it says)."""
         async with self._lock:
-            row, record = await self._current(board, game, ply, repeat=text)
+            row, record = await self._current(board, game, ply, repeat=text, after=after)
             if ply < len(record.moves):  # the very move again: it is stored, nothing to do
                 return await self._view(row)
             if len(text) > MAX_MOVE_TEXT:
@@ -332,26 +260,40 @@ class RecordDesk:
                 move = parse_move(record.position, text)
             except NotationError as error:
                 raise refusal(record.position, text, error) from None
-            after = record.play_move(move)
-            return await self._write(row, after, ply, "add", move.iccs, by)
+            played = record.play_move(move)
+            return await self._write(row, played, ply, "add", move.iccs, by)
 
     async def undo(
-        self, board: str, *, ply: int, by: str | None, game: str | None = None
+        self,
+        board: str,
+        *,
+        ply: int,
+        by: str | None,
+        game: str | None = None,
+        after: str | None = None,
     ) -> RecordView:
-        """Take back the last of the ``ply`` moves the client had."""
+        """Take back the last of the ``ply`` moves the client had (``after``, when it says)."""
         async with self._lock:
-            row, record = await self._current(board, game, ply)
+            row, record = await self._current(board, game, ply, after=after)
             if not record.moves:
                 raise RecordRefused(409, "nothing_to_undo", "the record has no moves to undo")
             last = record.moves[-1].iccs
             return await self._write(row, record.undo(), ply, "undo", last, by)
 
     async def _current(
-        self, board: str, game: str | None, ply: int, *, repeat: str | None = None
+        self,
+        board: str,
+        game: str | None,
+        ply: int,
+        *,
+        repeat: str | None = None,
+        after: str | None = None,
     ) -> tuple[dict[str, Any], Record]:
         """The game's row and record, refused unless it has the ``ply`` moves the client had
         — or, for a move (``repeat``), one more that is that very move: the phone whose answer
-        was lost on the way (a hall's Wi-Fi) sends it again, and is told it is stored."""
+        was lost on the way (a hall's Wi-Fi) sends it again, and is told it is stored. ``after``:
+        the last of those moves as the client had it (ICCS, "" for none) must be the record's
+        too — a move taken back and another entered since leaves the count as it was."""
         row = await self.game_of(board, game)
         if not await self.required(row):
             raise RecordRefused(
@@ -368,6 +310,8 @@ class RecordDesk:
         if ply != len(record.moves) and not (
             repeat is not None and ply + 1 == len(record.moves) and _same(record, ply, repeat)
         ):
+            raise _changed(str(row["game"]), ply, len(record.moves))
+        if after is not None and (record.moves[ply - 1].iccs if ply else "") != after:
             raise _changed(str(row["game"]), ply, len(record.moves))
         return row, record
 
@@ -441,25 +385,6 @@ class RecordDesk:
                 games.append(row)
         games.sort(key=lambda g: board_number(str(g["board"])) or 10**6)
         return [await self._view(g, stored[g["game"]]) for g in games]
-
-
-def pairing_dict(pairing: Pairing) -> dict[str, Any]:
-    """The pairing as the API and the pages have it: the verdict in a word, the counts."""
-    return {
-        "matched": pairing.matched,
-        "verdict": pairing.verdict,
-        "disagreement": pairing.disagreement,
-        "moves": pairing.moves,
-        "presses": pairing.presses,
-    }
-
-
-def pairing_note(pairing: Pairing) -> str:
-    """The mismatch of moves and presses in words (a PGN tag; the view has the numbers)."""
-    note = f"{pairing.moves} moves, {pairing.presses} presses"
-    if pairing.disagreement is not None:
-        note += f", the mover differs from the press's side from ply {pairing.disagreement}"
-    return note
 
 
 def _same(record: Record, ply: int, text: str) -> bool:

@@ -25,6 +25,10 @@ __all__ = [
 Side = Literal["red", "black"]
 Ply = Annotated[int, Field(ge=0, le=2000)]
 GameId = Annotated[str, Field(pattern=ID_PATTERN)]
+# The last of the ``ply`` moves the client had, in ICCS ("" at ply 0): the count alone does not
+# tell a move taken back and another entered since (an outsider recorder's phone, offline, had
+# its kept move stored after a move it never saw). Absent: not checked.
+After = Annotated[str | None, Field(pattern=r"^(?:[a-i][0-9][a-i][0-9])?$")]
 
 
 class RecordMoveBody(Body):
@@ -35,6 +39,7 @@ class RecordMoveBody(Body):
     # stored after ``ply`` is answered as stored: a phone whose answer was lost sends it again)
     ply: Ply
     game: GameId | None = None  # default: the board's game now (the clock's, else the latest)
+    after: After = None
 
 
 class RecordUndoBody(Body):
@@ -42,6 +47,7 @@ class RecordUndoBody(Body):
 
     ply: Ply
     game: GameId | None = None
+    after: After = None
 
 
 class RecordKeyBody(Body):
@@ -103,6 +109,15 @@ class EarlierOut(Out):
     presses: int
 
 
+class CurrentOut(Out):
+    """The board's game now, beside the earlier one a page records (?game=)."""
+
+    game: str
+    round: int
+    red: str
+    black: str
+
+
 class RecordOut(Out):
     """A game's record: the moves with their clocks, the position, the legal moves."""
 
@@ -128,6 +143,10 @@ class RecordOut(Out):
     consent: Consent | None
     # GET without ?game= only: the board's previous game whose record is still due
     earlier: EarlierOut | None = None
+    current: CurrentOut | None = Field(
+        default=None,
+        description="with ?game=: the board's game now, when it is another (its next round)",
+    )
 
 
 class RecordKey(Out):

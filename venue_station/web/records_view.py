@@ -77,6 +77,8 @@ async def record(request: Request) -> Response:
     body = view.as_dict()
     # no game asked (the board's link, its QR code): the earlier game still to record, if any
     body["earlier"] = None if game is not None else await desk.earlier_due(view)
+    if game is not None:  # an earlier game recorded: the board's game now, if it is another
+        body["current"] = await desk.current_beside(view)
     return json_response(body)
 
 
@@ -97,7 +99,9 @@ async def add_move(request: Request) -> Response:
     body = await parse_body(request, RecordMoveBody)
     desk = station_of(request).records
     try:
-        view = await desk.add(board, body.move, ply=body.ply, by=session.user, game=body.game)
+        view = await desk.add(
+            board, body.move, ply=body.ply, by=session.user, game=body.game, after=body.after
+        )
     except RecordRefused as exc:
         raise _refused(exc) from None
     return json_response(view.as_dict())
@@ -109,7 +113,9 @@ async def undo_move(request: Request) -> Response:
     body = await parse_body(request, RecordUndoBody)
     desk = station_of(request).records
     try:
-        view = await desk.undo(board, ply=body.ply, by=session.user, game=body.game)
+        view = await desk.undo(
+            board, ply=body.ply, by=session.user, game=body.game, after=body.after
+        )
     except RecordRefused as exc:
         raise _refused(exc) from None
     return json_response(view.as_dict())

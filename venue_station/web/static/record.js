@@ -41,12 +41,24 @@
     try { data = await r.json(); } catch (e) { /* an empty body */ }
     return { status: r.status, data };
   }
-  const withGame = (body) => (game ? { ...body, game } : body);
+  // The game this page records: ?game=, else — once the recorder entered or took back a move
+  // here, or moves wait for a game — that game, pinned: a board whose next round was imported
+  // meanwhile is said (current), never followed silently (an outsider's next move landed on
+  // round 2's new game).
+  let pinned = game ? null : (outbox.first() ? outbox.first().game : null);
+  const viewing = () => game || pinned;
+  const withGame = (body) => (viewing() ? { ...body, game: viewing() } : body);
+  const lastIccs = (v) => (v && v.moves.length ? v.moves[v.moves.length - 1].iccs : "");
+  function show(data) {
+    view = data;
+    offer = data.earlier || null;
+    outbox.keepView(data); // a page opened again without the station still shows the game
+  }
   async function load() {
     const n = ++asked;
     let answer;
     try {
-      answer = await api("GET", base + (game ? "?game=" + encodeURIComponent(game) : ""));
+      answer = await api("GET", base + (viewing() ? "?game=" + encodeURIComponent(viewing()) : ""));
     } catch (e) {
       if (!view) say(() => QZ.t("api.network"), true);
       return; // the station away a moment: the next reload tries again
@@ -54,7 +66,7 @@
     const { status, data } = answer;
     if (status === 200) {
       if (lastMsg && lastMsg.network) say(null); // the station is back: its "cannot reach" goes
-      if (fresher(n)) { view = data; offer = data.earlier || null; render(); }
+      if (fresher(n)) { show(data); render(); }
       flush();
     }
     else if (!view) say(() => QZ.apiError(status, data), true);
@@ -68,6 +80,22 @@
     const { status, data } = await api("GET", "/api/auth/session");
     if (status === 200 && data.csrf) { csrf = data.csrf; who(data); }
     $("login-box").hidden = !!csrf;
+  }
+  // This tab's token went stale (the QR code scanned again in another tab, a station restart):
+  // the browser's session as it is now, else the board's key again, else the login box.
+  const stale = (status, data) => status === 401 || (status === 403 && data && data.code === "csrf");
+  async function renew() {
+    try {
+      const now = await api("GET", "/api/auth/session");
+      if (now.status === 200 && now.data.csrf) { csrf = now.data.csrf; who(now.data); return true; }
+      if (key) {
+        const keyed = await api("POST", "/api/auth/record-key", { board, key });
+        if (keyed.status === 200) { csrf = keyed.data.csrf; return true; }
+      }
+    } catch (e) { return false; }
+    csrf = null;
+    $("login-box").hidden = false;
+    return false;
   }
   // A recorder (a record key, a recorder account) may open nothing but its boards' records:
   // no way back to the overview it cannot open (a page of raw JSON, an outsider), a way out of
@@ -89,6 +117,8 @@
     if (status === 200) { csrf = data.csrf; $("login-box").hidden = true; say(null); who(data); flush(); }
     else say(() => QZ.apiError(status, data), true);
   }
+  // One request that changes the record; "network" when no answer came, "stale" when this
+  // tab's token is no longer the session's.
   async function send(url, body, okText) {
     if (busy) return false;
     if (!csrf) { $("login-box").hidden = false; say(() => QZ.t("record.login"), true); return false; }
@@ -99,11 +129,11 @@
       // free before drawing: a tap that comes the moment the new move shows is not ignored
       busy = false;
       if (status === 200) {
-        if (fresher(n)) { view = data; selected = null; render(); }
+        if (fresher(n)) { show(data); selected = null; render(); }
         say(okText);
         return true;
       }
-      if (status === 401) { csrf = null; $("login-box").hidden = false; }
+      if (stale(status, data)) return "stale";
       say(() => QZ.apiError(status, data), true);
       if (data.code === "record_changed") await load();
       return false;
@@ -113,55 +143,78 @@
       return "network";
     } finally { busy = false; }
   }
-  // A move goes to the station at once, or, while the station cannot be reached or moves are
-  // already waiting, into the outbox after them (the order is the game's).
+  // A move goes to the station at once, or, while the station cannot be reached, this tab's
+  // token is stale or moves are already waiting, into the outbox after them (the game's order).
   async function play(move, text) {
     if (!view || busy) return false;
+    if (outbox.refused) { say(() => QZ.t("record.outbox.first"), true); return false; }
+    if (!game) pinned = view.game;
     if (csrf && !outbox.size) {
-      const sent = await send(base + "/moves", { move, ply: view.ply },
+      const sent = await send(base + "/moves", { move, ply: view.ply, after: lastIccs(view) },
         () => QZ.t("record.played", { move: view.moves.length ? view.moves[view.moves.length - 1].chinese : move }));
-      if (sent !== "network") return sent;
+      if (sent !== "network" && sent !== "stale") return sent;
       // no answer: stored or not, it is kept; sent again, a stored move is answered as stored
-      say(() => QZ.t("record.outbox.kept"), true);
-      lastMsg.network = true;
+      if (sent === "network") { say(() => QZ.t("record.outbox.kept"), true); lastMsg.network = true; }
     } else if (!csrf) return send(base + "/moves", { move, ply: view.ply });
-    outbox.add(view, move, text);
+    outbox.add(view, move, text, lastIccs(view));
     selected = null;
     render();
     flush();
     return true;
   }
   async function undo() {
-    if (view && outbox.takeBack(view.game)) {
+    if (!view) return;
+    if (!game) pinned = view.game;
+    if (outbox.takeBack(view.game)) {
       selected = null;
       say(() => QZ.t("record.outbox.taken_back"));
       render();
       return;
     }
-    await send(base + "/undo", { ply: view ? view.ply : 0 }, () => QZ.t("record.undone"));
+    const body = { ply: view.ply, after: lastIccs(view) };
+    if (await send(base + "/undo", body, () => QZ.t("record.undone")) === "stale" && await renew())
+      await send(base + "/undo", body, () => QZ.t("record.undone"));
   }
-  // The waiting moves, first to last, each with its game and ply; a refusal stops the sending
-  // (the recorder is told which move and why, and may discard the rest to enter them again).
+  // Is `it` the move `record` holds after it.ply moves, after the move it was entered after?
+  // (its answer was lost, and another recorder went on meanwhile: stored, not refused)
+  function holds(record, it) {
+    const m = record.moves[it.ply];
+    const before = it.ply ? record.moves[it.ply - 1].iccs : "";
+    return !!m && [m.iccs, m.chinese, m.wxf].includes(it.move) && (it.after == null || it.after === before);
+  }
+  // The waiting moves, first to last, each with its game, ply and the move before it; a
+  // refusal stops the sending (the recorder is told which move and why, and may discard the
+  // rest to enter them again).
   async function flush() {
     if (flushing || busy || !csrf || !outbox.size || outbox.refused) return;
     flushing = true;
     let count = 0;
+    let renewed = false;
     try {
       while (outbox.size && csrf) {
         const it = outbox.first();
         const n = ++asked;
+        const body = { move: it.move, ply: it.ply, game: it.game };
+        if (it.after != null) body.after = it.after;
         let answer;
-        try {
-          answer = await api("POST", base + "/moves", { move: it.move, ply: it.ply, game: it.game });
-        } catch (e) { return; } // still away: the next reload tries again
-        const { status, data } = answer;
+        try { answer = await api("POST", base + "/moves", body); }
+        catch (e) { return; } // still away: the next reload tries again
+        let { status, data } = answer;
+        if (lastMsg && lastMsg.network) say(null); // the station answers
+        if (stale(status, data) && !renewed) { renewed = true; if (await renew()) continue; return; }
+        if (status === 409 && data.code === "record_changed") {
+          try {
+            const now = await api("GET", base + "?game=" + encodeURIComponent(it.game));
+            if (now.status === 200 && holds(now.data, it)) { status = 200; data = now.data; }
+          } catch (e) { return; }
+        }
         if (status === 200) {
-          outbox.sent();
+          outbox.sent(data.moves[it.ply] ? data.moves[it.ply].iccs : null);
           count += 1;
-          if (view && data.game === view.game && fresher(n)) view = data;
+          if (view && data.game === view.game && fresher(n)) show(data);
           continue;
         }
-        if (status === 401) { csrf = null; $("login-box").hidden = false; return; }
+        if (stale(status, data)) return; // the login box is open: the moves wait for it
         outbox.refused = { item: it, status, data };
         return;
       }
@@ -287,7 +340,15 @@
     QZ.applyI18n();
     $("title").textContent = QZ.t("record.heading", { n: board });
     if (lastMsg) say(lastMsg.text, lastMsg.error);
+    renderOutbox();
     if (!view) { drawBoard(); return; }
+    const cur = view.current; // the board moved on to its next game: said, with a way there
+    $("moved-on").hidden = !cur;
+    if (cur) {
+      $("moved-on-text").textContent = QZ.t("record.moved_on", { r: cur.round, red: cur.red, black: cur.black, mine: view.round });
+      $("moved-on-go").textContent = QZ.t("record.earlier.go", { r: cur.round });
+      $("moved-on-go").href = "/record/" + encodeURIComponent(board) + (key ? "?key=" + encodeURIComponent(key) : "");
+    }
     $("players").textContent = QZ.t("record.round", { r: view.round }) + " · " +
       QZ.t("record.players", { red: view.red || "—", black: view.black || "—" });
     $("earlier").hidden = !offer;
@@ -318,9 +379,10 @@
     // numbered by 回合 as a score sheet is: red's move opens the number, black's answers it
     let round = 0;
     let side = view.to_move;
+    const refused = !!outbox.refused; // (not the game's moves: unnumbered, apart)
     const waiting = outbox.of(view.game).map((it) => {
-      const li = QZ.el("li", { class: "queued", "data-ply": it.ply + 1, "data-side": side },
-        QZ.el("span", { class: "no", text: side === "red" ? "" + (Math.floor(it.ply / 2) + 1) + "." : "" }),
+      const li = QZ.el("li", { class: refused ? "queued refused" : "queued", "data-ply": it.ply + 1, "data-side": side },
+        QZ.el("span", { class: "no", text: side === "red" && !refused ? "" + (Math.floor(it.ply / 2) + 1) + "." : "" }),
         QZ.el("span", { class: "mv", translate: "no", text: it.text }),
         QZ.el("span", { class: "clk", text: QZ.t("record.outbox.pending") }));
       side = side === "red" ? "black" : "red";
@@ -332,7 +394,6 @@
       ...waiting);
     $("moves").scrollTop = $("moves").scrollHeight; // the last move in view
     $("undo").disabled = !view.moves.length && !waiting.length;
-    renderOutbox();
     drawBoard();
   }
   // What the phone keeps that the station has not got: how many, and why it stopped if it did.
@@ -343,8 +404,9 @@
     $("outbox-drop").hidden = !outbox.refused;
     const r = outbox.refused;
     $("outbox-text").textContent = !outbox.size ? "" : r
-      ? QZ.t("record.outbox.refused", { ply: r.item.ply + 1, move: r.item.text,
-        reason: QZ.apiError(r.status, r.data), n: outbox.size })
+      ? QZ.t("record.outbox.refused", { ply: r.item.ply + 1, move: r.item.text, n: outbox.size,
+        reason: r.data && r.data.code === "record_changed" // (its "reloaded, try again" misled)
+          ? QZ.t("record.outbox.changed", { found: (r.data.args || {}).found }) : QZ.apiError(r.status, r.data) })
       : QZ.t("record.outbox.waiting", { n: outbox.size });
   }
 
@@ -358,6 +420,10 @@
   $("outbox-drop").addEventListener("click", () => { outbox.drop(); say(null); render(); load(); });
   $("login-submit").addEventListener("click", login);
   $("back").href = "/board/" + encodeURIComponent(board);
+  // The station's record as this phone last saw it, until the station answers (a page opened
+  // again without it showed nothing of the moves kept: an outsider).
+  const kept = outbox.keptView(viewing());
+  if (kept && (viewing() || !kept.current)) show(kept);
   render();
   session().then(load);
   // The clock's presses go on while a recorder types: the pairing and times follow.

@@ -9,13 +9,15 @@
 (function () {
   const QZ = window.QZ;
   const valid = (it) => it && typeof it.game === "string" && Number.isInteger(it.ply) &&
-    typeof it.move === "string" && it.move.length > 0 && it.move.length <= 32;
+    typeof it.move === "string" && it.move.length > 0 && it.move.length <= 32 &&
+    (it.after == null || /^([a-i][0-9][a-i][0-9])?$/.test(it.after));
   // ICCS (h2e2, H2-E2): a move whose squares are known without the rules.
   const ICCS = /^([a-i])([0-9])-?([a-i])([0-9])$/i;
 
   QZ.RecordOutbox = class {
     constructor(board) {
       this.key = "qz.record.outbox." + board;
+      this.viewKey = "qz.record.view." + board;
       this.items = this.read();
       this.refused = null; // {item, status, data}: the move the station refused; sending stops
     }
@@ -31,17 +33,37 @@
         else localStorage.removeItem(this.key);
       } catch (e) { /* private mode or a full store: the list in memory still holds them */ }
     }
-    // Keep `move` for `view`'s game, after the stored moves and those already waiting.
-    add(view, move, text) {
+    // Keep `move` for `view`'s game, after the stored moves and those already waiting. The
+    // first one keeps the last move the phone saw (`after`, ICCS): a record whose moves were
+    // changed meanwhile refuses it, though its count be the same. Each next one learns its
+    // `after` when the one before it is stored (`sent`).
+    add(view, move, text, after) {
       const mine = this.of(view.game);
       const ply = mine.length ? mine[mine.length - 1].ply + 1 : view.ply;
-      this.items.push({ game: view.game, ply, move, text: text || move });
+      this.items.push({ game: view.game, ply, move, text: text || move, after: mine.length ? null : after });
       this.save();
     }
     of(game) { return this.items.filter((it) => it.game === game); }
     get size() { return this.items.length; }
     first() { return this.items[0] || null; }
-    sent() { this.items.shift(); this.refused = null; this.save(); }
+    sent(iccs) {
+      const it = this.items.shift();
+      const next = this.items[0];
+      if (next && next.game === it.game && next.after == null && iccs) next.after = iccs;
+      this.refused = null;
+      this.save();
+    }
+    // The last record the station showed, for a page opened again while it cannot be reached.
+    keepView(view) {
+      try { localStorage.setItem(this.viewKey, JSON.stringify(view)); } catch (e) { /* full */ }
+    }
+    keptView(game) {
+      try {
+        const view = JSON.parse(localStorage.getItem(this.viewKey) || "null");
+        const ok = view && typeof view.game === "string" && Array.isArray(view.moves) && typeof view.fen === "string";
+        return ok && (!game || view.game === game) ? view : null;
+      } catch (e) { return null; }
+    }
     // Take back the last move waiting for `game` (an undo that never reaches the station).
     takeBack(game) {
       for (let i = this.items.length - 1; i >= 0; i--) {
@@ -60,7 +82,7 @@
       return m ? [m[1].toLowerCase() + m[2], m[3].toLowerCase() + m[4]] : null;
     }
     overlay(view, pieces, legalMove) {
-      const waiting = this.of(view.game);
+      const waiting = this.refused ? [] : this.of(view.game); // (refused: they are not the game)
       let side = view.to_move;
       let placed = 0;
       let last = null;
