@@ -45,6 +45,12 @@ class Stage(enum.Enum):
     def zh(self) -> str:
         return {"semi_final": "半决赛", "final": "决赛", "third_place": "三四名决赛"}[self.value]
 
+    @property
+    def en(self) -> str:
+        return {"semi_final": "Semi-final", "final": "Final", "third_place": "Third place"}[
+            self.value
+        ]
+
     def __str__(self) -> str:
         return self.value
 

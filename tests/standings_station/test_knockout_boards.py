@@ -10,6 +10,7 @@ A real broker and station; the boards a FakeNode that answers the commands."""
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -174,6 +175,9 @@ async def test_round_three_keeps_off_the_semi_finals_boards(
     ], duties
     ids = [line.split('"')[1] for line in pgn.splitlines() if line.startswith("[GameId ")]
     assert ids == ["ko-sf1", "ko-sf2", "r3-b3", "r3-b4"], pgn
+    # each game says what it is: the semi-finals their stage (their Round alone is round 3's)
+    stages = [re.findall(r'\[Stage "([^"]*)"\]', g) for g in pgn.split("[Event ")[1:]]
+    assert stages == [["Semi-final"], ["Semi-final"], [], []], pgn
 
 
 @pytest.mark.browser

@@ -269,6 +269,7 @@ def clock_log_pgn(
         ("GameId", game["game"]),  # (xiangqi readers take Game for the kind of game)
         ("Red", game["red"]),
         ("TimeControl", pgn_tc(game["tc"])),
+        *([("Stage", str(game["stage"]))] if game.get("stage") else []),  # a knockout game
         *extra,
     ]
     lines = [

@@ -184,6 +184,12 @@ def game_json(
     }
 
 
+def stage_tag(g: ProposedGame) -> str:
+    """The knockout game's stage as its PGN says it (``[Stage "Semi-final tie-break"]``): its
+    ``Round`` is the Swiss round it is played beside, which alone read as a Swiss game."""
+    return g.stage.en + (" tie-break" if g.tiebreak else "")
+
+
 def game_rows(rec: KnockoutRecord | None) -> dict[str, dict[str, Any]]:
     """The knockout's games put on a board, as rows of the games table (the Swiss rounds'):
     for the game's exports and its record (录谱: the top boards are recorded). Its round is the
@@ -200,6 +206,7 @@ def game_rows(rec: KnockoutRecord | None) -> dict[str, dict[str, Any]]:
             "game": g.id, "round": beside_round(after, g.stage),
             "board": str(step["board"]), "red": g.red, "black": g.black, "tc": g.tc,
             "winner": None, "result": None, "reason": None, "updated_ms": 0,
+            "stage": stage_tag(g),
         }  # fmt: skip
     return out
 

@@ -35,6 +35,7 @@ class RecordView:
     updated_ms: int | None
     updated_by: str | None
     consent: dict[str, Any] | None  # {"by", "ms"}: the chief allowed a later or no record
+    stage: str | None = None  # a knockout game's stage (knockout.stage_tag)
 
     @property
     def ply(self) -> int:

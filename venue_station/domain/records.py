@@ -205,6 +205,7 @@ class RecordDesk:
             updated_ms=stored["updated_ms"] if stored else None,
             updated_by=stored["updated_by"] if stored else None,
             consent=consent,
+            stage=row.get("stage"),
         )
 
     async def pairing(self, game: str, stored: Mapping[str, Any] | None) -> Pairing:
@@ -368,6 +369,8 @@ class RecordDesk:
             "GameId": view.game,
             "Board": view.board,
         }
+        if view.stage:  # a knockout game: its Round alone reads as the Swiss round's
+            tags["Stage"] = view.stage
         if not view.pairing.matched:
             tags["ClockPairing"] = pairing_note(view.pairing)
         result = view.result if view.result in ("1-0", "0-1", "1/2-1/2") else "*"
