@@ -246,17 +246,37 @@ def _resolve(board: Board, args: wire.ResolveArgs) -> None:
 
 
 def _withdraw(board: Board, args: wire.WithdrawArgs) -> None:
+    """A confirmed foul taken back; or the result that stands, confirmed by mistake (entered
+    on the wrong board, a flag confirmed while its clock was at fault): the game goes on,
+    paused and held by the arbiter (a flag's side is given time first, as after a dismissal)."""
     _in_game(board)
-    assert board.referee is not None  # _in_game
+    referee = board.referee
+    assert referee is not None  # _in_game
     proposal_id = _proposal_at(board, args.seq)
-    if proposal_id is None or board.referee.get(proposal_id).kind.value != "foul":
+    kind = referee.get(proposal_id).kind if proposal_id is not None else None
+    if proposal_id is None or kind not in (ProposalKind.FOUL, ProposalKind.RESULT):
         raise CommandError(
-            f"event {args.seq} is not a foul of this game", "not_a_foul", seq=args.seq
+            f"event {args.seq} is not a foul or a result of this game", "not_a_foul", seq=args.seq
         )
-    if board.referee.get(proposal_id).status is ProposalStatus.PENDING:
+    proposal = referee.get(proposal_id)
+    if proposal.status is ProposalStatus.PENDING:
         raise CommandError(
-            f"foul {args.seq} is not confirmed: dismiss it instead", "foul_pending", seq=args.seq
+            f"{kind} {args.seq} is not confirmed: dismiss it instead", "foul_pending", seq=args.seq
         )
+    if kind is ProposalKind.RESULT:
+        standing = referee.result
+        if standing is None or standing.id != proposal_id:
+            raise CommandError(
+                f"result {args.seq} does not stand: take back the one that does",
+                "result_not_standing",
+                seq=args.seq,
+            )
+        if board.regulation.loss_still_reached(proposal.reason, total=0, per_reason={}) is not None:
+            raise CommandError(
+                f"result {args.seq} is a loss by fouls: withdraw the foul instead",
+                "loss_by_fouls",
+                seq=args.seq,
+            )
     board.withdraw(proposal_id)
 
 

@@ -94,11 +94,15 @@ def game_outcome(
             points = _points(outcome, regulation)
         return GameOutcome(status, outcome, reason, source, seq, by_forfeit, points, fouls)
 
-    results = [f for f in ordered if f["type"] == "result"]
-    dismissed = [f for f in results if f["data"].get("status") == "dismissed"]
-    struck = {f["data"].get("ref") for f in dismissed}
-    gone = {id(f) for f in dismissed}
-    results = [f for f in results if id(f) not in gone and _seq(f) not in struck]
+    # Each result by its first report (a ruling names it by ref), as its latest ruling left it,
+    # in the order they were first reported: the referee's standing result is the newest not
+    # dismissed. (A flag confirmed, then taken back, has three reports: the latest decides.)
+    by_key: dict[int, Mapping[str, Any]] = {}
+    for f in ordered:
+        if f["type"] == "result":
+            by_key[f["data"].get("ref") or _seq(f)] = f
+    dismissed = [f for f in by_key.values() if f["data"].get("status") == "dismissed"]
+    results = [f for f in by_key.values() if f["data"].get("status") != "dismissed"]
     flag_struck = any(f["data"].get("reason") == "flag" for f in dismissed)
     confirmed = [f for f in results if f["data"].get("status", CONFIRMED) == CONFIRMED]
     forfeits = _rulings(ordered, "forfeit")

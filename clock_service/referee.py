@@ -246,8 +246,11 @@ class Referee:
         longer reach goes with it: that forfeit and the result it made are dismissed too (a
         result entered since stands); a 0:0 it made with the other side's confirmed forfeit
         becomes that side's loss alone. Withdrawn again: nothing. Anything but a foul, or a
-        foul still pending (dismiss it instead): ``ValueError``."""
+        foul still pending (dismiss it instead): ``ValueError``. A confirmed result:
+        :meth:`_take_back_result`."""
         p = self.get(proposal_id)
+        if p.kind is ProposalKind.RESULT:
+            return self._take_back_result(p)
         if p.kind is not ProposalKind.FOUL or p.side is None:
             raise ValueError(f"proposal {proposal_id} is a {p.kind.value}, not a foul")
         if p.status is _DISMISSED:
@@ -282,6 +285,26 @@ class Referee:
                     kind = ProposalKind.RESULT
                     out.append(self._new(kind, other.reason, _CONFIRMED, winner=side))
         return out
+
+    def _take_back_result(self, p: Proposal) -> list[Proposal]:
+        """A result confirmed by mistake (entered on the wrong board, a flag confirmed while its
+        clock was at fault) taken back: it, every other confirmed result of the game and every
+        confirmed forfeit are dismissed, and the game has none — it goes on (a proposal still
+        pending stays for the arbiter). A loss by fouls is taken back by withdrawing the foul
+        (``ValueError``, as for a result not confirmed)."""
+        if p.status is _DISMISSED:
+            return []
+        if p.status is _PENDING:
+            raise ValueError(f"result {p.id} is not confirmed: dismiss it instead")
+        standing = [q for q in self._proposals.values() if q.status is not _DISMISSED]
+        for q in standing:
+            fouls = self.regulation.loss_still_reached(q.reason, total=0, per_reason={})
+            if q.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT) and fouls is not None:
+                raise ValueError(f"result {p.id} is a loss by fouls: withdraw the foul instead")
+        made = [p] + [q for q in standing if q.status is _CONFIRMED and q is not p]
+        made = [q for q in made if q.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT)]
+        made.sort(key=lambda q: q.kind is ProposalKind.FORFEIT)  # its own first, results, forfeits
+        return [self._store(dataclasses.replace(q, status=_DISMISSED)) for q in made]
 
     def result_entered(self, winner: Side | None, reason: str, *, moves: int) -> list[Proposal]:
         """The arbiter enters (or overrides) the result; ``moves`` are the full moves played.

@@ -80,15 +80,61 @@ def test_withdrawing_a_reasons_own_loss():
     assert not ref.finished and ref.fouls(RED) == 1
 
 
-def test_only_a_confirmed_foul_is_withdrawn():
+def test_only_a_confirmed_foul_or_result_is_withdrawn():
     ref = referee(MEISHAN)
     (pending,) = ref.board_paused(RED)
     with pytest.raises(ValueError, match="not confirmed: dismiss it instead"):
         ref.withdraw(pending.id)
-    (flag,) = ref.flag_fell(RED)
+    (count,) = ref.start_move_count(red_moves=0, black_moves=0)
     with pytest.raises(ValueError, match="not a foul"):
+        ref.withdraw(count.id)
+    (flag,) = ref.flag_fell(RED)
+    with pytest.raises(ValueError, match=f"result {flag.id} is not confirmed: dismiss it"):
         ref.withdraw(flag.id)
     with pytest.raises(ValueError, match="no proposal 99"):
         ref.withdraw(99)
     ref.resolve(pending.id, "dismissed")
     assert ref.withdraw(pending.id) == []  # dismissed at its ruling: nothing to take back
+
+
+@BOTH
+def test_a_result_confirmed_by_mistake_is_taken_back_and_the_game_goes_on(profile: str):
+    """Entered on the wrong board, replaced, then taken back: every confirmed result goes, the
+    game has none and goes on (clock facts count again); a flag's loss confirmed while its
+    clock was at fault likewise; a pending proposal stays for the arbiter."""
+    ref = referee(profile)
+    wrong = ref.result_entered(RED, "resignation", moves=20)[-1]
+    replaced = ref.result_entered(BLACK, "resignation", moves=20)[-1]
+    back = ref.withdraw(replaced.id)
+    assert [(p.id, p.status.value) for p in back] == [
+        (replaced.id, "dismissed"),
+        (wrong.id, "dismissed"),
+    ]
+    assert not ref.finished and ref.result is None and ref.withdraw(replaced.id) == []
+    flag = ref.flag_fell(RED)[0]  # the clock goes on: a fact counts again
+    ref.resolve(flag.id, "confirmed")
+    assert shape(ref.withdraw(flag.id)) == [("result", "flag", "dismissed")]
+    assert not ref.finished
+
+
+@BOTH
+def test_a_forfeit_taken_back_with_its_result_and_a_loss_by_fouls_is_not(profile: str):
+    ref = referee(profile)
+    forfeit = ref.clock_switched_off(RED, authorised=False)
+    assert forfeit and forfeit[0].kind.value == "forfeit"
+    made = ref.resolve(forfeit[0].id, "confirmed")
+    result = made[-1]
+    assert result.kind.value == "result" and ref.finished
+    assert shape(ref.withdraw(result.id)) == [
+        ("result", "power_switch", "dismissed"),
+        ("forfeit", "power_switch", "dismissed"),
+    ]
+    assert not ref.finished
+    with pytest.raises(ValueError, match="not confirmed"):
+        ref.withdraw(ref.flag_fell(BLACK)[0].id)  # pending: dismissed in the alerts instead
+    fouls = referee(profile)
+    for _ in range(fouls.regulation.fouls.forfeit_at):
+        out = fouls.arbiter_foul(BLACK, "disturbing")
+    with pytest.raises(ValueError, match="withdraw the foul"):
+        fouls.withdraw(out[-1].id)
+    assert fouls.finished

@@ -208,7 +208,7 @@ class Asks:
         if ask.cmd == "withdraw":
             foul = self._confirmed_foul(ask.board, game, int(a["seq"]))
             if foul is None:
-                return False
+                return self._result_taken_back(ask, game, type_, data)
             asked = (("side", foul["side"]), ("reason", foul["reason"]))
             return Expect("foul", "dismissed", int(a["seq"]), asked).met_by(type_, data)
         proposal = self._proposals.get((ask.board, int(a["seq"])))
@@ -216,6 +216,29 @@ class Asks:
             return False
         fields = tuple((k, proposal.data.get(k)) for k in _IDENTITY[proposal.type])
         return Expect(proposal.type, str(a["status"]), int(a["seq"]), fields).met_by(type_, data)
+
+    def _result_taken_back(
+        self, ask: _Ask, game: str | None, type_: str, data: Mapping[str, Any]
+    ) -> bool:
+        """A ``withdraw`` of the result that stands (the referee's ``_take_back_result``): its
+        dismissal first, then every other result of the game and every confirmed forfeit."""
+        seq = int(ask.args["seq"])
+        latest = dict(self._latest(ask.board, game, "result"))
+        result = latest.get(seq)
+        if result is None or result["status"] != "confirmed":
+            return False
+        asked = (("winner", result.get("winner")), ("reason", result.get("reason")))
+        if not Expect("result", "dismissed", seq, asked).met_by(type_, data):
+            return False
+        for key, rec in latest.items():
+            if key != seq and rec["status"] != "dismissed":
+                fields = (("winner", rec.get("winner")), ("reason", rec.get("reason")))
+                ask.follows.append(Expect("result", "dismissed", key, fields))
+        for key, rec in self._latest(ask.board, game, "forfeit"):
+            if rec["status"] == "confirmed":
+                fields = (("side", rec.get("side")), ("reason", rec.get("reason")))
+                ask.follows.append(Expect("forfeit", "dismissed", key, fields))
+        return True
 
     def _tiebreak(self, game: str | None, args: Mapping[str, Any]) -> Expect:
         """A draw entered in a tie-break game: the profile's draw winner wins it."""

@@ -159,7 +159,7 @@ class TxnSigner:
     def _candidates(type_: str, data: Mapping[str, Any]) -> list[tuple[str, dict[str, Any]]]:
         out: list[tuple[str, dict[str, Any]]] = []
         if data.get("ref") is not None:
-            if type_ == "foul" and data.get("status") == "dismissed":
+            if type_ in ("foul", "result") and data.get("status") == "dismissed":
                 out.append(("withdraw", {"seq": data.get("ref")}))
             out.append(("resolve", {"seq": data.get("ref"), "status": data.get("status")}))
         elif type_ == "result":

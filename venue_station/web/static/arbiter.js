@@ -332,7 +332,7 @@
   }
 
   // -- the board's actions (board_actions.js) --------------------------------------------------
-  panel = QZ.boardActions({ selected: () => selected, card, boardCmd, act, log });
+  panel = QZ.boardActions({ selected: () => selected, card, api, boardCmd, act, log });
   $("f-count").elements.limit.addEventListener("input", (ev) => { ev.target.dataset.typed = "1"; });
   const fouls = QZ.foulList({ selected: () => selected, card, api, boardCmd });
 

@@ -1,6 +1,6 @@
 // The arbiter page's board actions (arbiter.js): the clock buttons and the forms of the chosen
 // board's panel — a time, a result, a forfeit, a move count, a foul — each sent once per tap.
-// ``page``: { selected() → the chosen board, card(board), boardCmd, act, log } of arbiter.js.
+// ``page``: { selected() → the chosen board, card(board), api, boardCmd, act, log } of arbiter.js.
 "use strict";
 (function () {
   const QZ = window.QZ;
@@ -159,6 +159,7 @@
       flagHintShown = shown;
     }
     // the selected board's panel after its state changed (or another board was chosen)
-    return { sync() { showFlagHint(); showResult(); } };
+    const back = QZ.resultBack(page); // 撤销结果 (result_back.js)
+    return { sync() { showFlagHint(); showResult(); back.sync(); } };
   };
 })();
