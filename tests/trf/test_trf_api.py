@@ -113,7 +113,8 @@ async def test_the_pairing_page(station: Station) -> None:
         page = await client.get("/pairing")
         assert page.status_code == 200 and '<html lang="zh-CN">' in page.text
         assert "导入 TRF、配对表或棋手名单" in page.text
-        js = (await client.get("/static/pairing.js")).text
+        assert '<script src="/static/pairing_words.js"' in page.text  # the page's two languages
+        js = (await client.get("/static/pairing_words.js")).text
         assert "Import a TRF, a pairs list or a players list" in js and "导入失败" in js
         spec = (await client.get("/api/openapi.json")).json()
         assert {"/api/trf", "/api/pairs", "/api/export/tournament.trf"} <= set(spec["paths"])

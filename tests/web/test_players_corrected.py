@@ -157,10 +157,10 @@ async def test_a_name_put_right_and_a_no_show_dropped_before_round_one(
     renamed.write_bytes(trf([(("王晓敏", r) if n == "王小明" else (n, r)) for n, r in corrected]))
     await page.select_option("#kind", "trf")
     said = await import_file(page, renamed, confirm=False)
-    assert "文件中的棋手与本赛事不符" in said and "已有对局的棋手不能改名" in said, said
+    assert "文件中的棋手与本赛事不符" in said and "姓名不能再改" in said, said
     assert "王小明" in said and "王晓敏" in said, said
     assert not await page.is_visible("#apply")
     assert await standings_names(station) == want
     await page.click("#lang")
     said = await page.text_content("#result")
-    assert "a player who has played keeps his name" in said, said
+    assert "he is paired or has played: his name stays" in said, said

@@ -29,6 +29,7 @@ __all__ = [
     "check_entrants",
     "check_not_withdrawn",
     "guard_rounds",
+    "same_event",
 ]
 
 _IN_PLAY = ("running", "paused")
@@ -174,28 +175,40 @@ def check_entrants(
     quarter of the field, at least 3, is another event's file). Returns the renames: start
     rank -> (name here, name in the file)."""
     renames: dict[int, tuple[str, str]] = {}
-    here = set(kept.values())
+    rank_of = {name: rank for rank, name in kept.items()}
     for rank in sorted(set(kept) & set(incoming)):
         if kept[rank] == incoming[rank]:
             continue
-        if kept[rank] in playing or incoming[rank] in here:  # (a name moved to another rank)
+        mismatch = {"start_rank": rank, "kept": kept[rank], "file": incoming[rank]}
+        if kept[rank] in playing:
             raise ImportRefused(
                 "players_mismatch",
-                f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file: a "
-                "file of another event? (start ranks are never reassigned; a player who has "
-                "played keeps his name)",
-                start_rank=rank,
-                kept=kept[rank],
-                file=incoming[rank],
+                f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file, and "
+                f"{kept[rank]} has a game here: a player paired or played keeps his name",
+                cause="played",
+                **mismatch,
+            )
+        if incoming[rank] in rank_of:
+            raise ImportRefused(
+                "players_mismatch",
+                f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file, who "
+                f"is start rank {rank_of[incoming[rank]]} here: start ranks are never "
+                "reassigned once a round is paired",
+                cause="moved",
+                other_rank=rank_of[incoming[rank]],
+                **mismatch,
             )
         renames[rank] = (kept[rank], incoming[rank])
-    if len(renames) > max(2, len(kept) // 4):
+    limit = max(2, len(kept) // 4)
+    if len(renames) > limit:
         rank = min(renames)
         raise ImportRefused(
             "players_mismatch",
-            f"start rank {rank} is {kept[rank]} here but {incoming[rank]} in the file, and "
-            f"{len(renames)} start ranks name other players: a file of another event? (start "
-            "ranks are never reassigned)",
+            f"{len(renames)} start ranks name other players than here (at most {limit} are "
+            "taken as names put right): a file of another event?",
+            cause="many",
+            count=len(renames),
+            limit=limit,
             start_rank=rank,
             kept=kept[rank],
             file=incoming[rank],
@@ -213,6 +226,24 @@ def check_entrants(
             count=len(missing),
         )
     return renames
+
+
+def same_event(kept: Mapping[int, str], incoming: Mapping[int, str]) -> None:
+    """Before round 1 a renumbered players file is taken (its players matched by name) when
+    most of its names are the station's: fewer than three in four of the shorter list in
+    common is another event's file, refused."""
+    common = set(kept.values()) & set(incoming.values())
+    shorter = min(len(kept), len(incoming))
+    if shorter and len(common) * 4 < shorter * 3:
+        raise ImportRefused(
+            "players_mismatch",
+            f"only {len(common)} of the file's {len(incoming)} players are among the "
+            f"station's {len(kept)}: a file of another event?",
+            cause="another_event",
+            count=len(common),
+            file_count=len(incoming),
+            kept_count=len(kept),
+        )
 
 
 def check_not_withdrawn(rows: Iterable[Mapping[str, Any]], withdrawn: Collection[str]) -> None:

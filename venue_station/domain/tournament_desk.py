@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from venue_station.domain.trf_state import TrfState, ensure_entrants, load_state, save_state
@@ -29,6 +29,7 @@ __all__ = [
     "AUDIT_KEY",
     "BYE_KINDS",
     "audit_log",
+    "check_not_stale",
     "give_bye",
     "record",
     "rounds_before",
@@ -185,7 +186,9 @@ async def undo_last(station: Station, *, user: str | None) -> dict[str, Any]:
         await save_state(store, TrfState(**before["trf_state"]))
         if before.get("player_rows"):  # names a players file put right, rows it dropped
             rows = before["player_rows"]
-            await store.player_rows.put_back(rows["renamed"], rows["removed"])
+            await store.player_rows.put_back(
+                rows["renamed"], rows["removed"], rows.get("added", ())
+            )
     else:
         if now != entry["after"]:
             raise ImportRefused(
@@ -202,3 +205,30 @@ async def undo_last(station: Station, *, user: str | None) -> dict[str, Any]:
         before=None, after=None,
     )  # fmt: skip
     return {"undone": entry["id"], "what": entry["what"], "audit": undo["id"]}
+
+
+async def check_not_stale(store: Store, names: Collection[str]) -> None:
+    """A players list (CSV) that still names a player a players file has since put right or
+    removed (its import not undone) is refused, naming them: the organiser's spreadsheet,
+    imported again after the corrections, brought the old names back as players of their own
+    (an outsider: two ghosts took 本地组 places)."""
+    present = await store.player_names()
+    renamed: dict[str, str] = {}
+    removed: set[str] = set()
+    for entry in await audit_log(store):
+        rows = (entry.get("before") or {}).get("player_rows") if not entry["undone"] else None
+        if rows:
+            renamed.update(rows.get("renamed") or {})
+            removed.update(str(r["name"]) for r in rows.get("removed") or ())
+    asked = set(names) - present
+    stale_renamed = sorted(n for n in asked if n in renamed)
+    stale_removed = sorted(n for n in asked if n in removed and n not in renamed)
+    if stale_renamed or stale_removed:
+        raise ImportRefused(
+            "players_stale",
+            f"the list names {len(stale_renamed) + len(stale_removed)} player(s) a players "
+            "file has since put right or removed: correct the list first",
+            renamed=[f"{n} → {renamed[n]}" for n in stale_renamed][:10],
+            removed=stale_removed[:10],
+            count=len(stale_renamed) + len(stale_removed),
+        )

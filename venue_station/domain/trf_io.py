@@ -38,9 +38,11 @@ from venue_station.domain.import_guard import (
     check_entrants,
     check_not_withdrawn,
     guard_rounds,
+    same_event,
 )
 from venue_station.domain.knockout_boards import place_beside_knockout
 from venue_station.domain.standings import game_records
+from venue_station.domain.trf_players import closed_up, counts, player_changes
 from venue_station.domain.trf_state import (
     TrfState,
     ensure_entrants,
@@ -48,6 +50,7 @@ from venue_station.domain.trf_state import (
     save_state,
     tournament_rounds,
 )
+from venue_station.errors import ImportRefused
 
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
@@ -140,8 +143,9 @@ async def _set_round(
     if guard.void:
         out["voided_results"] = list(guard.void)
     after = {"rounds": [round_no] if rows else [], "voided": list(guard.void)}
+    args: dict[str, Any] = {"round": round_no, **counts(player_rows)}
     entry = await tournament_desk.record(
-        store, user=user, what=what, args={"round": round_no}, before=before, after=after
+        store, user=user, what=what, args=args, before=before, after=after
     )
     out["audit"] = entry["id"]
     if send and rows:
@@ -197,15 +201,40 @@ async def import_trf(
     trf = await asyncio.to_thread(Trf.parse, data)
     _check_scoring(trf, station)
     store = station.require_store()
-    keys = _keys([(p.start_rank, p.name) for p in trf.players])
     state = await load_state(store)
     kept = {int(e["start_rank"]): str(e["key"]) for e in state.entrants}
-    playing = {n for g in await store.games() for n in (g["red"], g["black"])}
-    renames = check_entrants(kept, keys, playing)  # names put right: rank -> (here, file)
-    named = set(keys.values())
-    # the previous file's players this one no longer has (they never played: checked above)
-    removes = sorted(k for r, k in kept.items() if r not in keys and k not in named)
+    # who has a game: but a round the file pairs again whose games have not begun is the
+    # file's to replace (a typo found on the morning of round 1: an outsider was refused)
+    games = await store.games()
     paired = trf.paired_round()
+    again = [g["game"] for g in games if g["round"] == paired]
+    begun = await store.player_rows.begun(again)
+    playing = {
+        n
+        for g in games
+        if g["round"] != paired or g["game"] in begun
+        for n in (g["red"], g["black"])
+    }
+    fresh = not (playing or state.byes)  # before round 1: nothing hangs on a start rank yet
+    file_keys = _keys([(p.start_rank, p.name) for p in trf.players])
+    renumbered = False
+    try:
+        renames = check_entrants(kept, file_keys, playing)  # put right: rank -> (here, file)
+    except ImportRefused:
+        if not fresh:
+            raise
+        # A pairing program renumbers its list when a player is deleted (8..20 become 7..19):
+        # its numbers are taken, players matched by name (an outsider organiser was refused),
+        # unless few names are the same (another event's file)
+        same_event(kept, file_keys)
+        renames, renumbered = {}, True
+    rank, gaps = closed_up(trf, before_round_one=fresh)
+    keys = _keys([(rank[p.start_rank], p.name) for p in trf.players])
+    renumbered = renumbered or bool(gaps)
+    named = set(keys.values())
+    olds = {old for old, _ in renames.values()}
+    # the previous file's players this one no longer has (they never played: checked above)
+    removes = sorted(k for k in kept.values() if k not in named and k not in olds)
     if paired is not None:
         rows = [{"board": str(i), "red": keys.get(w), "black": keys.get(b)}
                 for i, (w, b) in enumerate(trf.pairings(paired), 1)]  # fmt: skip
@@ -219,7 +248,9 @@ async def import_trf(
             "new_players": sorted(set(keys.values()) - known - {n for _, n in renames.values()}),
             "round": paired,
         }
-        preview.update(_player_changes(renames, removes))
+        preview.update(player_changes(renames, removes, renumbered))
+        if gaps:
+            preview["gaps"] = gaps
         if paired is not None:
             preview["games"] = len(trf.pairings(paired))
             guard = await guard_rounds(station, [paired], replace=replace)
@@ -228,8 +259,8 @@ async def import_trf(
     saved_state = dataclasses.asdict(state)
     state.entrants = [
         {
-            "start_rank": p.start_rank,
-            "key": keys[p.start_rank],
+            "start_rank": rank[p.start_rank],
+            "key": keys[rank[p.start_rank]],
             "name": p.name,
             "sex": p.sex,
             "title": p.title,
@@ -255,26 +286,38 @@ async def import_trf(
         )
         if rec
     }
-    state.prohibited = [[x.first_round, x.last_round, list(x.players)] for x in trf.prohibited]
-    renamed, removed = await store.player_rows.rename_and_remove(dict(renames.values()), removes)
+    state.prohibited = [
+        [x.first_round, x.last_round, [rank.get(r, r) for r in x.players]] for x in trf.prohibited
+    ]
+    known = await store.player_names()
+    renamed, removed = await store.player_rows.rename_and_remove(
+        dict(renames.values()), removes, but_round=paired
+    )
     state.withdrawn = sorted(
         {renamed.get(w, w) for w in state.withdrawn if w not in {r["name"] for r in removed}}
     )
-    rows_before = {"renamed": renamed, "removed": removed}  # what 撤销 puts back
-    await store.add_players([{"name": keys[p.start_rank], "rating": p.rating} for p in trf.players])
+    added = sorted(named - known - set(renamed.values()))
+    rows_before = {"renamed": renamed, "removed": removed, "added": added}  # what 撤销 puts back
+    await store.add_players(
+        [{"name": keys[rank[p.start_rank]], "rating": p.rating} for p in trf.players]
+    )
     await save_state(store, state)
     out: dict[str, Any] = {"players": len(trf.players), "round": None}
-    out.update(_player_changes(renames, [str(r["name"]) for r in removed if r["name"] in removes]))
+    gone = [str(r["name"]) for r in removed if r["name"] in removes]
+    out.update(player_changes(renames, gone, renumbered))
+    if gaps:
+        out["gaps"] = gaps
     if paired is None:
         nxt = trf.rounds_played + 1
-        if trf.absent(nxt):  # a round not paired yet may already have its byes (240)
+        absent = {rank.get(r, r): kind for r, kind in trf.absent(nxt).items()}
+        if absent:  # a round not paired yet may already have its byes (240)
             out.update(
                 await _set_round(
                     station,
                     state,
                     nxt,
                     [],
-                    trf.absent(nxt),
+                    absent,
                     send=False,
                     user=user,
                     saved_state=saved_state,
@@ -285,7 +328,8 @@ async def import_trf(
             before = {"rounds": [], "rows": {}, "trf_state": saved_state}
             before["player_rows"] = rows_before
             entry = await tournament_desk.record(
-                store, user=user, what="import_trf", args={"round": None}, before=before,
+                store, user=user, what="import_trf", args={"round": None, **counts(rows_before)},
+                before=before,
                 after={"rounds": [], "voided": []},
             )  # fmt: skip
             out["audit"] = entry["id"]
@@ -304,19 +348,6 @@ async def import_trf(
             player_rows=rows_before,
         )
     )
-    return out
-
-
-def _player_changes(renames: Mapping[int, tuple[str, str]], removes: list[str]) -> dict[str, Any]:
-    """The names a file put right and the players it no longer has, for the chief to see in
-    the preview and the answer (each only when there is one)."""
-    out: dict[str, Any] = {}
-    if renames:
-        out["renamed"] = [
-            {"start_rank": rank, "from": old, "to": new} for rank, (old, new) in renames.items()
-        ]
-    if removes:
-        out["removed"] = removes
     return out
 
 

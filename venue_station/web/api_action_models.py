@@ -243,8 +243,19 @@ class TrfImported(PairsImported):
         description="names the file puts right, players who have not played (the rest is "
         "players_mismatch)",
     )
+    renumbered: bool | None = Field(
+        default=None,
+        description="true: before round 1 the file's start ranks were taken as they are "
+        "(players matched by name)",
+    )
+    gaps: list[int] | None = Field(
+        default=None,
+        description="before round 1: the start ranks the file left out (a no-show deleted), "
+        "its list numbered 1..n in order",
+    )
     removed: list[str] | None = Field(
-        default=None, description="players of the previous file this one no longer has (never "
+        default=None,
+        description="players of the previous file this one no longer has (never "
         "played): removed from the station's list",
     )
 

@@ -8,6 +8,7 @@ it answers with the token, and is rate-limited (``login_guard.py``: 429 with ``R
 
 from __future__ import annotations
 
+import asyncio
 import urllib.parse
 from typing import Any
 
@@ -16,6 +17,7 @@ from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE
+from venue_station.domain import tournament_desk
 from venue_station.domain.pairings import parse_players
 from venue_station.domain.rulings import RulingRefused
 from venue_station.errors import ImportRefused, PairingsError
@@ -183,11 +185,16 @@ async def import_players(request: Request) -> Response:
     dry_run = flag_param(request, "dry_run")
     station, data = station_of(request), await _body(request)
     try:
+        # (parsed on a thread: a long file is CPU work, the loop serves meanwhile)
+        names = {str(r["name"]) for r in await asyncio.to_thread(parse_players, data)}
+        # a spreadsheet that still names a player since put right or removed: refused first
+        await tournament_desk.check_not_stale(station.require_store(), names)
         count = await station.import_players(data, dry_run=dry_run)
         new = None
         if dry_run:  # who the file would add, for the chief to see before 确认导入
-            names = {str(r["name"]) for r in parse_players(data)}
             new = sorted(names - await station.require_store().player_names())
+    except ImportRefused as exc:
+        raise import_refused(exc) from None
     except PairingsError as exc:
         # the line and why, in a code the page words (it said only "出错了（HTTP 400）")
         extra = {"line": exc.line or None, "args": {"reason": exc.code, **exc.args_}}
@@ -229,9 +236,7 @@ async def alert_action(request: Request) -> Response:
         return await _rule(request, station, alert_id, action, session.user)
 
 
-async def _rule(
-    request: Request, station: Any, alert_id: int, action: str, user: str
-) -> Response:
+async def _rule(request: Request, station: Any, alert_id: int, action: str, user: str) -> Response:
     # Asked before the store is read: an alert the writer commits meanwhile was unstored.
     unstored = bool(station.ingest and station.ingest.alert_ledger.is_unstored(alert_id))
     alert = await station.store.alert(alert_id)
