@@ -16,6 +16,7 @@ import pytest
 from support.station import ARBITER, ARBITER_PASSWORD, decision_txn, envelope, station_config
 from support.web import WebStation
 
+from clock_service.trf.engines import read as read_engine
 from venue_station.domain.station import Station
 
 # Meishan scores 2 / 1 / 0. After round 2: 甲 4, 戊 3, 丙 2 (progressive 4), 丁 2 (2), 乙 1, 己 0
@@ -173,6 +174,15 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
         ranks = {line[14:47].strip(): int(line[85:89]) for line in trf.splitlines()
                  if line.startswith("001 ")}  # fmt: skip  (TRF: name 15–47, rank 86–89)
         assert ranks == {name: rank for rank, name, _ in places(final["standings"])}, ranks
+        # and it says who played the knockout beside the Swiss rounds, in a comment line the
+        # engines skip (read as strictly as bbpPairings and JaVaFo do: nothing refused)
+        starts = {line[14:47].strip(): int(line[4:8]) for line in trf.splitlines()
+                  if line.startswith("001 ")}  # fmt: skip
+        four = " ".join(str(r) for r in sorted(starts[p] for p in placed))
+        notes = [line for line in trf.splitlines() if line.startswith("### knockout")]
+        assert notes == ["### knockout after round 2: start ranks " + four + " play it beside "
+                         "rounds 3-4; its games are not in this file"], notes  # fmt: skip
+        assert read_engine(trf.encode(), pairing=True).refusals == []
 
 
 @pytest.mark.browser

@@ -10,6 +10,7 @@ tests/support/registration.py."""
 
 from __future__ import annotations
 
+import contextlib
 import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -43,16 +44,23 @@ from venue_station.web.web_server import StationWithWeb
 pytestmark = [pytest.mark.browser, pytest.mark.asyncio(loop_scope="session")]
 
 
-@pytest_asyncio.fixture(loop_scope="session")
-async def station(tmp_path: Path) -> AsyncIterator[Any]:
+@contextlib.asynccontextmanager
+async def wulong_station(tmp_path: Path, **config: Any) -> AsyncIterator[Any]:
+    """A Wulong station, no broker, with the chief's account (``chief`` / ``pw-chief``)."""
     accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
-    cfg = station_config(tmp_path, account=accounts, regulation="wulong-2015")
+    cfg = station_config(tmp_path, account=accounts, regulation="wulong-2015", **config)
     started = StationWithWeb(cfg, connect=False)
     await started.start()
     try:
         yield started
     finally:
         await started.stop()
+
+
+@pytest_asyncio.fixture(loop_scope="session")
+async def station(tmp_path: Path) -> AsyncIterator[Any]:
+    async with wulong_station(tmp_path) as started:
+        yield started
 
 
 async def test_corrected_file_puts_names_right_drops_the_no_show_adds_the_late_one(
@@ -390,19 +398,9 @@ async def engine_station(tmp_path: Path) -> AsyncIterator[Any]:
     wrapper = tmp_path / "bbpPairings"
     wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} {ENGINE} "$@"\n')
     wrapper.chmod(0o755)
-    accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
-    cfg = station_config(
-        tmp_path,
-        account=accounts,
-        regulation="wulong-2015",
-        pairing={"engine": "bbpPairings", "path": str(wrapper)},
-    )
-    started = StationWithWeb(cfg, connect=False)
-    await started.start()
-    try:
+    engine = {"engine": "bbpPairings", "path": str(wrapper)}
+    async with wulong_station(tmp_path, pairing=engine) as started:
         yield started
-    finally:
-        await started.stop()
 
 
 async def test_round_1_is_paired_by_the_engine_after_a_no_show_is_dropped(

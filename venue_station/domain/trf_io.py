@@ -31,7 +31,13 @@ from clock_service.trf.build import (
 )
 from clock_service.trf.document import Trf, TrfError
 from clock_service.trf.pairs import parse_pairs
-from clock_service.trf.records import PointsRecord, RawRecord, ScoringRecord, XxsRecord
+from clock_service.trf.player import PlayerRecord
+from clock_service.trf.records import (
+    PointsRecord,
+    RawRecord,
+    ScoringRecord,
+    XxsRecord,
+)
 from venue_station.domain import tournament_desk
 from venue_station.domain.import_guard import (
     check_coverage,
@@ -42,7 +48,7 @@ from venue_station.domain.import_guard import (
 )
 from venue_station.domain.knockout_boards import place_beside_knockout
 from venue_station.domain.standings import game_records
-from venue_station.domain.trf_players import closed_up, counts, player_changes
+from venue_station.domain.trf_players import closed_up, counts, knockout_note, player_changes
 from venue_station.domain.trf_state import (
     TrfState,
     ensure_entrants,
@@ -471,4 +477,9 @@ async def export_trf(
         prohibited=[(a, b, tuple(ps)) for a, b, ps in state.prohibited],
         newline=newline,
     )
+    note = knockout_note(await station.knockout.load(), state.rank_of())
+    if note:  # before the players: a person reading the file sees why four stand aside
+        at = next(i for i, r in enumerate(trf.records) if isinstance(r, PlayerRecord))
+        lines = (*trf.records[:at], RawRecord(note), *trf.records[at:])
+        trf = dataclasses.replace(trf, records=lines)
     return str(trf)

@@ -1,15 +1,19 @@
 """A players file's changes to the list beside the import (``trf_io.import_trf``): the names it
 put right and the players it dropped, as the preview, the answer and the change log say them;
-and before round 1 a list with a gap numbered 1..n."""
+and before round 1 a list with a gap numbered 1..n; and the comment line that says who plays
+Meishan's knockout beside the Swiss rounds."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clock_service.trf.document import Trf
 
-__all__ = ["closed_up", "counts", "player_changes"]
+if TYPE_CHECKING:
+    from venue_station.domain.knockout import KnockoutRecord
+
+__all__ = ["closed_up", "counts", "knockout_note", "player_changes"]
 
 
 def player_changes(
@@ -46,3 +50,17 @@ def counts(player_rows: Mapping[str, Any] | None) -> dict[str, int]:
     rows = player_rows or {}
     counts = {k: len(rows.get(k) or ()) for k in ("renamed", "removed", "added")}
     return {k: n for k, n in counts.items() if n}
+
+
+def knockout_note(rec: KnockoutRecord | None, rank_of: Mapping[str, int]) -> str | None:
+    """A ``###`` comment (the engines skip such lines: docs/pairing.md) naming the knockout's
+    players by start rank: they are absent (Z) from the Swiss rounds played beside it, and its
+    games are not in the file (an outsider chief found nothing saying why)."""
+    if rec is None:
+        return None
+    after = int(rec.doc["after_round"])
+    ranks = sorted(rank_of[p] for p in rec.doc["top"] if p in rank_of)
+    return (
+        f"### knockout after round {after}: start ranks {' '.join(map(str, ranks))} play it "
+        f"beside rounds {after + 1}-{after + 2}; its games are not in this file"
+    )
