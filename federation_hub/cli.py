@@ -62,21 +62,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="VENUE=PROFILE",
         help="one venue's own profile (repeatable; adds to the file's [venue_regulation])",
     )
+    flag(
+        "--venue-name",
+        action="append",
+        metavar="VENUE=NAME",
+        help="what the public pages call a venue (repeatable; adds to the file's [venue_name])",
+    )
     flag("--public-ws", help="ws(s):// URL of the centre's NATS WebSocket listener (/live)")
     flag("--live-max-boards", type=int, help="boards one /live page keeps (default 1000)")
 
 
-def _venue_flags(items: list[str]) -> dict[str, str]:
+def _venue_flags(items: list[str], flag: str = "--venue-regulation") -> dict[str, str]:
     per_venue: dict[str, str] = {}
+    what = "NAME" if flag == "--venue-name" else "PROFILE"
     for item in items:
-        venue, sep, profile = item.partition("=")
+        venue, sep, value = item.partition("=")
         try:
             check_id("venue", venue)
         except WireError as exc:
-            raise HubConfigError(f"--venue-regulation {item!r}: {exc}") from None
-        if not sep or not profile:
-            raise HubConfigError(f"--venue-regulation {item!r}: expected VENUE=PROFILE")
-        per_venue[venue] = profile
+            raise HubConfigError(f"{flag} {item!r}: {exc}") from None
+        if not sep or not value:
+            raise HubConfigError(f"{flag} {item!r}: expected VENUE={what}")
+        per_venue[venue] = value
     return per_venue
 
 
@@ -87,6 +94,8 @@ def load_config(args: argparse.Namespace) -> HubConfig:
         given["nats"] = given["nats"].split(",")
     if "venue_regulation" in given:
         given["venue_regulation"] = _venue_flags(given["venue_regulation"])
+    if "venue_name" in given:
+        given["venue_name"] = _venue_flags(given["venue_name"], "--venue-name")
     return HubConfig.load(args.config, given)
 
 
@@ -142,6 +151,7 @@ async def _main(config: HubConfig) -> int:
         profiles=profiles,
         live=live,
         records=lambda: list(relay.views.values()),
+        names=config.venue_name,
     )
     server = uvicorn.Server(server_config(app, host=host, port=int(port)))
     stop = asyncio.Event()

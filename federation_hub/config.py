@@ -5,7 +5,8 @@ Keys (docs/federation.md, "Running a hub"): ``nats`` (list of ``nats://`` URLs),
 ``password_file`` (relative to the file; else ``$QZ_HUB_PASSWORD``), ``db``, ``http``
 (``HOST:PORT``), ``prefix``, ``replicas`` (1, 3 or 5), ``batch``, ``workers``,
 ``max_ack_pending``, ``max_bytes_mb``, ``name``, ``log_level``, ``regulation``,
-``public_ws``, ``live_max_boards`` and the table ``[venue_regulation]`` (venue = profile).
+``public_ws``, ``live_max_boards`` and the tables ``[venue_regulation]`` (venue = profile) and
+``[venue_name]`` (venue = what the public pages call it).
 An unknown key, a wrong type or a value out of range stops the hub with ``file: key: reason``
 (a :class:`~federation_hub.errors.HubConfigError`, exit status 2).
 """
@@ -26,6 +27,7 @@ from wire_contract.topics import ID_PATTERN
 __all__ = ["HubConfig"]
 
 Id = Annotated[str, Field(pattern=ID_PATTERN)]
+VenueName = Annotated[str, Field(min_length=1, max_length=80, pattern=r"^[^\x00-\x1f\x7f]+$")]
 
 
 class HubConfig(BaseModel):
@@ -48,6 +50,8 @@ class HubConfig(BaseModel):
     log_level: Literal["DEBUG", "INFO", "WARNING", "ERROR"] = "INFO"
     regulation: str = "meishan-2016"
     venue_regulation: dict[Id, str] = Field(default_factory=dict)
+    # what the public pages call a venue (default: its id): 杭州赛区, 第一届棋钟公开赛 …
+    venue_name: dict[Id, VenueName] = Field(default_factory=dict)
     public_ws: str | None = None  # checked with the live page's settings (web.LiveConfig)
     live_max_boards: int = 1000  # likewise
 
@@ -87,12 +91,14 @@ class HubConfig(BaseModel):
                 raise HubConfigError(f"{path}: not valid TOML: {exc}") from None
             if isinstance(raw.get("password_file"), str):
                 raw["password_file"] = str(path.parent / raw["password_file"])
-        venues = raw.pop("venue_regulation", {})
-        if not isinstance(venues, dict):
-            raise HubConfigError(f"{source}: venue_regulation: a table of venue = profile")
-        venues = {**venues, **overrides.pop("venue_regulation", {})}
+        tables = {}
+        for key, what in (("venue_regulation", "profile"), ("venue_name", "name")):
+            table = raw.pop(key, {})
+            if not isinstance(table, dict):
+                raise HubConfigError(f"{source}: {key}: a table of venue = {what}")
+            tables[key] = {**table, **overrides.pop(key, {})}
         try:
-            return cls.model_validate({**raw, **overrides, "venue_regulation": venues})
+            return cls.model_validate({**raw, **overrides, **tables})
         except ValidationError as exc:
             err = exc.errors()[0]
             key = ".".join(str(p) for p in err["loc"]) or "file"

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
@@ -122,6 +122,7 @@ def build_app(
     profiles: VenueProfiles | None = None,
     live: LiveConfig = LiveConfig(),
     records: Callable[[], list[dict[str, Any]]] = list,
+    names: Mapping[str, str] | None = None,
     standings_ttl_s: float = 2.0,
     clock: Callable[[], float] = time.monotonic,
 ) -> Starlette:
@@ -181,11 +182,13 @@ def build_app(
         # and a viewer's own clock may be off by minutes: the page corrects by the hub's.
         return JSONResponse(
             {"ws": live.ws_url, "prefix": live.prefix.replace("/", "."),
-             "max_boards": live.max_boards, "now": wall_ms()}
+             "max_boards": live.max_boards, "now": wall_ms(), "names": named}
         )  # fmt: skip
 
+    named = dict(names or {})  # what the public pages call a venue (its id when unnamed)
+
     async def venues(request: Request) -> Response:
-        return JSONResponse(await store.venues())
+        return JSONResponse([{**v, "name": named.get(v["venue"])} for v in await store.venues()])
 
     async def boards(request: Request) -> Response:
         venue = _venue(request)

@@ -57,7 +57,7 @@
       return [b.board, side("red"), side("black"), QZW.phase(s.phase, lang), QZW.result(s.result, lang)];
     });
     const h = document.createElement("h2");
-    h.textContent = `${t("venue")} ${v.venue}`;
+    h.textContent = `${t("venue")} ${v.name || v.venue}`; // the hub's name for it, else its id
     const parts = [h, table(["board", "red", "black", "phase", "result"], clocks, "clocks")];
     const h3 = document.createElement("h3");
     h3.textContent = t("standings");

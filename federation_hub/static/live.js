@@ -44,7 +44,8 @@
   const boards = new Map(); // "venue/board" -> {venue, board, state, el, ...}
   const venues = new Map(); // venue -> {el, grid}
   const ignored = {too_large: 0, not_json: 0, invalid: 0, too_many_boards: 0};
-  let config = {ws: null, prefix: "fed", max_boards: 1000};
+  let config = {ws: null, prefix: "fed", max_boards: 1000, names: {}};
+  const venueTitle = (v) => `${t("venue")} ${(config.names && typeof config.names[v] === "string" && config.names[v]) || v}`;
   let offset = 0; // hub clock - this browser's clock (ms)
   let connState = "connecting";
 
@@ -57,7 +58,7 @@
     showConn(connState);
     showIgnored();
     for (const b of boards.values()) { render(b); drawRecord(b); }
-    for (const [v, entry] of venues) entry.title.textContent = `${t("venue")} ${v}`;
+    for (const [v, entry] of venues) entry.title.textContent = venueTitle(v);
   }
   document.getElementById("lang").addEventListener("click", () => {
     lang = lang === "en" ? "zh-CN" : "en";
@@ -105,7 +106,7 @@
     if (!v) {
       const section = el("section", "venue");
       section.dataset.venue = venue;
-      const title = el("h2", "", `${t("venue")} ${venue}`);
+      const title = el("h2", "", venueTitle(venue));
       const grid = el("div", "boards");
       section.append(title, grid);
       v = {el: section, title, grid};
@@ -382,7 +383,9 @@
   const asked = Date.now();
   fetch(base + "api/live").then((r) => r.json()).then((c) => {
     const got = Date.now();
-    config = {ws: c.ws, prefix: String(c.prefix || "fed"), max_boards: Number(c.max_boards) || 1000};
+    config = {ws: c.ws, prefix: String(c.prefix || "fed"), max_boards: Number(c.max_boards) || 1000,
+      names: c.names && typeof c.names === "object" ? c.names : {}};
+    for (const [v, entry] of venues) entry.title.textContent = venueTitle(v);
     if (Number.isInteger(c.now)) offset = c.now + (got - asked) / 2 - got;
     loadStates();
     if (!config.ws) { showConn("closed"); return; }

@@ -48,7 +48,9 @@ def snapshot(board: str, seq: int = 1, **kw: Any) -> dict[str, Any]:
 
 
 @asynccontextmanager
-async def hub_web(tmp: Path, live: LiveConfig, venue: Venue | None = None) -> AsyncIterator[str]:
+async def hub_web(
+    tmp: Path, live: LiveConfig, venue: Venue | None = None, names: dict[str, str] | None = None
+) -> AsyncIterator[str]:
     """The hub's page/API (no consumer: the pages need none) on a free port, with a venue's
     reports and its station's decisions."""
     store = await HubStore.open(f"sqlite:///{tmp / 'hub.db'}")
@@ -57,7 +59,7 @@ async def hub_web(tmp: Path, live: LiveConfig, venue: Venue | None = None) -> As
     port = free_port()
     server = uvicorn.Server(
         uvicorn.Config(
-            build_app(store, dict, live=live),
+            build_app(store, dict, live=live, names=names),
             host="127.0.0.1",
             port=port,
             log_level="warning",
@@ -97,7 +99,8 @@ async def test_the_page_shows_every_venues_boards_and_the_clock_ticks(
 ) -> None:
     fed = await nats.connect(nats_centre.urls, user=HUB_USER[0], password=HUB_USER[1])
     try:
-        async with hub_web(tmp_path, LiveConfig(ws_url(nats_centre))) as base:
+        live = LiveConfig(ws_url(nats_centre))
+        async with hub_web(tmp_path, live, names={"va": "武隆赛区"}) as base:
             await open_live(page, base)
             assert await page.evaluate("document.documentElement.lang") == "zh-CN"
             card = '[data-venue="{}"][data-board="{}"]'
@@ -118,6 +121,10 @@ async def test_the_page_shows_every_venues_boards_and_the_clock_ticks(
                 "section.venue", "s => s.map(x => x.dataset.venue)"
             )
             assert venues == ["va", "vb"]
+            titles = await page.eval_on_selector_all(
+                "section.venue h2", "s => s.map(x => x.textContent)"
+            )
+            assert titles == ["赛场 武隆赛区", "赛场 vb"], titles  # its name where the hub has one
             boards = await page.eval_on_selector_all(
                 'section[data-venue="va"] .board', "s => s.map(x => x.dataset.board)"
             )

@@ -27,12 +27,13 @@ async def test_api_lists_venues_boards_results_and_refuses_bad_ids(tmp_path: Pat
         await store.add_events([rec("1", 4, "result", confirmed)])
         snap = {"board": "1", "phase": "running", "red_ms": 1000, "black_ms": 2000, "ts": 5}
         await store.put_states([StateRecord("va", "1", 1, 4, 5, snap)])
-        app = build_app(store, lambda: {"stored": 5})
+        app = build_app(store, lambda: {"stored": 5}, names={"va": "武隆赛区"})
         transport = httpx.ASGITransport(app=app)
         async with httpx.AsyncClient(transport=transport, base_url="http://hub") as http:
             assert (await http.get("/api/venues")).json() == [
-                {"venue": "va", "events": 5, "boards": 2}
-            ]
+                {"venue": "va", "events": 5, "boards": 2, "name": "武隆赛区"}
+            ]  # (the public pages call it by its name: a hub titled venues by their ids)
+            assert (await http.get("/api/live")).json()["names"] == {"va": "武隆赛区"}
             boards = (await http.get("/api/venues/va/boards")).json()
             assert boards == [{"board": "1", "state": snap}]
             (result,) = (await http.get("/api/venues/va/results")).json()

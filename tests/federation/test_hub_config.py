@@ -33,6 +33,9 @@ live_max_boards = 500
 [venue_regulation]
 va = "wulong-2015"
 vb = "meishan-2016"
+
+[venue_name]
+va = "武隆赛区"
 """
 
 
@@ -61,6 +64,7 @@ def test_the_file_gives_every_setting(tmp_path: Path) -> None:
     assert config.log_level == "WARNING"
     assert (config.public_ws, config.live_max_boards) == ("wss://fed.example/ws", 500)
     assert config.venue_regulation == {"va": "wulong-2015", "vb": "meishan-2016"}
+    assert config.venue_name == {"va": "武隆赛区"}
     assert (config.prefix, config.max_ack_pending, config.regulation) == (
         "fed",
         1000,
@@ -75,6 +79,7 @@ def test_a_flag_overrides_its_key_and_leaves_the_others(tmp_path: Path) -> None:
         "--nats", "nats://127.0.0.1:1,nats://127.0.0.1:2",
         "--venue-regulation", "vb=wulong-2015",
         "--venue-regulation", "vc=wulong-2015",
+        "--venue-name", "vb=眉山赛区",
     )  # fmt: skip
     config = load_config(args)
     assert config.batch == 50 and config.workers == 2
@@ -84,6 +89,7 @@ def test_a_flag_overrides_its_key_and_leaves_the_others(tmp_path: Path) -> None:
         "vb": "wulong-2015",
         "vc": "wulong-2015",
     }
+    assert config.venue_name == {"va": "武隆赛区", "vb": "眉山赛区"}
 
 
 def test_the_flags_alone_still_run_a_hub_as_before() -> None:
@@ -116,6 +122,8 @@ def test_the_flags_alone_still_run_a_hub_as_before() -> None:
             FILE.replace("[venue_regulation]", "venue_regulation = 3\n[x]"),
             "venue_regulation: a table",
         ),
+        (FILE.replace('va = "武隆赛区"', 'va = ""'), "hub.toml: venue_name.va"),
+        (FILE.replace('va = "武隆赛区"', 'va = "a\\u0007b"'), "hub.toml: venue_name.va"),
         (FILE + "nats = [\n", "hub.toml: not valid TOML"),
         (
             FILE.replace('db = "postgresql://hub@db.example/fed"\n', ""),
