@@ -51,6 +51,15 @@ log = logging.getLogger(__name__)
 MAX_BATCH = 1000
 MAX_WORKERS = 8  # event readers per process; each holds ≤ 2 batches
 RETRY_S = 0.5
+TOO_BIG_RETRY_S = 5.0
+
+
+def _too_big(exc: Exception) -> bool:
+    """JetStream refused the events stream for its size (err_code 10047, "insufficient
+    storage resources available")."""
+    if not isinstance(exc, nats.js.errors.APIError):
+        return False
+    return exc.err_code == 10047 or "insufficient" in str(exc.description or "").lower()
 
 
 @dataclass
@@ -123,6 +132,7 @@ class HubConsumer:
         )
         try:
             js = self._nc.jetstream(timeout=5)
+            told = False
             while True:
                 try:
                     await ensure_streams(js, self.plan)
@@ -135,6 +145,18 @@ class HubConsumer:
                     states = await js.pull_subscribe_bind(STATE_DURABLE, STATE_STREAM)
                     break
                 except (nats.errors.Error, nats.js.errors.Error, TimeoutError) as exc:
+                    if _too_big(exc):  # a setting, not a moment: said once, by its name
+                        if not told:
+                            log.error(
+                                "hub %s: the centre's JetStream cannot hold the events "
+                                "stream's bound of %d MB (max_bytes_mb in the hub's file, "
+                                "--max-bytes-mb): lower it, or give the centre's JetStream "
+                                "more file store (max_file_store); retrying every %g s (%s)",
+                                self.name, self.plan.max_bytes // 2**20, TOO_BIG_RETRY_S, exc,
+                            )  # fmt: skip
+                            told = True
+                        await asyncio.sleep(TOO_BIG_RETRY_S)
+                        continue
                     log.warning("hub %s: streams not ready (%s); retrying", self.name, exc)
                     await asyncio.sleep(RETRY_S)
             self.ready.set()

@@ -4,6 +4,7 @@ per (venue, board, session, seq), acked only after the commit, gaps detected, ba
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 from typing import Any
 
@@ -163,3 +164,37 @@ async def test_hubs_opening_a_new_database_together_do_not_race(hub_db: str) -> 
     finally:
         for s in stores:
             await s.close()
+
+
+@pytest.mark.allow_error_log
+async def test_a_stream_bound_the_centre_cannot_hold_is_named_by_its_setting(
+    nats_centre: NatsCentre, hub_db: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The default 8192 MB events stream against a centre with a small store (the tests'
+    private servers: 512 MB): the hub says once which setting to lower, not a warning a half
+    second that names none (stop 38's technician)."""
+    store = await HubStore.open(hub_db)
+    hub = HubConsumer(
+        servers=nats_centre.urls,
+        user=HUB_USER[0],
+        password=HUB_USER[1],
+        store=store,
+        plan=small_plan(max_bytes=8192 * 1024**2),
+    )
+    task = asyncio.create_task(hub.run())
+    try:
+
+        async def said() -> bool:
+            return any("--max-bytes-mb" in r.getMessage() for r in caplog.records)
+
+        await wait_for(said)
+        await asyncio.sleep(1.0)  # it goes on trying, quietly
+        told = [r for r in caplog.records if "--max-bytes-mb" in r.getMessage()]
+        assert len(told) == 1 and "8192 MB" in told[0].getMessage(), told
+        assert not [r for r in caplog.records if "streams not ready" in r.getMessage()]
+        assert not hub.ready.is_set()
+    finally:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task
+        await store.close()
