@@ -271,13 +271,24 @@ def _withdraw(board: Board, args: wire.WithdrawArgs) -> None:
                 "result_not_standing",
                 seq=args.seq,
             )
-        if board.regulation.loss_still_reached(proposal.reason, total=0, per_reason={}) is not None:
+        # as the referee sees it: any result or forfeit standing by fouls (a replacement over a
+        # loss by fouls too) is taken back by withdrawing the foul
+        by_fouls = [
+            p
+            for p in referee.proposals()
+            if p.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT)
+            and p.status is not ProposalStatus.DISMISSED
+            and board.regulation.loss_still_reached(p.reason, total=0, per_reason={}) is not None
+        ]
+        if by_fouls:
             raise CommandError(
-                f"result {args.seq} is a loss by fouls: withdraw the foul instead",
+                f"result {args.seq} stands on a loss by fouls: withdraw the foul instead",
                 "loss_by_fouls",
                 seq=args.seq,
             )
     board.withdraw(proposal_id)
+    if kind is ProposalKind.RESULT and proposal.reason == "flag":
+        take_late_press(board)  # the press from before the flag counts, as after a dismissal
 
 
 def _result(board: Board, args: wire.ResultArgs) -> None:

@@ -302,6 +302,8 @@ class Referee:
             if q.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT) and fouls is not None:
                 raise ValueError(f"result {p.id} is a loss by fouls: withdraw the foul instead")
         made = [p] + [q for q in standing if q.status is _CONFIRMED and q is not p]
+        # a double forfeit still proposed waited on a forfeit now dismissed: it goes too
+        made += [q for q in standing if q.status is _PENDING and q.reason == DOUBLE_FORFEIT]
         made = [q for q in made if q.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT)]
         made.sort(key=lambda q: q.kind is ProposalKind.FORFEIT)  # its own first, results, forfeits
         return [self._store(dataclasses.replace(q, status=_DISMISSED)) for q in made]

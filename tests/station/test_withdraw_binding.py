@@ -142,3 +142,65 @@ def test_a_withdrawal_is_known_again_after_a_restart() -> None:
     b.asks = again
     b.foul("f3", BLACK)
     assert b.refused == [] and b.referee.finished
+
+
+def _taken_back(b: Board, outcome: str = "undecided") -> None:
+    """The station took every event the node's referee journaled, left no allowance unspent,
+    decided the game as the referee has it (no result: the game goes on), and a restart's
+    reload decides the same."""
+    from clock_service.outcome import game_outcome
+
+    assert b.refused == [], b.refused
+    assert not [a.follows for a in b.asks._asks.values() if a.follows]
+    assert b.referee.result is None and not b.referee.finished
+    facts = [{"seq": e["seq"], "type": e["type"], "data": e["data"]} for e in b.events]
+    assert game_outcome(facts, b.regulation).status == outcome
+    again = Asks(b.regulation)
+    again.load(b.commands, b.events)
+    assert again.decided == b.asks.decided
+
+
+def test_a_result_replaced_then_taken_back() -> None:
+    b = Board()
+    b.result("r1", RED, "resignation")
+    replaced = b.result("r2", BLACK, "resignation")[-1]
+    b.withdraw("w", replaced)
+    _taken_back(b)
+
+
+def test_a_double_forfeit_taken_back() -> None:
+    b = Board()
+    late = b.journal(b.referee.late(RED), None) + b.journal(b.referee.late(BLACK), None)
+    b.resolve("c1", late[0], "confirmed")
+    b.resolve("c2", late[1], "confirmed")
+    result = b.referee.result
+    assert result is not None
+    b.withdraw("w", b.first[result.id])
+    _taken_back(b)
+
+
+def test_a_result_over_a_half_ruled_double_forfeit_taken_back() -> None:
+    """Both late, red's forfeit confirmed, black's still to rule, a result entered and taken
+    back: the 0:0 still proposed goes with red's forfeit (a reviewer: it stayed pending)."""
+    b = Board()
+    late = b.journal(b.referee.late(RED), None) + b.journal(b.referee.late(BLACK), None)
+    b.resolve("c1", late[0], "confirmed")
+    entered = b.result("r", BLACK, "late")[-1]
+    b.withdraw("w", entered)
+    _taken_back(b, "pending")  # black's forfeit is still to rule
+    assert [p.reason for p in b.referee.pending()] == ["late"]  # black's, for the arbiter
+
+
+def test_a_forfeit_replaced_then_taken_back_and_a_flag_taken_back_twice() -> None:
+    b = Board()
+    (off,) = b.journal(b.referee.clock_switched_off(RED, authorised=False), None)
+    b.resolve("c", off, "confirmed")
+    b.withdraw("w", b.result("r", None, "agreed_draw")[-1])
+    _taken_back(b)
+    flag = b.journal(b.referee.flag_fell(RED), None)[0]
+    b.resolve("c2", flag, "confirmed")
+    b.withdraw("w2", flag)
+    _taken_back(b)
+    again = b.journal(b.referee.flag_fell(RED), None)[0]  # the clock goes on, and falls again
+    b.resolve("c3", again, "confirmed")
+    assert b.refused == [] and b.referee.finished

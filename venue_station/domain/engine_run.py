@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING, Any
 
 from clock_service.trf.pairs import pairs_text, parse_pairs
 from venue_station.domain.standings import game_records
-from venue_station.domain.trf_io import export_trf, import_pairs
+from venue_station.domain.trf_export import export_trf
+from venue_station.domain.trf_io import import_pairs
 from venue_station.domain.trf_state import load_state, tournament_rounds
 from venue_station.errors import StationError
 

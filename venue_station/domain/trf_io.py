@@ -5,8 +5,7 @@
   paired but not played (a pairing program's export), that round's games on boards 1..n in the
   file's board order, and its byes; then ``set_game`` to the boards.
 * ``import_pairs``: an engine's pairs list for the next round (``white black`` = red black).
-* ``export_trf``: the TRF-2026 file after any round, from the stored results, the byes and the
-  standings' ranks (the regulation's tiebreaks).
+* ``export_trf`` (``trf_export.py``): the TRF-2026 file after any round.
 
 The mapping start rank <-> player key, the byes and the tournament lines of an imported file
 are kept in the ``meta`` table (key ``trf.state``, JSON), so no schema change is needed. The
@@ -23,15 +22,9 @@ from typing import TYPE_CHECKING, Any
 
 from clock_service.trf.build import (
     KEPT_CODES,
-    Entrant,
-    GameResult,
-    RoundBye,
-    TrfHeader,
-    build_trf,
 )
 from clock_service.trf.document import Trf, TrfError
 from clock_service.trf.pairs import parse_pairs
-from clock_service.trf.player import PlayerRecord
 from clock_service.trf.records import (
     PointsRecord,
     RawRecord,
@@ -47,14 +40,12 @@ from venue_station.domain.import_guard import (
     same_event,
 )
 from venue_station.domain.knockout_boards import place_beside_knockout
-from venue_station.domain.standings import game_records
-from venue_station.domain.trf_players import closed_up, counts, knockout_note, player_changes
+from venue_station.domain.trf_players import closed_up, counts, player_changes
 from venue_station.domain.trf_state import (
     TrfState,
     ensure_entrants,
     load_state,
     save_state,
-    tournament_rounds,
 )
 from venue_station.errors import ImportRefused
 
@@ -62,9 +53,8 @@ if TYPE_CHECKING:
     from venue_station.domain.station import Station
     from venue_station.store.database import Store
 
-__all__ = ["export_trf", "import_pairs", "import_trf"]
+__all__ = ["import_pairs", "import_trf"]
 
-_WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
 
 
 def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
@@ -79,12 +69,37 @@ def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
     return out
 
 
-def _entrant(e: Mapping[str, Any]) -> Entrant:
-    fields = {f.name for f in dataclasses.fields(Entrant)}
-    return Entrant(**{k: v for k, v in e.items() if k in fields})
-
-
 # -- import ------------------------------------------------------------------------------------
+def _namesakes(trf: Trf, state: TrfState) -> bool:
+    """Two players of one name, in the file or here: their keys carry their start ranks, so
+    the list is not renumbered (their rows and a withdrawal would go with the old numbers)."""
+    for names in ([p.name for p in trf.players], [str(e["name"]) for e in state.entrants]):
+        if len(set(names)) < len(names):
+            return True
+    return False
+
+
+def _check_round(
+    station: Station,
+    round_no: int,
+    pairs: list[tuple[int, int]],
+    byes: Mapping[int, str],
+    key: Mapping[int, str],
+) -> None:
+    """The round a file sets is one of the regulation's, and names known start ranks only
+    (checked before a players file changes any row: a refused round left them changed)."""
+    rounds = station.regulation.tournament.rounds
+    if not 1 <= round_no <= rounds:
+        raise TrfError(f"round {round_no} is not 1..{rounds} (the regulation's rounds)")
+    for board, pair in enumerate(pairs, 1):
+        for who in pair:
+            if who not in key:
+                raise TrfError(f"round {round_no} board {board}: no player with start rank {who}")
+    for who in byes:
+        if who not in key:
+            raise TrfError(f"round {round_no} bye: no player with start rank {who}")
+
+
 async def _set_round(
     station: Station,
     state: TrfState,
@@ -105,19 +120,12 @@ async def _set_round(
     A round with results or clocks running is refused unless ``replace`` names it; ``whole``:
     the file is the whole round (a pairs list), so every player must be paired or have a bye."""
     store = station.require_store()
-    rounds = station.regulation.tournament.rounds
-    if not 1 <= round_no <= rounds:
-        raise TrfError(f"round {round_no} is not 1..{rounds} (the regulation's rounds)")
     key = state.key_of()
-    rows = []
-    for board, (white, black) in enumerate(pairs, 1):
-        for who in (white, black):
-            if who not in key:
-                raise TrfError(f"round {round_no} board {board}: no player with start rank {who}")
-        rows.append({"board": str(board), "red": key[white], "black": key[black]})
-    for who in byes:
-        if who not in key:
-            raise TrfError(f"round {round_no} bye: no player with start rank {who}")
+    _check_round(station, round_no, pairs, byes, key)
+    rows = [
+        {"board": str(board), "red": key[white], "black": key[black]}
+        for board, (white, black) in enumerate(pairs, 1)
+    ]
     unpaired: list[str] = []
     if whole:
         paired = {who for pair in pairs for who in pair}
@@ -221,7 +229,8 @@ async def import_trf(
         if g["round"] != paired or g["game"] in begun
         for n in (g["red"], g["black"])
     }
-    fresh = not (playing or state.byes)  # before round 1: nothing hangs on a start rank yet
+    # before round 1 nothing hangs on a start rank yet — but a namesake's key does (张伟 (41))
+    fresh = not (playing or state.byes or _namesakes(trf, state))
     file_keys = _keys([(p.start_rank, p.name) for p in trf.players])
     renumbered = False
     try:
@@ -241,11 +250,26 @@ async def import_trf(
     olds = {old for old, _ in renames.values()}
     # the previous file's players this one no longer has (they never played: checked above)
     removes = sorted(k for k in kept.values() if k not in named and k not in olds)
+    # ... nor had a bye: a bye is kept by start rank, and a dropped player's would be left to
+    # no one (the export refused) or to the next player given that rank
+    with_bye = {kept[int(b["player"])] for b in state.byes if int(b["player"]) in kept}
+    if stuck := [k for k in removes if k in with_bye]:
+        raise ImportRefused(
+            "players_mismatch",
+            f"{len(stuck)} player(s) with a bye here are not in the file ({', '.join(stuck)})",
+            missing=stuck[:10],
+            count=len(stuck),
+        )
+    nxt = trf.rounds_played + 1
+    absent = {rank.get(r, r): kind for r, kind in trf.absent(nxt).items()}
     if paired is not None:
         rows = [{"board": str(i), "red": keys.get(w), "black": keys.get(b)}
                 for i, (w, b) in enumerate(trf.pairings(paired), 1)]  # fmt: skip
+        _check_round(station, paired, trf.pairings(paired), trf.absent(paired), keys)
         check_not_withdrawn(rows, state.withdrawn)
         await guard_rounds(station, [paired], replace=replace)
+    elif absent:
+        _check_round(station, nxt, [], absent, keys)
     if dry_run:
         known = set(kept.values()) | await store.player_names()
         preview: dict[str, Any] = {
@@ -314,8 +338,6 @@ async def import_trf(
     if gaps:
         out["gaps"] = gaps
     if paired is None:
-        nxt = trf.rounds_played + 1
-        absent = {rank.get(r, r): kind for r, kind in trf.absent(nxt).items()}
         if absent:  # a round not paired yet may already have its byes (240)
             out.update(
                 await _set_round(
@@ -396,90 +418,3 @@ async def import_pairs(
 
 
 # -- export ------------------------------------------------------------------------------------
-async def export_trf(
-    station: Station,
-    *,
-    after_round: int | None = None,
-    absent_next: Collection[int] = (),
-    newline: str = "\r\n",
-) -> str:
-    """The TRF-2026 text after ``after_round`` (default: the last round with a result).
-    ``absent_next``: start ranks known absent in the next round (written as ``240 Z``)."""
-    store = station.require_store()
-    reg = station.regulation
-    records = await game_records(store, station.regulation)
-    state = await load_state(store)
-    names = set(await store.player_names()) | {n for g in records for n in (g.red, g.black)}
-    if await ensure_entrants(store, state, names):
-        await save_state(store, state)
-    rank_of = state.rank_of()
-    rounds = tournament_rounds(state, reg.tournament.rounds)
-    if after_round is None:
-        decided = [g.round for g in records if g.result is not None]
-        decided += [int(b["round"]) for b in state.byes if b["kind"] != "Z"]
-        after_round = min(max(decided, default=0), rounds)
-        # A game without a result (still being played, pending, or of a round paired or
-        # replaced after later rounds were played) ends the file at its round: a TRF marks
-        # only its last round's games as not played yet, so later results wait for it.
-        undecided = [g.round for g in records if g.result is None]
-        after_round = min([after_round, *undecided])
-    games = []
-    for g in records:
-        result = None if g.result is None else _WINNER[g.result]
-        # a double forfeit is its own result in the TRF ("-" on both lines)
-        forfeit = g.forfeit and result in ("white", "black")
-        games.append(GameResult(g.round, rank_of[g.red], rank_of[g.black], result, forfeit=forfeit))
-    byes = [RoundBye(int(b["round"]), int(b["player"]), str(b["kind"])) for b in state.byes]
-    ranks: dict[int, int] = {}
-    if after_round:
-        # the ranks the standings page shows: once Meishan's knockout is finished, places
-        # 1–4 are its (an outsider chief read the champion ranked 10th in the TRF)
-        latest = max((g.round for g in records), default=0)
-        asked = None if after_round >= latest else after_round  # the latest table: the final
-        shown, _final = await station.shown_standings(after_round=asked)
-        for row in shown:
-            ranks[rank_of[row.player]] = row.rank
-    nxt = after_round + 1
-    # While a round is being played its file is that round's: the next round's H/F (which
-    # count in Points) wait until it is done (build_trf refuses them); a Z scores nothing.
-    playing = any(g.round == after_round and g.result is None for g in records)
-    kinds = "Z" if playing else "FHZ"
-    next_byes = {int(b["player"]): str(b["kind"]) for b in state.byes if b["round"] == nxt}
-    next_byes = {p: k for p, k in next_byes.items() if k in kinds}
-    for who in (rank_of[p] for p in state.withdrawn if p in rank_of):
-        next_byes[who] = "Z"  # withdrawn (退赛): absent from the next round on
-    for who in absent_next:
-        if who not in state.key_of():
-            raise TrfError(f"absent: no player with start rank {who}")
-        next_byes[who] = "Z"
-    header = TrfHeader(
-        name=state.header.get("name") or station.event_title,
-        city=state.header.get("city", ""),
-        federation=state.header.get("federation", ""),
-        start=state.header.get("start", ""),
-        end=state.header.get("end", ""),
-        chief_arbiter=state.header.get("chief_arbiter", ""),
-        rounds=rounds,
-        initial_colour=state.header.get("initial_colour"),
-        kept=tuple(state.header.get("kept", ())),
-    )
-    trf = build_trf(
-        header,
-        [_entrant(e) for e in state.entrants],
-        games,
-        after_round=after_round,
-        byes=byes,
-        ranks=ranks,
-        win=reg.scoring.win,
-        draw=reg.scoring.draw,
-        loss=reg.scoring.loss,
-        next_round_byes=next_byes,
-        prohibited=[(a, b, tuple(ps)) for a, b, ps in state.prohibited],
-        newline=newline,
-    )
-    note = knockout_note(await station.knockout.load(), state.rank_of())
-    if note:  # before the players: a person reading the file sees why four stand aside
-        at = next(i for i, r in enumerate(trf.records) if isinstance(r, PlayerRecord))
-        lines = (*trf.records[:at], RawRecord(note), *trf.records[at:])
-        trf = dataclasses.replace(trf, records=lines)
-    return str(trf)

@@ -12,7 +12,10 @@ keeps, for each decision command it sent (``result``, ``resolve``, ``foul``), wh
 - ``withdraw`` {seq S}: the one ``foul`` ``dismissed`` with ``ref`` S, of the side and reason
   of the confirmed foul S (its own report, or the proposal a ruling confirmed). A loss by fouls
   it completed that the fouls left no longer reach follows: that forfeit dismissed, and the
-  result it made dismissed when it is the game's latest.
+  result it made dismissed when it is the game's latest. Or the one ``result`` ``dismissed``
+  with ``ref`` S, S the result that stands (taken back: the referee's ``_take_back_result``):
+  every other confirmed result, a 0:0 still proposed and every confirmed forfeit, dismissed,
+  follow.
 
 An event decides only when it carries such a txn, of a command to its own board, says what the
 command asked, and that txn has not decided it already (the same event again is the same
@@ -233,6 +236,10 @@ class Asks:
         for key, rec in latest.items():
             if key != seq and rec["status"] != "dismissed":
                 fields = (("winner", rec.get("winner")), ("reason", rec.get("reason")))
+                ask.follows.append(Expect("result", "dismissed", key, fields))
+        for key, rec in self._open(ask.board, game, "result"):
+            if rec.get("reason") == DOUBLE_FORFEIT:  # a 0:0 still proposed goes with them
+                fields = (("winner", rec.get("winner")), ("reason", DOUBLE_FORFEIT))
                 ask.follows.append(Expect("result", "dismissed", key, fields))
         for key, rec in self._latest(ask.board, game, "forfeit"):
             if rec["status"] == "confirmed":

@@ -11,7 +11,7 @@ and the nodes journal it. So the txn itself carries the proof:
 ``asked`` is what the command asked, in the form the settling event says it again, and the game
 the board was playing (the event's ``game``): ``result`` {game, winner, reason}, ``foul``
 {game, side, reason}, ``resolve`` {game, seq, status} (the event's ``ref`` and ``status``),
-``withdraw`` {game, seq} (a foul's dismissal by ``ref``); and,
+``withdraw`` {game, seq} (a foul's or a standing result's dismissal by ``ref``); and,
 not a decision but what a rebuild without a backup makes the round from, ``set_game`` {game,
 red, black} (the board's ``ready`` event says them again: ``venue_station/domain/rebuild.py``).
 ``key`` is the station's ``decision_key_file`` (kept with the station's config by the

@@ -11,7 +11,8 @@ from starlette.routing import BaseRoute, Route
 
 from clock_service.trf.document import TrfError
 from venue_station.domain import engine_run
-from venue_station.domain.trf_io import export_trf, import_pairs, import_trf
+from venue_station.domain.trf_export import export_trf
+from venue_station.domain.trf_io import import_pairs, import_trf
 from venue_station.domain.trf_state import load_state
 from venue_station.errors import ImportRefused
 from venue_station.resources import static_dir

@@ -83,11 +83,15 @@
   }
   // This tab's token went stale (the QR code scanned again in another tab, a station restart):
   // the browser's session as it is now, else the board's key again, else the login box.
-  const stale = (status, data) => status === 401 || (status === 403 && data && data.code === "csrf");
+  // (recorder_only: the browser's session is now another board's recorder — its QR code was
+  // scanned in another tab — so this board's key is asked again)
+  const stale = (status, data) => status === 401 ||
+    (status === 403 && data && (data.code === "csrf" || data.code === "recorder_only"));
   async function renew() {
     try {
       const now = await api("GET", "/api/auth/session");
-      if (now.status === 200 && now.data.csrf) { csrf = now.data.csrf; who(now.data); return true; }
+      const mine = now.data && (now.data.role !== "recorder" || (now.data.boards || []).includes(board));
+      if (now.status === 200 && now.data.csrf && mine) { csrf = now.data.csrf; who(now.data); return true; }
       if (key) {
         const keyed = await api("POST", "/api/auth/record-key", { board, key });
         if (keyed.status === 200) { csrf = keyed.data.csrf; return true; }
@@ -209,7 +213,7 @@
           } catch (e) { return; }
         }
         if (status === 200) {
-          outbox.sent(data.moves[it.ply] ? data.moves[it.ply].iccs : null);
+          outbox.sent(it, data.moves[it.ply] ? data.moves[it.ply].iccs : null);
           count += 1;
           if (view && data.game === view.game && fresher(n)) show(data);
           continue;
@@ -429,5 +433,5 @@
   // The clock's presses go on while a recorder types: the pairing and times follow.
   setInterval(() => { if (!busy && document.visibilityState !== "hidden") load(); }, 3000);
   // another tab of this board's record sent or dropped the kept moves: this one follows
-  window.addEventListener("storage", (e) => { if (e.key === outbox.key) { outbox.items = outbox.read(); render(); } });
+  window.addEventListener("storage", (e) => { if (e.key === outbox.key) { outbox.reload(); render(); } });
 })();

@@ -11,6 +11,7 @@
   const valid = (it) => it && typeof it.game === "string" && Number.isInteger(it.ply) &&
     typeof it.move === "string" && it.move.length > 0 && it.move.length <= 32 &&
     (it.after == null || /^([a-i][0-9][a-i][0-9])?$/.test(it.after));
+  const same = (a, b) => a.game === b.game && a.ply === b.ply && a.move === b.move;
   // ICCS (h2e2, H2-E2): a move whose squares are known without the rules.
   const ICCS = /^([a-i])([0-9])-?([a-i])([0-9])$/i;
 
@@ -38,6 +39,7 @@
     // changed meanwhile refuses it, though its count be the same. Each next one learns its
     // `after` when the one before it is stored (`sent`).
     add(view, move, text, after) {
+      this.items = this.read(); // (another tab of this board may have sent or kept some)
       const mine = this.of(view.game);
       const ply = mine.length ? mine[mine.length - 1].ply + 1 : view.ply;
       this.items.push({ game: view.game, ply, move, text: text || move, after: mine.length ? null : after });
@@ -46,12 +48,22 @@
     of(game) { return this.items.filter((it) => it.game === game); }
     get size() { return this.items.length; }
     first() { return this.items[0] || null; }
-    sent(iccs) {
-      const it = this.items.shift();
-      const next = this.items[0];
+    // `it` reached the station (its stored ICCS, the next one's `after`): that very entry
+    // goes, as the list stands now — another tab of the board may have sent it first, and a
+    // blind shift dropped the move behind it (a reviewer).
+    sent(it, iccs) {
+      this.items = this.read();
+      const at = this.items.findIndex((x) => same(x, it));
+      if (at >= 0) this.items.splice(at, 1);
+      const next = this.items[Math.max(at, 0)];
       if (next && next.game === it.game && next.after == null && iccs) next.after = iccs;
       this.refused = null;
       this.save();
+    }
+    // The list as another tab left it; a refusal stands only while its move is still kept.
+    reload() {
+      this.items = this.read();
+      if (this.refused && !this.items.some((x) => same(x, this.refused.item))) this.refused = null;
     }
     // The last record the station showed, for a page opened again while it cannot be reached.
     keepView(view) {
@@ -66,8 +78,15 @@
     }
     // Take back the last move waiting for `game` (an undo that never reaches the station).
     takeBack(game) {
+      this.reload();
       for (let i = this.items.length - 1; i >= 0; i--) {
-        if (this.items[i].game === game) { this.items.splice(i, 1); this.save(); return true; }
+        if (this.items[i].game !== game) continue;
+        const [gone] = this.items.splice(i, 1);
+        // the refused move taken back: the rest may go (it stayed refused with the 放弃 button
+        // hidden once the list was empty: a reviewer)
+        if (this.refused && same(gone, this.refused.item)) this.refused = null;
+        this.save();
+        return true;
       }
       return false;
     }

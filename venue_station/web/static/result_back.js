@@ -28,13 +28,15 @@
       const r = st && st.result && typeof st.result === "object" ? st.result : null;
       return r && st.game ? [b, st.game, r.winner, r.reason].join("|") : null;
     }
-    async function load(key) {
+    async function load(key, tries = 0) {
       const [b, game] = key.split("|");
       const q = "/api/events?type=result&order=asc&limit=1000&board=" + encodeURIComponent(b) + "&game=" + encodeURIComponent(game);
       const { status, data } = await page.api("GET", q);
       if (status !== 200 || keyOf() !== key) return;
       shown = { key, seq: standing(data.events || []) };
       render();
+      // the board's state can come before its result is stored (a busy station): ask again
+      if (shown.seq === null && tries < 10) setTimeout(() => { if (keyOf() === key) load(key, tries + 1).catch(() => {}); }, 1000);
     }
     const button = $("result-back");
     let armed = null;
