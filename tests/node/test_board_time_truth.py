@@ -344,6 +344,34 @@ async def test_the_late_press_counts_at_its_instant_once_the_flag_is_dismissed(t
         assert clock.running is Side.BLACK
 
 
+async def test_the_late_press_counts_once_a_flag_confirmed_by_mistake_is_taken_back(
+    tmp_path,
+) -> None:
+    # As above, but the arbiter first confirms the flag's loss, then takes it back (withdraw
+    # of the standing result, stop 41): red's press from before the flag counts at its own
+    # instant, as after a dismissal (a reviewer: it did not).
+    async with rig(tmp_path) as r:
+        await settle_offset(r)
+        start = carry_over(r, 500)
+        pressed = await _press_at_cut(r, start + 400 * 1_000_000)
+        await r.wait(lambda: r.of("flag"), timeout=4)
+        r.emu.resume_answering()
+        await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] ==
+                              "press_before_flag"], timeout=5)  # fmt: skip
+        (loss,) = r.of("result")
+        confirm = wire.ResolveArgs.model_validate({"seq": loss["seq"], "status": "confirmed"})
+        apply_command(r.board, "resolve", confirm)
+        assert r.board.result is not None and r.of("move") == []
+        back = wire.WithdrawArgs.model_validate({"seq": loss["seq"]})
+        apply_command(r.board, "withdraw", back)
+        (move,) = r.of("move")
+        assert move["data"]["side"] == "red" and abs(move["data"]["used_ms"] - 400) <= 5, move
+        assert abs(move["ts"] - _wall_ms_of(pressed)) <= 5, move
+        clock = r.board.clock
+        assert clock is not None and clock.flag is None and clock.running is None
+        assert r.board.held_by is HeldBy.ARBITER and r.board.result is None
+
+
 async def _press_at_cut(r: Rig, instant_ns: int) -> int:
     await asyncio.sleep(max(0.0, (instant_ns - time.monotonic_ns()) / 1e9 - 0.05))
     r.emu.stop_answering()
