@@ -133,6 +133,11 @@ async def as_chief(page: Any, station: Any, path: str = "/pairing") -> None:
         await page.wait_for_selector("#login-needed[hidden]", state="attached")
 
 
+# the page's answer, not its "importing…" while the station works (a loaded CI read that)
+SAID = """() => { const t = document.getElementById('result').textContent.trim();
+  return t !== '' && !t.includes('正在导入') && !t.startsWith('Importing'); }"""
+
+
 async def upload(
     page: Any, tmp: Path, name: str, text: str, *, kind: str | None = None, apply: bool = True
 ) -> tuple[str, str]:
@@ -147,14 +152,14 @@ async def upload(
     await page.evaluate("document.getElementById('result').textContent = ''")
     await page.set_input_files("#file", str(f))
     await page.click("#upload")
-    await page.wait_for_function("document.getElementById('result').textContent.trim() !== ''")
+    await page.wait_for_function(SAID)
     await page.wait_for_timeout(200)
     preview = (await page.text_content("#result") or "").strip()
     if not apply or not await page.is_visible("#apply"):
         return preview, preview
     await page.evaluate("document.getElementById('result').textContent = ''")
     await page.click("#apply")
-    await page.wait_for_function("document.getElementById('result').textContent.trim() !== ''")
+    await page.wait_for_function(SAID)
     await page.wait_for_timeout(300)
     return preview, (await page.text_content("#result") or "").strip()
 
