@@ -171,6 +171,15 @@ def _no_pending_forfeit(board: Board) -> None:
 
 def _resume(board: Board, args: object) -> None:
     _in_game(board)
+    flagged = flag_without_result(board) if board.phase is BoardPhase.FINISHED else None
+    if flagged is not None and board.result is None and not flag_loss_pending(board):
+        # a flag whose loss was dismissed or taken back: the game is not over, its side has no
+        # time (an outsider deputy read "the game is over" under a hint saying it was not)
+        raise CommandError(
+            f"{flagged}'s flag stands with no result: give {flagged} time first, then resume",
+            "flag_needs_time",
+            side=flagged.value,
+        )
     if board.phase is not BoardPhase.PAUSED:
         code = {BoardPhase.FINISHED: "finished", BoardPhase.RUNNING: "already_running"}.get(
             board.phase, "not_paused"

@@ -181,6 +181,12 @@ async def test_a_flag_confirmed_by_mistake_is_taken_back_and_the_game_goes_on(
     await open_board(page, "1")
     await take_back(page, "1")
     await page.wait_for_selector("#flag-hint:not([hidden])")
+    # 继续 before the time: refused, saying what to do (it said "the game is over": a deputy)
+    await page.click('#board-detail [data-cmd="resume"]')
+    refused = page.locator("#log li[data-outcome=refused]").first
+    await refused.wait_for()
+    said = await refused.inner_text()
+    assert "对局未结束" in said and "加时" in said, said
     await page.select_option("#f-adjust select[name=side]", "red")
     await page.fill("#f-adjust input[name=seconds]", "60")
     await page.click("#f-adjust button")
@@ -190,7 +196,7 @@ async def test_a_flag_confirmed_by_mistake_is_taken_back_and_the_game_goes_on(
     await page.click('#board-detail [data-cmd="resume"]')
     await wait_for(lambda: _phase(venue, "1", "running"), "board 1 running again")
     assert await wait_for(lambda: _no_points(page, "甲", "乙"), "no result on board 1")
-    assert await page.locator("#log li[data-outcome=refused]").count() == 0
+    assert await page.locator("#log li[data-outcome=refused]").count() == 1  # (the early 继续)
 
 
 async def _points_if(page: Any, ok: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:

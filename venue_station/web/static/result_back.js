@@ -48,7 +48,9 @@
     function render() {
       const on = shown.key !== null && shown.key === keyOf() && shown.seq !== null;
       button.hidden = !on;
-      button.textContent = QZ.t(armed ? "result.back.again" : "result.back");
+      // after a flag the game waits for the flagged side's time, not for 继续 (an outsider)
+      const flag = (shown.key || "").endsWith("|flag");
+      button.textContent = QZ.t(armed ? (flag ? "result.back.again.flag" : "result.back.again") : "result.back");
     }
     // Two taps, the second within 5 s (a double click's second click is the same gesture).
     button.addEventListener("click", (ev) => {
