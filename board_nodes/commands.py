@@ -280,16 +280,7 @@ def _withdraw(board: Board, args: wire.WithdrawArgs) -> None:
                 "result_not_standing",
                 seq=args.seq,
             )
-        # as the referee sees it: any result or forfeit standing by fouls (a replacement over a
-        # loss by fouls too) is taken back by withdrawing the foul
-        by_fouls = [
-            p
-            for p in referee.proposals()
-            if p.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT)
-            and p.status is not ProposalStatus.DISMISSED
-            and board.regulation.loss_still_reached(p.reason, total=0, per_reason={}) is not None
-        ]
-        if by_fouls:
+        if referee.stands_on_fouls:  # (a replacement over a loss by fouls too)
             raise CommandError(
                 f"result {args.seq} stands on a loss by fouls: withdraw the foul instead",
                 "loss_by_fouls",

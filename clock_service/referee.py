@@ -94,6 +94,16 @@ class Referee:
         return results[-1] if results else None
 
     @property
+    def stands_on_fouls(self) -> bool:
+        """A result or forfeit not dismissed is a loss by fouls (taken back by the foul's)."""
+        return any(
+            p.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT)
+            and p.status is not _DISMISSED
+            and self.regulation.loss_still_reached(p.reason, total=0, per_reason={}) is not None
+            for p in self._proposals.values()
+        )
+
+    @property
     def finished(self) -> bool:
         """A result stands; clock facts are ignored from now on."""
         return self.result is not None
@@ -296,11 +306,9 @@ class Referee:
             return []
         if p.status is _PENDING:
             raise ValueError(f"result {p.id} is not confirmed: dismiss it instead")
+        if self.stands_on_fouls:
+            raise ValueError(f"result {p.id} is a loss by fouls: withdraw the foul instead")
         standing = [q for q in self._proposals.values() if q.status is not _DISMISSED]
-        for q in standing:
-            fouls = self.regulation.loss_still_reached(q.reason, total=0, per_reason={})
-            if q.kind in (ProposalKind.RESULT, ProposalKind.FORFEIT) and fouls is not None:
-                raise ValueError(f"result {p.id} is a loss by fouls: withdraw the foul instead")
         made = [p] + [q for q in standing if q.status is _CONFIRMED and q is not p]
         # a double forfeit still proposed waited on a forfeit now dismissed: it goes too
         made += [q for q in standing if q.status is _PENDING and q.reason == DOUBLE_FORFEIT]

@@ -317,14 +317,7 @@ async def test_the_late_press_counts_at_its_instant_once_the_flag_is_dismissed(t
     # and pressed 100 ms before its flag: 400 ms used, 100 ms kept (30m+0s: no bonus); black is
     # charged the 100 ms from the press to the flag. The clock waits for the arbiter.
     async with rig(tmp_path) as r:
-        await settle_offset(r)
-        start = carry_over(r, 500)
-        pressed = await _press_at_cut(r, start + 400 * 1_000_000)
-        await r.wait(lambda: r.of("flag"), timeout=4)
-        r.emu.resume_answering()
-        await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] ==
-                              "press_before_flag"], timeout=5)  # fmt: skip
-        (loss,) = r.of("result")
+        pressed, loss = await _flag_over_a_late_press(r)
         assert r.of("move") == [] and loss["data"]["status"] == "pending"
         ruling = wire.ResolveArgs.model_validate({"seq": loss["seq"], "status": "dismissed"})
         apply_command(r.board, "resolve", ruling)
@@ -351,14 +344,7 @@ async def test_the_late_press_counts_once_a_flag_confirmed_by_mistake_is_taken_b
     # of the standing result, stop 41): red's press from before the flag counts at its own
     # instant, as after a dismissal (a reviewer: it did not).
     async with rig(tmp_path) as r:
-        await settle_offset(r)
-        start = carry_over(r, 500)
-        pressed = await _press_at_cut(r, start + 400 * 1_000_000)
-        await r.wait(lambda: r.of("flag"), timeout=4)
-        r.emu.resume_answering()
-        await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] ==
-                              "press_before_flag"], timeout=5)  # fmt: skip
-        (loss,) = r.of("result")
+        pressed, loss = await _flag_over_a_late_press(r)
         confirm = wire.ResolveArgs.model_validate({"seq": loss["seq"], "status": "confirmed"})
         apply_command(r.board, "resolve", confirm)
         assert r.board.result is not None and r.of("move") == []
@@ -370,6 +356,20 @@ async def test_the_late_press_counts_once_a_flag_confirmed_by_mistake_is_taken_b
         clock = r.board.clock
         assert clock is not None and clock.flag is None and clock.running is None
         assert r.board.held_by is HeldBy.ARBITER and r.board.result is None
+
+
+async def _flag_over_a_late_press(r: Rig) -> tuple[int, dict[str, Any]]:
+    """Red has 500 ms and presses 100 ms before its flag while the line is cut: the flag
+    stands unproven, the press arrives as press_before_flag. The press's instant, the loss."""
+    await settle_offset(r)
+    start = carry_over(r, 500)
+    pressed = await _press_at_cut(r, start + 400 * 1_000_000)
+    await r.wait(lambda: r.of("flag"), timeout=4)
+    r.emu.resume_answering()
+    await r.wait(lambda: [w for w in r.of("warning") if w["data"]["reason"] ==
+                          "press_before_flag"], timeout=5)  # fmt: skip
+    (loss,) = r.of("result")
+    return pressed, loss
 
 
 async def _press_at_cut(r: Rig, instant_ns: int) -> int:
