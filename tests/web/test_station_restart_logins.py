@@ -96,6 +96,13 @@ async def test_a_page_whose_login_ended_says_so_and_rings_for_what_it_never_saw(
     try:
         await station.import_pairings("round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n", send=False)
         await logged_in(page, station.http_url)
+        # the login's read of the alerts and its stream's hello's were answered before the
+        # login ends: one answered after the flag would show it then (a loaded CI run), and
+        # the page would rightly have nothing new to ring for after the next login
+        await page.wait_for_function(
+            "performance.getEntriesByType('resource')"
+            ".filter((e) => e.name.includes('/api/alerts')).length >= 2"
+        )
         sessions: Sessions = station.app.state.sessions
         for sid in [s.sid for s in list(sessions._sessions.values())]:  # every login ended
             sessions.logout(sid)
