@@ -74,7 +74,9 @@ async def test_read_routes(offline: Station) -> None:
     async with httpx.AsyncClient(base_url=offline.http_url) as client:
         assert (await client.get("/healthz")).json()["ok"] is True
         boards = (await client.get("/api/boards")).json()["boards"]
-        assert [b["board"] for b in boards] == ["1"] and boards[0]["last_seq"] == 3
+        # board 2 is paired and never seen: listed, with nothing known of it
+        assert [b["board"] for b in boards] == ["1", "2"] and boards[0]["last_seq"] == 3
+        assert boards[1]["status"] is None and boards[1]["state"] is None
         one = (await client.get("/api/boards/1")).json()
         assert [e["seq"] for e in one["events"]] == [3, 2, 1]
         page = (await client.get("/api/events", params={"board": "1", "limit": 2})).json()

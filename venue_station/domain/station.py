@@ -438,12 +438,12 @@ class Station:
         return totals
 
     def board_views(self) -> list[dict[str, Any]]:
-        """Every board's view; while the broker is down none is known to be online: each is
-        ``unknown_since`` the instant the station lost it (its status and state as they
-        stood then)."""
+        """Every board's view, a paired board never seen too (a dead Pi is a card that says
+        so, not a board missing from the hall); while the broker is down none is known to be
+        online: each is ``unknown_since`` the instant the station lost it."""
         assert self.ingest is not None
-        views = self.ingest.boards
-        names = sorted(set(views) | set(self.ingest.seqs.boards), key=board_key)
+        views, paired = self.ingest.boards, self.ingest.paired
+        names = sorted(set(views) | set(self.ingest.seqs.boards) | paired, key=board_key)
         out = [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
         blind_since = broker_down_since(self)
         for view in out:

@@ -98,7 +98,7 @@ class Ingest:
         self.on_reply = on_reply
         self.on_resend: Callable[[bytes], None] | None = None  # the hub asks (domain/resend.py)
         self._configured = known_boards
-        self._paired: set[str] = set()
+        self.paired: set[str] = set()  # every board a round pairs (seen or not: board_views)
         self.boards: dict[str, BoardView] = {}
         self.seqs = SeqTracker()
         self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)
@@ -152,7 +152,7 @@ class Ingest:
         )
         for row in await self.store.boards():
             self.boards[row["board"]] = BoardView(row["board"], row["status"], row["state"])
-        self._paired = {p["board"] for p in await self.store.pairings()}
+        self.paired = {p["board"] for p in await self.store.pairings()}
         self.alert_ledger.load(*await self.store.alert_index())
         self.metrics.gauges["qz_boards_online"] = lambda: sum(
             1 for v in self.boards.values() if v.status and v.status["state"] == "online"
@@ -161,12 +161,12 @@ class Ingest:
         self.metrics.gauges["qz_writer_queue"] = lambda: self.writer.queue.qsize()
 
     def add_paired_boards(self, boards: set[str]) -> None:
-        self._paired |= boards
+        self.paired |= boards
 
     def is_known(self, board: str) -> bool:
         if not self._configured:
             return True  # no roster configured: every board of the venue (the broker's ACL vouches)
-        return board in self._configured or board in self._paired
+        return board in self._configured or board in self.paired
 
     # -- reading messages -------------------------------------------------------------------
     def _reject(self, kind: str, topic: str, reason: str) -> None:
@@ -388,7 +388,7 @@ class Ingest:
         if status.ts >= self.started_ms:
             return False
         in_use = (
-            board in self._paired
+            board in self.paired
             or any(board in boards for boards in self.authority.game_boards.values())
             or any(key[0] == board for key in self.writer.stored)
         )
