@@ -40,6 +40,9 @@ async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
     hint = page.locator("#flag-hint")
     await hint.wait_for(state="visible")
     assert "红方落旗" in await hint.inner_text() and "确认" in await hint.inner_text()
+    # the card says the game is not over: a flag to rule (it said 结束: an outsider deputy)
+    phase = page.locator('#boards .card[data-board="1"] .game')
+    assert await phase.inner_text() == "落旗待裁定"
 
     # Time given before the flag is ruled is refused, in words.
     await adjust(page, "red", "45")
@@ -51,8 +54,13 @@ async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
     await flag.locator('[data-action="dismiss"]').click()
     await flag.wait_for(state="detached")
     await page.wait_for_function(
-        "document.querySelector('#flag-hint').textContent.includes('驳回')"
+        "document.querySelector('#flag-hint').textContent.includes('未判负')"
     )
+    assert await phase.inner_text() == "暂停 · 待加时"
+    await page.click("#lang")
+    assert await phase.inner_text() == "Paused · time to give"
+    assert "flag decided no loss" in await hint.inner_text()
+    await page.click("#lang")
     # The hint chose the flagged side for the adjustment.
     assert await page.eval_on_selector("#f-adjust select[name=side]", "s => s.value") == "red"
 
@@ -73,6 +81,7 @@ async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
     )
     await hint.wait_for(state="hidden")
     assert station.board_views()[0]["state"]["black_ms"] == 90_000  # untouched
+    assert await phase.inner_text() == "暂停"
 
     await page.click('#board-detail [data-cmd="resume"]')
     await web_station.wait_board("1", lambda v: v["state"]["running"] == "red")

@@ -261,27 +261,6 @@
     return String(a).localeCompare(String(b));
   };
 
-  // -- the live stream ----------------------------------------------------------------------
-  // EventSource reconnects by itself; the station answers each new connection with "hello"
-  // (every board's view: its state and status). What hello does not carry (the records, a
-  // board's events) a page reads again at each hello (board.js, display.js).
-  QZ.stream = function (handlers) {
-    const banner = document.getElementById("conn");
-    const es = new EventSource("/api/stream");
-    const kinds = ["hello", "state", "status", "event", "alert", "game", "record", "ping"];
-    for (const kind of kinds) {
-      es.addEventListener(kind, (msg) => {
-        let data;
-        try { data = JSON.parse(msg.data); } catch (e) { return; }
-        QZ.clock.sample(data.station_ts);
-        if (banner && !banner.hidden) banner.hidden = true; // (rewriting it is a DOM change: a frame)
-        if (handlers[kind]) handlers[kind](data);
-      });
-    }
-    es.addEventListener("error", () => { if (banner && banner.hidden) banner.hidden = false; });
-    return es;
-  };
-
   // A knockout game's stage by its id (ko-sf1, ko-f, ko-3; "-tb": its armageddon), else null.
   QZ.koLabel = function (game) {
     const m = /^ko-(sf([12])|f|3)(-tb)?$/.exec(game || "");
@@ -351,9 +330,13 @@
       const st = this.view.state, status = this.view.status;
       QZ.setText(this.no, QZ.t("board", { n: this.board }));
       const ko = st && QZ.koLabel(st.game); // a knockout game says what it is (和棋黑胜 above all)
-      QZ.setText(this.game, st && st.phase ? (ko ? ko + " · " : "") + QZ.tOr("phase." + st.phase, "ev.other") + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "");
       // A finished game shows its result where people look: the score and why.
       const result = st && st.result && typeof st.result === "object" ? st.result : null;
+      // A flag stopped the clock and no result stands: not over — the loss is to rule, or (a
+      // loss dismissed or taken back) the side's time to give (it said 结束: an outsider deputy)
+      const open = !!(st && st.phase === "finished" && st.flag && !result);
+      const phase = !open ? "phase." + (st && st.phase) : (st.pending || []).some((p) => p.reason === "flag") ? "phase.flag_pending" : "phase.needs_time";
+      QZ.setText(this.game, st && st.phase ? (ko ? ko + " · " : "") + QZ.tOr(phase, "ev.other") + (st.arbiter_mode ? " · " + QZ.t("arbiter_mode") : "") : "");
       QZ.setText(this.result, result ? QZ.score(result) + (result.reason ? " · " + QZ.reason(result.reason) : "") : "");
       QZ.setHidden(this.result, !result);
       QZ.setAttr(this.el, "data-result", result ? QZ.score(result) : "");
@@ -377,7 +360,7 @@
       // arbiter though nothing is to be ruled — paused (held), its clock failing, its board
       // not online (an outsider acknowledged a node's restart and the filter left no board)
       const playing = st && !result && (st.phase === "running" || st.phase === "paused");
-      const waits = playing && (st.phase === "paused" || !!st.clock_fault || online !== "online");
+      const waits = open || (playing && (st.phase === "paused" || !!st.clock_fault || online !== "online"));
       QZ.setAttr(this.el, "data-needs", need || waits ? "1" : null);
       QZ.setAttr(this.el, "data-phase", st ? st.phase : "none");
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
