@@ -199,6 +199,59 @@ async def test_a_flag_confirmed_by_mistake_is_taken_back_and_the_game_goes_on(
     assert await page.locator("#log li[data-outcome=refused]").count() == 1  # (the early 继续)
 
 
+async def test_a_result_the_next_round_was_paired_from_changes_only_on_a_second_go(
+    page: Any, venue: WebStation
+) -> None:
+    """Round 2 is paired (not yet sent: the chief checks it) from round 1's results; a result
+    of round 1 taken back or replaced then leaves round 2 as it was paired. The station says so
+    and changes it only when the arbiter does it again (a reviewer: it went through silently)."""
+    await log_in(page, venue)
+    await round_one(page, venue)
+    for board, winner, score in (("1", "red", "1-0"), ("2", "black", "0-1")):
+        await open_board(page, board)
+        await choose_result(page, winner, "resignation")
+        await page.click("#f-result button")
+        await page.wait_for_selector(f'#boards .card[data-board="{board}"][data-result="{score}"]')
+    before = await wait_for(lambda: _points_if(page, lambda p: p.get("甲") == 2), "round 1")
+    round_two = "round,board,red,black\n2,1,丁,甲\n2,2,乙,丙\n"
+    assert await post_csv(page, "/api/pairings?send=0", round_two) == 200
+
+    # 撤销此结果 on board 2: refused first, in words that say why; nothing changed
+    await open_board(page, "2")
+    button = page.locator("#result-back")
+    await button.wait_for()
+    await button.click()
+    await asyncio.sleep(0.3)
+    await button.click()
+    refused = page.locator("#log li[data-outcome=refused]").first
+    await refused.wait_for()
+    said = await refused.inner_text()
+    assert "第2轮已按本局（第1轮）的结果编排" in said and "再操作一次" in said, said
+    assert board_state(venue, "2")["result"] is not None
+    assert await points(page) == before
+    # the second go takes it back
+    await take_back(page, "2")
+    assert await wait_for(lambda: _no_points(page, "丙", "丁"), "board 2's result taken back")
+
+    # 替换结果 on board 1 (red won → a draw): the same, in English this time
+    await open_board(page, "1")
+    await page.click("#lang")
+    await choose_result(page, "", "agreed_draw")
+    await page.click("#f-result button")
+    await page.locator("#log li[data-outcome=refused]").nth(1).wait_for()
+    said = await page.locator("#log li[data-outcome=refused]").first.inner_text()
+    assert "round 2 was paired from this round 1 result" in said, said
+    assert (board_state(venue, "1")["result"] or {}).get("winner") == "red"
+    await asyncio.sleep(0.9)  # (a second tap, not a double click)
+    await page.click("#f-result button")
+    await page.wait_for_selector('#boards .card[data-board="1"][data-result^="½"]')
+    pts = await wait_for(lambda: _points_if(page, lambda p: p.get("甲") == 1), "the draw")
+    assert pts["乙"] == 1, pts
+    # round 2 stands as it was paired
+    games = await page.evaluate("fetch('/api/games?round=2').then(r => r.json())")
+    assert [(g["red"], g["black"]) for g in games["games"]] == [("丁", "甲"), ("乙", "丙")]
+
+
 async def _points_if(page: Any, ok: Callable[[dict[str, Any]], bool]) -> dict[str, Any] | None:
     pts = await points(page)
     return pts if ok(pts) else None

@@ -73,6 +73,11 @@ class CommandBody(Body):
         default=False,
         description="a `result` over a game that has one replaces it (else 409 already_decided)",
     )
+    after_pairing: bool = Field(
+        default=False,
+        description="change a result (`result` replacing it, `withdraw`) a later round was "
+        "paired from: it is not paired again (else 409 paired_from)",
+    )
 
 
 class AlertAction(Body):

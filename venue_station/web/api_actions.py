@@ -131,6 +131,8 @@ async def _run_command(request: Request, board: str | None) -> Response:
                 kind="already_decided",
                 extra={"args": {"game": decided}},
             )
+    if cmd in ("result", "withdraw") and board is not None and not sent.after_pairing:
+        await _check_not_paired_from(station, board)
     try:
         result = await station.send_command(board, cmd, args, user=session.user)
     except WireError as exc:
@@ -144,6 +146,25 @@ async def _run_command(request: Request, board: str | None) -> Response:
         body["code"] = "no_answer"
         return json_response(body, 504)
     return json_response(body)
+
+
+async def _check_not_paired_from(station: Any, board: str) -> None:
+    """A result a later round was paired from is changed only when the arbiter says so twice:
+    the pairing stands as it was made (it is not paired again), and the arbiter should know."""
+    decided = await station.game_on_board_decided(board)
+    store = station.require_store()
+    game = await store.game(decided) if decided is not None else None
+    if game is None:
+        return
+    later = [r["round"] for r in await store.rounds() if r["round"] > game["round"]]
+    if later:
+        raise ApiError(
+            409,
+            f"round {min(later)} was paired from game {decided}'s result: it is not paired "
+            "again; send after_pairing: true to change the result anyway",
+            kind="paired_from",
+            extra={"args": {"game": decided, "round": game["round"], "paired": min(later)}},
+        )
 
 
 async def board_cmd(request: Request) -> Response:
