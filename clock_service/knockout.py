@@ -329,6 +329,7 @@ def merge_standings(standings: Sequence[Standing], placings: Sequence[Placing]) 
             dataclasses.replace(
                 s,
                 rank=p.place,
+                event_rank=p.place,  # the final list is the whole event's: one place
                 shared=False,
                 reason_zh=zh,
                 reason_en=en,
@@ -342,5 +343,5 @@ def merge_standings(standings: Sequence[Standing], placings: Sequence[Placing]) 
     for i, s in enumerate(rest):
         shares_above = i > 0 and s.shared and rest[i - 1].rank == s.rank
         rank = out[-1].rank if shares_above else offset + i + 1
-        out.append(dataclasses.replace(s, rank=rank))
+        out.append(dataclasses.replace(s, rank=rank, event_rank=rank))
     return out

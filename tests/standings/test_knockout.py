@@ -180,6 +180,9 @@ def test_from_standings_after_round_7_to_the_final_list() -> None:
     final = merge_standings(after7, ko.placings())
     assert [s.player for s in final[:4]] == [ko.top[3], ko.top[1], ko.top[0], ko.top[2]]
     assert [s.rank for s in final] == list(range(1, 7))
+    # the whole event's place is the final place (a spreadsheet sorted by 全场名次 put the
+    # knockout's winner 5th: an outsider organiser)
+    assert [s.event_rank for s in final] == list(range(1, 7))
     assert final[0].reason_zh == "淘汰赛第1名" and final[0].reason_en == "knockout place 1"
     assert [s.player for s in final[4:]] == [s.player for s in after7[4:]]
     assert [s.knockout_place for s in final] == [1, 2, 3, 4, None, None]
