@@ -61,9 +61,11 @@
       bar = document.createElement("div");
       bar.id = "qz-alarm";
       bar.setAttribute("role", "alert");
-      bar.style.cssText = "position:fixed;top:0;left:0;right:0;z-index:9999;background:#b00020;" +
+      // in the page's flow, held at the top: it pushes the page down, never over its
+      // buttons (fixed, it covered the prize list's CSV and print links: an outsider)
+      bar.style.cssText = "position:sticky;top:0;z-index:9999;background:#b00020;" +
         "color:#fff;font:bold 18px/1.4 sans-serif;padding:8px 12px;text-align:center";
-      document.body.prepend(bar);
+      document.body.prepend(bar); // (not on paper: each page's print style hides it)
     }
     const table = TEXT[lang()];
     bar.textContent = alarms
