@@ -24,6 +24,7 @@ from qizhong.simulation.venue import LocalVenue, VenueError
 
 __all__ = ["add_arguments", "run"]
 
+
 class Director:
     """The demo's arbiter bot and fault injector."""
 
@@ -113,6 +114,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--moves", type=int, default=8, help="--tournament: full moves before a result is entered"
+    )
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="--tournament: keep the station up after the event (its pages) until Ctrl-C",
     )
 
 
@@ -219,9 +225,20 @@ def _run_tournament(args: argparse.Namespace, work: Path) -> int:
             plan.pause_probability = 0.05  # now and then a pause: a foul for the arbiter
     try:
         venue.start()
+        info = venue.info()
+        if args.info:
+            args.info.write_text(json.dumps(info, ensure_ascii=False, indent=2), encoding="utf-8")
         print(f"棋钟 qizhong demo --tournament {args.tournament}: {2 * venue.boards} players, "
-              f"{venue.boards} boards, arbiter {venue.url}/arbiter", flush=True)  # fmt: skip
-        return run_tournament(venue, args.tournament, seed=args.seed, moves=args.moves)
+              f"{venue.boards} boards, arbiter {info['station']['arbiter']} (user "
+              f"{info['arbiter']['username']}, password {info['arbiter']['password']})",
+              flush=True)  # fmt: skip
+        code = run_tournament(venue, args.tournament, seed=args.seed, moves=args.moves)
+        if args.keep and code == 0:
+            # the organiser's evening: the pages of the finished event, until Ctrl-C
+            print(f"the station stays up: {venue.url}/standings  {venue.url}/prizes  "
+                  f"(files and logs: {work}); Ctrl-C stops everything", flush=True)  # fmt: skip
+            threading.Event().wait()
+        return code
     except (VenueError, OSError) as exc:  # (OSError: the station gone, its API unreachable)
         print(f"qizhong demo: {exc}; stopping the venue (logs in {work})", file=sys.stderr)
         return 2

@@ -10,7 +10,8 @@ top four play the knockout (1v4, 2v3; a drawn semi-final goes to its 10′+3″ 
 the final and the third-place game) while the others play rounds 8–9.
 
 It prints one ``game`` line per game (round, board, red, black, result, confirmed fouls) and one
-``knockout`` line per knockout game, then the final standings with the prize of each place.
+``knockout`` line per knockout game, then the final standings with each player's prize as the
+station's prize list (``/api/prizes``) pays it.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from typing import Any
 from qizhong.simulation.arbiter_client import ArbiterClient, player_names
 from qizhong.simulation.venue import LocalVenue, VenueError
 
-__all__ = ["EVENTS", "TournamentDirector", "prize_of"]
+__all__ = ["EVENTS", "TournamentDirector"]
 
 
 @dataclass(frozen=True)
@@ -32,26 +33,12 @@ class Event:
     title: str
     rounds: int
     knockout_after: int | None
-    prizes: tuple[tuple[int, int, int], ...]  # (first place, last place, yuan)
 
 
-# The seeds' prize lists (八、录取名次及奖励 / 八、奖励办法).
 EVENTS = {
-    "meishan": Event(
-        "meishan-2016", "2016年眉山市第二届“博达杯”公开赛", 9, 7,
-        ((1, 1, 3000), (2, 2, 1500), (3, 3, 1000), (4, 4, 800), (5, 5, 600), (6, 6, 500),
-         (7, 8, 400), (9, 12, 300), (13, 20, 200), (21, 30, 100)),
-    ),
-    "wulong": Event(
-        "wulong-2015", "2015年重庆武隆首届“九巴树避暑山庄杯”象棋公开赛", 9, None,
-        ((1, 1, 5000), (2, 2, 3000), (3, 3, 1500), (4, 4, 1200), (5, 5, 1000), (6, 6, 800),
-         (7, 12, 600), (13, 18, 500), (19, 24, 400), (25, 32, 300)),
-    ),
-}  # fmt: skip
-
-
-def prize_of(event: Event, place: int) -> int:
-    return next((yuan for first, last, yuan in event.prizes if first <= place <= last), 0)
+    "meishan": Event("meishan-2016", "2016年眉山市第二届“博达杯”公开赛", 9, 7),
+    "wulong": Event("wulong-2015", "2015年重庆武隆首届“九巴树避暑山庄杯”象棋公开赛", 9, None),
+}
 
 
 def _say(line: str) -> str:
@@ -251,17 +238,21 @@ class TournamentDirector:
         return [p["player"] for p in view["placings"]], lines
 
     def prize_list(self, placings: list[str]) -> list[str]:
+        """The final standings, each place with the station's prize (its main list, yuan;
+        0: none — Wulong pays only 30 % of the entrants under 80, as /prizes does)."""
         rows = [r for r in self.standings() if r["player"] not in placings]
+        main = self.call("GET", "/api/prizes")["lists"][0]
+        paid = {r["player"]: r["prize"] or "0" for r in main["rows"]}
         lines = [f"== {self.event.title}: 最终名次 final standings =="]
         place = 0
         for player in placings:
             place += 1
-            lines.append(f"standing {place} {player} knockout {prize_of(self.event, place)}")
+            lines.append(f"standing {place} {player} knockout {paid.get(player, '0')}")
         for r in rows:
             place += 1
             lines.append(
                 f"standing {place} {r['player']} {r['points']} {r['progressive']} {r['wins']} "
-                f"{r['fouls']} {r['black_games']} {prize_of(self.event, place)}"
+                f"{r['fouls']} {r['black_games']} {paid.get(r['player'], '0')}"
             )
         ruled = ", ".join(f"{k} {v}" for k, v in sorted(self.ruled.items()))
         lines.append(f"alerts ruled: {ruled or 'none'}")
