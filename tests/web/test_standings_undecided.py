@@ -108,3 +108,43 @@ async def test_a_tie_broken_by_dropping_rounds_says_so_on_the_page(
     assert names[at - 1] == "乙", names
     reason = page.locator("#table tbody tr").nth(at).locator("td.reason")
     assert (await reason.text_content() or "").startswith("去除第1轮后，积分"), names
+
+
+async def test_the_group_menu_offers_every_group_and_a_new_one_comes_without_a_reload(
+    page: Any, station: Station
+) -> None:
+    """An outsider organiser opened ``/standings?tag=local`` (a link, a reload) and the menu
+    offered only 本地; a players file that put a player in a group showed on the open pages
+    only after a reload (the import was not announced)."""
+    await station.import_players(
+        "name,club,rating,tags\n甲一,,,local\n乙二,,,u14\n丙三,,,women\n丁四,,,\n"
+    )
+    await station.import_pairings(
+        "round,board,red,black\n1,1,甲一,乙二\n1,2,丙三,丁四\n", send=False
+    )
+    await page.goto(f"{station.http_url}/standings?tag=local&lang=zh")
+    await page.wait_for_selector("body[data-loaded]")
+    options = await page.eval_on_selector_all("#tag option", "os => os.map((o) => o.textContent)")
+    assert options == ["全部", "本地", "14岁以下少儿", "女子", "综合组（少儿、女子）"], options
+    assert await page.eval_on_selector("#tag", "s => s.value") == "local"
+    players = "#table td.player"
+    assert await page.eval_on_selector_all(players, "ts => ts.map((t) => t.textContent)") == [
+        "甲一"
+    ]
+
+    # 丁四 put in the local group by the organiser's next players file, this page left open
+    status = await page.evaluate(
+        """async ([user, password, csv]) => {
+          const r = await fetch('/api/auth/login', {method: 'POST', body: JSON.stringify(
+            {username: user, password}), headers: {'Content-Type': 'application/json'}});
+          const {csrf} = await r.json();
+          const p = await fetch('/api/players', {method: 'POST', body: csv,
+            headers: {'X-CSRF-Token': csrf, 'Content-Type': 'text/csv'}});
+          return p.status;
+        }""",
+        ["chief", "pw-chief", "name,club,rating,tags\n丁四,,,local\n"],
+    )
+    assert status == 200
+    await page.wait_for_function(
+        "[...document.querySelectorAll('#table td.player')].some((t) => t.textContent === '丁四')"
+    )

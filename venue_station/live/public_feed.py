@@ -51,6 +51,7 @@ _COALESCED = {
     "status": "board",
     "game": "game",
     "knockout": "",
+    "players": "",
     "record": "game",
 }
 

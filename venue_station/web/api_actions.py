@@ -45,6 +45,7 @@ from venue_station.web.http_base import (
     login_guard_of,
     model_response,
     path_int,
+    players_changed,
     sessions_of,
     station_of,
 )
@@ -222,6 +223,8 @@ async def import_players(request: Request) -> Response:
         raise ApiError(
             400, str(exc), kind="bad_csv", where=f"line {exc.line}", extra=extra
         ) from None
+    if not dry_run:
+        players_changed(request)
     # ``dry_run`` said only of a preview, as the other imports say it
     answer = Imported(imported=count, dry_run=True if dry_run else None, new_players=new)
     return json_response(answer.model_dump(mode="json", exclude_none=True))

@@ -388,6 +388,9 @@ class Standings(Out):
     regulation: str
     after_round: int | None
     tag: str | None
+    groups: list[str] = Field(
+        default_factory=list, description="every group (player tag) of the event, unfiltered"
+    )
     final: bool = Field(
         default=False, description="places 1–4 are the finished knockout's (the final list)"
     )

@@ -73,6 +73,12 @@ def station_of(request: Request) -> Station:
     return station
 
 
+def players_changed(request: Request) -> None:
+    """The players, their groups or their withdrawals changed: the standings and prize pages
+    read their table again (SSE ``players``; they showed a new group only after a reload)."""
+    station_of(request).hub.publish("players", {})
+
+
 def sessions_of(request: Request) -> Sessions:
     """The logged-in sessions: the web's, not the domain's (``api.build_app`` makes them)."""
     sessions: Sessions = request.app.state.sessions

@@ -58,12 +58,17 @@ async def _compute(request: Request) -> tuple[list[Standing], bool, int | None, 
 async def standings(request: Request) -> Response:
     rows, final, after, tag = await _compute(request)
     station = station_of(request)
-    withdrawn = (await load_state(station.require_store())).withdrawn
+    store = station.require_store()
+    withdrawn = (await load_state(store)).withdrawn
+    # every group of the event, whatever the table is filtered by: the page's menu offers them
+    # all (opened at ?tag=local it offered only 本地: an outsider organiser)
+    groups = sorted({x for tags in (await store.reads.player_tags()).values() for x in tags})
     return json_response(
         {
             "regulation": station.config.regulation,
             "after_round": after,
             "tag": tag,
+            "groups": groups,
             "final": final,
             "standings": [r.as_dict() for r in rows],
             "withdrawn": withdrawn,

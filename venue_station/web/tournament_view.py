@@ -26,7 +26,13 @@ from venue_station.web.api_action_models import (
 )
 from venue_station.web.api_actions import require_session
 from venue_station.web.bodies import parse_body
-from venue_station.web.http_base import ApiError, import_refused, model_response, station_of
+from venue_station.web.http_base import (
+    ApiError,
+    import_refused,
+    model_response,
+    players_changed,
+    station_of,
+)
 
 __all__ = ["routes"]
 
@@ -47,6 +53,7 @@ async def _withdraw(request: Request, *, withdrawn: bool) -> Response:
         )
     except ImportRefused as exc:
         raise _refused(exc) from None
+    players_changed(request)
     return model_response(Withdrawn(**out))
 
 
@@ -67,6 +74,7 @@ async def bye(request: Request) -> Response:
         )
     except ImportRefused as exc:
         raise _refused(exc) from None
+    players_changed(request)
     return model_response(ByeGiven(**out))
 
 
@@ -77,6 +85,7 @@ async def undo(request: Request) -> Response:
         out = await desk.undo_last(station_of(request), user=user)
     except ImportRefused as exc:
         raise _refused(exc) from None
+    players_changed(request)
     return model_response(Undone(**out))
 
 

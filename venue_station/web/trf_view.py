@@ -24,6 +24,7 @@ from venue_station.web.http_base import (
     import_refused,
     int_param,
     json_response,
+    players_changed,
     station_of,
 )
 from venue_station.web.pages import SECURITY_HEADERS
@@ -95,6 +96,8 @@ async def import_file(request: Request) -> Response:
         raise _error(exc, "cannot import the TRF") from None
     except ImportRefused as exc:
         raise import_refused(exc) from None
+    if not out.get("dry_run"):
+        players_changed(request)
     return json_response(out)
 
 

@@ -176,7 +176,7 @@
 
   function connect() {
     // its `hello` loads the list; every `game` (and the knockout's news) reloads it
-    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load() }, $("conn"));
+    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load(), players: () => load() }, $("conn"));
   }
 
   document.addEventListener("DOMContentLoaded", () => {

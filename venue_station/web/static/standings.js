@@ -180,9 +180,9 @@
       state.undecided = Array.isArray(body.undecided) ? body.undecided : [];
       state.withdrawn = new Set(Array.isArray(body.withdrawn) ? body.withdrawn : []);
       applyText();
-      const tags = new Set();
+      const tags = new Set(Array.isArray(body.groups) ? body.groups : []);
       for (const row of state.rows) for (const x of row.tags) tags.add(x);
-      if (!state.tag) addOptions([], [...tags].sort());
+      addOptions([], [...tags].sort());
       render();
       document.body.dataset.loaded = String(Date.now());
     } catch (e) {
@@ -205,7 +205,7 @@
 
   function connect() {
     // the knockout's last result makes the final list
-    QZP.stream({ hello: () => load(), game: () => { load(); loadRounds(); }, knockout: () => load() }, $("conn"));
+    QZP.stream({ hello: () => load(), game: () => { load(); loadRounds(); }, knockout: () => load(), players: () => load() }, $("conn"));
   }
 
   document.addEventListener("DOMContentLoaded", () => {
