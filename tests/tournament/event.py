@@ -88,6 +88,7 @@ class EventRecord:
     group_imports: list[str] = field(default_factory=list)  # the pairing page's answers
     prizes: dict[str, Any] = field(default_factory=dict)  # prize_page.read_prizes
     prizes_before: dict[int, Any] = field(default_factory=dict)  # round → /api/prizes before it
+    final_title: str = ""  # the standings page's title once the event is over
 
     @property
     def seed(self) -> Any:
@@ -397,6 +398,7 @@ class _Event:
                 everyone = [p for p in everyone if p not in self.record.ko_top]
             await self.swiss_round(round_no, everyone)
         self.record.standings["final"] = await self.hall.standings()
+        self.record.final_title = await self.hall.standings_page.inner_text("#title")
         await self.groups(1)  # the juniors, told before the prize-giving (script.GROUPS)
         self.record.prizes = await self.hall.prizes(self.shots)
         return self.record

@@ -78,6 +78,9 @@ async def test_final_standings_follow_the_seed(wulong: EventRecord) -> None:
     page = wulong.standings["final"]
     assert [page_row(r) for r in page] == table(mine)
     assert [int(r["rank"]) for r in page] == [r.rank for r in mine]
+    # round 9 played and decided: the final standings, as the prize list says (it stayed
+    # 成绩排名: an outsider organiser)
+    assert wulong.final_title == "最终排名"
 
 
 async def test_final_standings_follow_the_seed_over_the_games_shown(wulong: EventRecord) -> None:

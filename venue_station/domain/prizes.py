@@ -19,7 +19,7 @@ from venue_station.domain.trf_state import TrfState, load_state, tournament_roun
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
 
-__all__ = ["PrizeSheet", "draw_prizes"]
+__all__ = ["PrizeSheet", "draw_prizes", "provisional_reasons"]
 
 
 @dataclass(frozen=True)
@@ -90,7 +90,9 @@ def _ranked(rows: list[Standing]) -> list[tuple[str, int]]:
     return [(s.player, s.rank) for s in rows]
 
 
-async def _provisional(station: Station, state: TrfState, final: bool) -> list[str]:
+async def provisional_reasons(station: Station, state: TrfState, final: bool) -> list[str]:
+    """Why the whole event's list is not final yet: ``rounds`` to play, games ``undecided``,
+    the ``knockout`` to finish (none: the last round is played and decided)."""
     reasons: list[str] = []
     games = await station.outcomes()
     last = max((int(g["round"]) for g, _ in games), default=0)
@@ -149,7 +151,7 @@ async def draw_prizes(station: Station) -> PrizeSheet | None:
         table,
         award_all(table, ranked_of, registered=registered),
         registered,
-        await _provisional(station, state, final),
+        await provisional_reasons(station, state, final),
         withdrawn,
         places,
         [len(r) for r in ranked_of],

@@ -394,6 +394,11 @@ class Standings(Out):
     final: bool = Field(
         default=False, description="places 1–4 are the finished knockout's (the final list)"
     )
+    complete: bool = Field(
+        default=False,
+        description="the whole event's table with every round played and decided (and the "
+        "knockout finished): the final standings",
+    )
     standings: list[Standing]
     withdrawn: list[str] = Field(default_factory=list, description="players withdrawn (退赛)")
     undecided: list[UndecidedGame] = Field(

@@ -23,6 +23,7 @@ from clock_service.standings import (
     tiebreak_words,
 )
 from venue_station.domain.exports import with_bom
+from venue_station.domain.prizes import provisional_reasons
 from venue_station.domain.station import Station
 from venue_station.domain.trf_state import load_state
 from venue_station.resources import static_dir
@@ -59,7 +60,12 @@ async def standings(request: Request) -> Response:
     rows, final, after, tag = await _compute(request)
     station = station_of(request)
     store = station.require_store()
-    withdrawn = (await load_state(store)).withdrawn
+    state = await load_state(store)
+    withdrawn = state.withdrawn
+    # the whole event's table once nothing is left to play or rule: titled final as the
+    # prize list is (Wulong's stayed 成绩排名 after round 9: an outsider organiser)
+    whole = tag is None and after in (None, station.regulation.tournament.rounds)
+    complete = whole and not await provisional_reasons(station, state, final)
     # every group of the event, whatever the table is filtered by: the page's menu offers them
     # all (opened at ?tag=local it offered only 本地: an outsider organiser)
     groups = sorted({x for tags in (await store.reads.player_tags()).values() for x in tags})
@@ -70,6 +76,7 @@ async def standings(request: Request) -> Response:
             "tag": tag,
             "groups": groups,
             "final": final,
+            "complete": complete,
             "standings": [r.as_dict() for r in rows],
             "withdrawn": withdrawn,
             "undecided": await _undecided(station, after),

@@ -53,7 +53,7 @@
   function applyText() {
     document.documentElement.lang = lang;
     document.title = (lang === "en" ? "qizhong · " : "棋钟 · ") + t("title");
-    $("title").textContent = t(state.final ? "final" : "title");
+    $("title").textContent = t(state.final || state.complete ? "final" : "title");
     $("ko-note").textContent = t("ko-note");
     $("ko-note").hidden = !state.final;
     // games of the rounds shown without a confirmed result: the table does not count them yet
@@ -177,6 +177,7 @@
       $("error").hidden = true;
       state.rows = body.standings;
       state.final = body.final === true;
+      state.complete = body.complete === true; // the last round played and decided (Wulong)
       state.undecided = Array.isArray(body.undecided) ? body.undecided : [];
       state.withdrawn = new Set(Array.isArray(body.withdrawn) ? body.withdrawn : []);
       applyText();
