@@ -10,7 +10,7 @@
       summary: "报名参赛 {n} 人 · 奖金总额 {total} 元，本表发放 {paid} 元",
       combinable: "以上奖项可重复领取。",
       shrunk: "报名参赛 {n} 人，不足 {below} 人：受奖面为总人数的 {percent}%，取前 {paid} 名（共设 {places} 名）。",
-      places: "取前 {places} 名。", "places.few": "本组 {n} 人，设 {places} 名奖。", none: "暂无获奖者",
+      places: "取前 {places} 名。", "places.few": "本组 {n} 人，设 {places} 名奖。", none: "暂无获奖者", "none.members": "本组没有棋手",
       "g.u14": "少儿", "g.women": "女子", "g.local": "本地", "g.master": "大师",
       "final.note": "最终名单：全部轮次已结束，成绩均已裁定。",
       shared: "并列第{place}–{to}名，平分", pending: "第1–4名待淘汰赛决出", withdrawn: "已退赛", ko: "淘汰赛第{n}名",
@@ -29,7 +29,7 @@
       combinable: "A player may take a prize in each list.",
       shrunk: "{n} registered players, fewer than {below}: prizes go to {percent}% of them, the first {paid} places (of {places}).",
       places: "The first {places} places.", "places.few": "{n} players in this list, {places} prizes.",
-      none: "No prize winners yet",
+      none: "No prize winners yet", "none.members": "No player is in this group",
       "g.u14": "under 14", "g.women": "woman", "g.local": "local player", "g.master": "master player",
       "final.note": "Final list: every round is over and every result decided.",
       shared: "places {place}–{to} shared equally", pending: "places 1–4 decided by the knockout", withdrawn: "withdrawn", ko: "knockout place {n}",
@@ -96,7 +96,8 @@
     const body = el("tbody");
     if (!list.rows.length) {
       const tr = el("tr");
-      const td = el("td", "empty", t("none"));
+      // a group nobody is in says so: "yet" on a final list read as a list still to come
+      const td = el("td", "empty", t(list.members ? "none" : "none.members"));
       td.colSpan = 4;
       tr.append(td);
       body.append(tr);
