@@ -465,3 +465,25 @@ async def test_the_change_log_shows_the_corrected_import_to_undo(
     print("AUDIT-NOW:", now, "\nAUDIT-RELOADED:", reloaded, "\nAUDIT-EN:", english)
     assert now, "the change log stays empty after an import until the page is reloaded"
     assert "王小明" in reloaded[0] or "改正" in reloaded[0], reloaded
+
+
+async def test_a_pairs_list_that_pairs_two_players_again_says_so(
+    page: Any, station: Any, tmp_path: Path
+) -> None:
+    """A Swiss pairs nobody twice: a round 2 that repeats a round 1 game is named in the
+    preview and the answer (a warning: the chief may mean it). An outsider organiser saw one
+    pair in four rounds taken without a word."""
+    await as_chief(page, station)
+    await upload(page, tmp_path, "v1.trf", trf(V1, round1=True))  # 1-11, 2-12, … 10-20
+    first = (await api(page, "/api/games?round=1"))["games"][0]
+    red, black = first["red"], first["black"]
+    # round 2: 11-1 again on board 1, everyone else with someone new
+    pairs = ["11 1", *(f"{a} {b}" for a, b in zip(range(2, 11), range(13, 21), strict=False))]
+    pairs.append("12 0")  # (the pairs list's bye)
+    text = f"{len(pairs)}\n" + "\n".join(pairs) + "\n"
+    await page.fill("#pairs-round", "2")
+    preview, result = await upload(page, tmp_path, "r2.txt", text, kind="pairs")
+    said = f"第2轮第1台 {V1[11]}–{V1[1]}（第1轮已相遇）"
+    assert "注意：1 局为重复对局" in preview and said in preview, preview
+    assert said in result, result
+    assert {red, black} == {V1[1], V1[11]}

@@ -15,6 +15,7 @@ from venue_station.domain import tournament_desk
 from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout_boards import place_beside_knockout
 from venue_station.domain.pairings import parse_pairings
+from venue_station.domain.rematches import rematches
 from venue_station.domain.trf_state import load_state
 from venue_station.store.database import game_id
 
@@ -49,7 +50,10 @@ async def import_pairings(
     for rows in by_round.values():
         check_not_withdrawn(rows, withdrawn)
     guard = await guard_rounds(station, by_round, replace=replace)
-    shown = {"moved_boards": {str(r): m for r, m in moved.items()}} if moved else {}
+    shown: dict[str, Any] = {"moved_boards": {str(r): m for r, m in moved.items()}} if moved else {}
+    again = rematches(await store.games(), by_round)
+    if again:
+        shown["rematches"] = again
     if dry_run:
         return {"dry_run": True, "imported": len(pairings), **guard.as_dict(), **shown}
     before = await tournament_desk.rounds_before(store, by_round)

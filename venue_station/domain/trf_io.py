@@ -40,6 +40,7 @@ from venue_station.domain.import_guard import (
     same_event,
 )
 from venue_station.domain.knockout_boards import place_beside_knockout
+from venue_station.domain.rematches import rematches
 from venue_station.domain.trf_players import closed_up, counts, player_changes
 from venue_station.domain.trf_state import (
     TrfState,
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
     from venue_station.store.database import Store
 
 __all__ = ["import_pairs", "import_trf"]
-
 
 
 def _keys(players: Collection[tuple[int, str]]) -> dict[int, str]:
@@ -138,6 +138,9 @@ async def _set_round(
         preview["moved_boards"] = {str(r): m for r, m in moved.items()}
     if unpaired:
         preview["unpaired"] = unpaired  # left out by the engine (absent?): for the page to show
+    again = rematches(await store.games(), {round_no: rows})
+    if again:
+        preview["rematches"] = again
     if dry_run:
         return {"dry_run": True, **preview, **guard.as_dict()}
     before = await tournament_desk.rounds_before(store, [round_no] if rows else [])

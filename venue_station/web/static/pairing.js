@@ -107,7 +107,14 @@
     if (last.players) { el.textContent = t("done-players", { n: body.imported ?? 0 }); return; }
     const done = body.round ? t("done", { players: body.players ?? "—", round: body.round, games: body.games ?? 0, byes: body.byes ?? 0 })
       : t("done-list", { players: body.players ?? "—" }); // a players file: no round (it said 第—轮 0 局)
-    el.textContent = [done, ...movedText(body), ...namesText(body)].join(lang === "en" ? "; " : "；");
+    el.textContent = [done, ...movedText(body), ...namesText(body), ...rematchText(body)].join(lang === "en" ? "; " : "；");
+  }
+  // Players paired again (a Swiss pairs nobody twice): a warning, named, before and after.
+  function rematchText(b) {
+    if (!Array.isArray(b.rematches) || !b.rematches.length) return [];
+    const sep = lang === "en" ? ", " : "、";
+    const list = b.rematches.slice(0, 5).map((r) => t("pv.rematch", { ...r, met: r.met.join(sep) })).join(sep);
+    return [t("pv.rematches", { n: b.rematches.length, list: list + (b.rematches.length > 5 ? "…" : "") })];
   }
   // The names a players file put right and the players it dropped (who never played): named.
   function namesText(b) {
@@ -139,7 +146,7 @@
     if (typeof b.byes === "number") parts.push(t("pv.byes", { n: b.byes }));
     for (const [round, n] of Object.entries(b.replaced_games || {})) if (n) parts.push(t("pv.replaced", { round, n }));
     if (Array.isArray(b.voided_results) && b.voided_results.length) parts.push(t("pv.voided", { n: b.voided_results.length }));
-    parts.push(...movedText(b), ...namesText(b));
+    parts.push(...movedText(b), ...namesText(b), ...rematchText(b));
     if (Array.isArray(b.unpaired) && b.unpaired.length)
       parts.push(t("pv.unpaired", { n: b.unpaired.length, list: b.unpaired.slice(0, 10).join(lang === "en" ? ", " : "、") }));
     return parts.join(lang === "en" ? ", " : "，");
