@@ -118,3 +118,15 @@ async def test_the_pairing_page(station: Station) -> None:
         assert "Import a TRF, a pairs list or a players list" in js and "导入失败" in js
         spec = (await client.get("/api/openapi.json")).json()
         assert {"/api/trf", "/api/pairs", "/api/export/tournament.trf"} <= set(spec["paths"])
+
+
+async def test_a_woman_of_the_players_csv_is_w_in_the_trf(station: Station) -> None:
+    """A players CSV has no sex column: its women's group says it (column 10 was blank for
+    them, an outsider organiser); a sex a TRF gave is kept as it was."""
+    await station.import_players("name,club,rating,tags\n甲,,,women\n乙,,,local\n丙,,,\n丁,,,\n")
+    await station.import_pairings("round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n", send=False)
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        r = await client.get("/api/export/tournament.trf", params={"round": 0})
+    assert r.status_code == 200, r.text
+    sexes = {p.name: p.sex for p in Trf.parse(r.content).players}
+    assert sexes == {"甲": "w", "乙": "", "丙": "", "丁": ""}, sexes

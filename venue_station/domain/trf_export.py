@@ -30,9 +30,14 @@ __all__ = ["export_trf"]
 _WINNER = {"red": "white", "black": "black", "draw": "draw", "double_forfeit": "double_forfeit"}
 
 
-def _entrant(e: Mapping[str, Any]) -> Entrant:
+def _entrant(e: Mapping[str, Any], tags: frozenset[str] = frozenset()) -> Entrant:
     fields = {f.name for f in dataclasses.fields(Entrant)}
-    return Entrant(**{k: v for k, v in e.items() if k in fields})
+    entrant = Entrant(**{k: v for k, v in e.items() if k in fields})
+    # a player of the women's group is a woman for the file's sex column when no file said
+    # (a players CSV has no sex column: the TRF left it blank for them, an outsider)
+    if not entrant.sex and "women" in tags:
+        entrant = dataclasses.replace(entrant, sex="w")
+    return entrant
 
 
 async def export_trf(
@@ -102,9 +107,10 @@ async def export_trf(
         initial_colour=state.header.get("initial_colour"),
         kept=tuple(state.header.get("kept", ())),
     )
+    tags = await store.reads.player_tags()
     trf = build_trf(
         header,
-        [_entrant(e) for e in state.entrants],
+        [_entrant(e, tags.get(e["name"], frozenset())) for e in state.entrants],
         games,
         after_round=after_round,
         byes=byes,
