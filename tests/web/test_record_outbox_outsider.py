@@ -84,10 +84,6 @@ async def typed(page: Any, move: str, n: int | None = None) -> None:
         await page.wait_for_function(COUNT, arg=n)
 
 
-async def body_text(page: Any) -> str:
-    return str(await page.evaluate("document.body.innerText"))
-
-
 # the words the recorder reads: visible text outside notation (translate=no) and player names
 WORDS = """() => {
   const out = [];
