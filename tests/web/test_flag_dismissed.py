@@ -43,6 +43,16 @@ async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
     # the card says the game is not over: a flag to rule (it said 结束: an outsider deputy)
     phase = page.locator('#boards .card[data-board="1"] .game')
     assert await phase.inner_text() == "落旗待裁定"
+    # a player's phone (no login) reads the same, not a flag dismissed (a reviewer)
+    phone = await page.context.browser.new_context(bypass_csp=True)
+    try:
+        board = await phone.new_page()
+        await board.goto(web_station.url + "/board/1?lang=zh")
+        await board.wait_for_function(
+            "(document.querySelector('.card .game') || {}).textContent === '落旗待裁定'"
+        )
+    finally:
+        await phone.close()
 
     # Time given before the flag is ruled is refused, in words.
     await adjust(page, "red", "45")

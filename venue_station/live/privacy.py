@@ -2,7 +2,8 @@
 
 Arbiter-only: alerts, pending fouls and forfeits (a proposal the arbiter has not ruled on yet:
 telling the hall "black fouled" before the arbiter decides is the arbiter's call, not the
-clock's), and the station's metrics. Everything else on the web port is public.
+clock's; of a state's ``pending`` only a flag's loss to rule is public, as ``{"reason":
+"flag"}``), and the station's metrics. Everything else on the web port is public.
 
 ``public_message(kind, data)`` is the public copy of a live (SSE) message, or None when the
 whole message is arbiter-only; ``public_board(view)`` and ``is_private_event(ev)`` do the same
@@ -30,8 +31,14 @@ def is_private_event(ev: Mapping[str, Any]) -> bool:
 
 
 def _public_state(state: Any) -> Any:
+    # A flag's loss waiting for the ruling stays (as no more than that): the flag is public
+    # (its event, the ⚑), and without it a phone's card read a flag to rule as one dismissed
+    # (暂停 · 待加时: a reviewer)
     if isinstance(state, Mapping) and state.get("pending"):
-        return {**state, "pending": []}
+        flags = [
+            p for p in state["pending"] if isinstance(p, Mapping) and p.get("reason") == "flag"
+        ]
+        return {**state, "pending": [{"reason": "flag"}] if flags else []}
     return state
 
 
