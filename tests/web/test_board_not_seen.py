@@ -75,8 +75,28 @@ async def test_a_paired_board_never_seen_is_shown_as_such_everywhere(
         await page.wait_for_selector('#board-detail[data-board="2"]')
         assert await page.locator("#goto-none").is_hidden()
 
-        # the hall screen shows it too (the technician's round of the hall)
-        await page.goto(venue.url + "/?lang=zh")
+        # and 只看需处理 keeps it: the technician has to go there (a reviewer)
+        assert await card.get_attribute("data-needs") == "1"
+
+        # the hall screen shows it too, its round's filter as well (the technician's round)
+        await page.goto(venue.url + "/?lang=zh&round=1")
         hall = page.locator('.card[data-board="2"] .badge')
         await hall.wait_for()
         assert await hall.text_content() == "未连接"
+
+
+async def test_a_board_no_longer_paired_is_no_longer_shown(venue: WebStation) -> None:
+    """Round 1 imported again with board 2's game on board 3; then round 2 on board 1 alone:
+    the boards never seen follow the latest round (a reviewer: they stayed until a restart)."""
+    station = venue.station
+
+    async def listed() -> list[str]:
+        async with httpx.AsyncClient(base_url=venue.url, timeout=10) as api:
+            return [b["board"] for b in (await api.get("/api/boards")).json()["boards"]]
+
+    await station.import_pairings(
+        "round,board,red,black\n1,1,甲,乙\n1,3,丙,丁\n", send=False, replace=1
+    )
+    assert await listed() == ["1", "3"]
+    await station.import_pairings("round,board,red,black\n2,1,甲,丙\n", send=False)
+    assert await listed() == ["1"]

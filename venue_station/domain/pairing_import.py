@@ -67,6 +67,7 @@ async def import_pairings(
         for row in rows:
             station.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
     station.ingest.add_paired_boards({r["board"] for rows in by_round.values() for r in rows})
+    await station.round_boards.refresh(store)
     out: dict[str, Any] = {
         "imported": len(pairings),
         "rounds": sorted(by_round),

@@ -21,8 +21,8 @@ from typing import Any
 from clock_service.regulation import Regulation
 from clock_service.standings import Standing
 from venue_station.config import StationConfig
-from venue_station.domain import pairing_import, store_wait
-from venue_station.domain.alarms import AlarmWatch, StoreWaiting, alarms, broker_down_since
+from venue_station.domain import board_list, pairing_import, store_wait
+from venue_station.domain.alarms import AlarmWatch, StoreWaiting, alarms
 from venue_station.domain.commands import CommandBus, CommandResult
 from venue_station.domain.decisions_out import DecisionOutbox
 from venue_station.domain.gaps import watch_gaps
@@ -38,7 +38,7 @@ from venue_station.domain.standings import final_standings_of, standings_of
 from venue_station.domain.supervisor import Supervisor
 from venue_station.errors import ConfigError, StationError, StoreError, StoreUnavailable
 from venue_station.intake.collector import Collector
-from venue_station.intake.ingest import BoardView, Ingest
+from venue_station.intake.ingest import Ingest
 from venue_station.intake.signed_txn import signer_for
 from venue_station.live.alerts import AlertSpec
 from venue_station.live.fanout import EventFanout
@@ -50,7 +50,7 @@ from venue_station.live.results import (
     tournament_fouls,
 )
 from venue_station.store.backup import BackupLoop, running_lock, sqlite_path
-from venue_station.store.database import Store, board_key
+from venue_station.store.database import Store
 from wire_contract.messages import Topics
 from wire_contract.wallclock import wall_ms
 
@@ -85,6 +85,7 @@ class Station:
         )  # fmt: skip
         # 录谱: the move limit and the early draw counted on a game's record where it has one
         self.counts = CountDesk(self.require_store, self.regulation, self._raise_alert, self._flush)
+        self.round_boards = board_list.RoundBoards()  # the round's boards, seen or not
         self.records.listen(self.counts.record_changed)
         self.store: Store | None = None
         self.ingest: Ingest | None = None
@@ -150,6 +151,7 @@ class Station:
             regulation=self.regulation,
         )
         await self.ingest.load()
+        await self.round_boards.refresh(store)
         await self.counts.load(self.ingest.alert_ledger.has)
         self.ingest.hold = self.counts.hold
         self.bus.on_sent = self.ingest.authority.sent
@@ -438,19 +440,8 @@ class Station:
         return totals
 
     def board_views(self) -> list[dict[str, Any]]:
-        """Every board's view, a paired board never seen too (a dead Pi is a card that says
-        so, not a board missing from the hall); while the broker is down none is known to be
-        online: each is ``unknown_since`` the instant the station lost it."""
-        assert self.ingest is not None
-        views, paired = self.ingest.boards, self.ingest.paired
-        names = sorted(set(views) | set(self.ingest.seqs.boards) | paired, key=board_key)
-        out = [views.get(b, BoardView(b)).as_dict(self.ingest.seqs.boards.get(b)) for b in names]
-        blind_since = broker_down_since(self)
-        for view in out:
-            view["unknown_since"] = blind_since
-            if blind_since is not None:
-                view["online"] = False
-        return out
+        """Every board's view (``board_list.board_views``)."""
+        return board_list.board_views(self)
 
     def health(self) -> dict[str, Any]:
         """``/healthz``: ok while connected, every task up and the writer not stuck."""

@@ -453,7 +453,7 @@
     stream = QZ.stream({
       hello(d) {
         $("venue").textContent = d.station ? (d.station.title || d.station.venue) : "";
-        for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status });
+        for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status, paired_game: v.paired_game || null });
         // hello carries no alert and no event: what came before this stream (or while the
         // page was cut off: a laptop asleep, a phone off the wifi) is read now.
         // A read the network fails (cut off again): nothing to say, the next hello reads.

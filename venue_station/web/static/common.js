@@ -360,7 +360,8 @@
       // arbiter though nothing is to be ruled — paused (held), its clock failing, its board
       // not online (an outsider acknowledged a node's restart and the filter left no board)
       const playing = st && !result && (st.phase === "running" || st.phase === "paused");
-      const waits = open || (playing && (st.phase === "paused" || !!st.clock_fault || online !== "online"));
+      // (a board of the round whose clock was never seen waits for the technician)
+      const waits = open || (!st && !!this.view.paired_game) || (playing && (st.phase === "paused" || !!st.clock_fault || online !== "online"));
       QZ.setAttr(this.el, "data-needs", need || waits ? "1" : null);
       QZ.setAttr(this.el, "data-phase", st ? st.phase : "none");
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
