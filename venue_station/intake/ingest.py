@@ -98,7 +98,7 @@ class Ingest:
         self.on_reply = on_reply
         self.on_resend: Callable[[bytes], None] | None = None  # the hub asks (domain/resend.py)
         self._configured = known_boards
-        self.paired: set[str] = set()  # every board a round pairs (seen or not: board_views)
+        self.paired: set[str] = set()  # every board any round paired (is_known)
         self.boards: dict[str, BoardView] = {}
         self.seqs = SeqTracker()
         self.clock_truth = ClockTruth(limit_ms=OFFSET_LIMIT_MS, window=32, min_samples=8)

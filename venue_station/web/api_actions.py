@@ -133,7 +133,7 @@ async def _run_command(request: Request, board: str | None) -> Response:
                 extra={"args": {"game": decided}},
             )
     if cmd in ("result", "withdraw") and board is not None and not sent.after_pairing:
-        await _check_not_paired_from(station, board)
+        await _check_not_paired_from(station, board, args.get("seq") if cmd == "withdraw" else None)
     try:
         result = await station.send_command(board, cmd, args, user=session.user)
     except WireError as exc:
@@ -149,15 +149,27 @@ async def _run_command(request: Request, board: str | None) -> Response:
     return json_response(body)
 
 
-async def _check_not_paired_from(station: Any, board: str) -> None:
-    """A result a later round was paired from is changed only when the arbiter says so twice:
-    the pairing stands as it was made (it is not paired again), and the arbiter should know."""
+# what a withdraw can take back that a later round's pairing or the knockout's draw read
+_RULED = ("result", "foul", "forfeit")
+
+
+async def _check_not_paired_from(station: Any, board: str, seq: Any) -> None:
+    """A result (or a foul, a forfeit: the points and the tie-breaks) a later round was paired
+    from, or the knockout drawn from, is changed only when the arbiter says so twice: the
+    pairing stands as it was made (it is not paired again), and the arbiter should know."""
     decided = await station.game_on_board_decided(board)
     store = station.require_store()
     game = await store.game(decided) if decided is not None else None
     if game is None:
         return
+    if seq is not None:  # a withdraw: only of what decides (a start or a warning changes none)
+        events = await store.game_events(decided, _RULED)
+        if not any(e["seq"] == seq for e in events):
+            return
     later = [r["round"] for r in await store.rounds() if r["round"] > game["round"]]
+    ko_after, _ = await station.knockout.boards_in_play()
+    if ko_after is not None and ko_after >= game["round"]:
+        later.append(ko_after + 1)  # the knockout was drawn from this round's standings
     if later:
         raise ApiError(
             409,

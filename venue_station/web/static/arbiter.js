@@ -47,18 +47,18 @@
   const renderLog = actions.render;
 
   // A result a later round was paired from is changed on a second go (409 paired_from says
-  // so): the same board's next command within PAIRED_MS carries after_pairing.
-  const PAIRED_MS = 15000, pairedOk = new Map(); // board -> until (ms)
+  // so): the same command on the same board within PAIRED_MS carries after_pairing, once.
+  const PAIRED_MS = 15000, pairedOk = new Map(); // "board cmd" -> until (ms)
   // Send, show "sent…", then replace it by the reply or the time-out.
   async function act(what, method, url, body) {
     const pending = log(what, "sent");
     let outcome = "error", detail = null;
-    const m = /^\/api\/boards\/([^/]+)\/cmd$/.exec(url), board = m && decodeURIComponent(m[1]);
-    if (board && pairedOk.get(board) > Date.now()) body = { ...body, after_pairing: true };
+    const m = /^\/api\/boards\/([^/]+)\/cmd$/.exec(url), again = m && decodeURIComponent(m[1]) + " " + body.cmd;
+    if (again && pairedOk.get(again) > Date.now()) body = { ...body, after_pairing: true };
     try {
       const { status, data } = await api(method, url, body);
-      if (board) pairedOk.delete(board);
-      if (board && status === 409 && data.code === "paired_from") pairedOk.set(board, Date.now() + PAIRED_MS);
+      if (again && status === 200) pairedOk.delete(again);
+      if (again && status === 409 && data.code === "paired_from") pairedOk.set(again, Date.now() + PAIRED_MS);
       const cmd = body && typeof body.cmd === "string" ? body.cmd : "";
       const summary = () => (data.summary && data.board == null ? QZ.summaryText(cmd, data) : "");
       if (status === 200 && (data.ok === undefined || data.ok)) { outcome = "ok"; if (data.summary && data.board == null) detail = summary; }
