@@ -20,7 +20,7 @@ from clock_service.trf.engines import read as read_engine
 from venue_station.domain.station import Station
 
 # Meishan scores 2 / 1 / 0. After round 2: 甲 4, 戊 3, 丙 2 (progressive 4), 丁 2 (2), 乙 1, 己 0
-PLAYERS = "name,tags\n甲,\n乙,\n丙,\n丁,\n戊,\n己,u14\n"
+PLAYERS = "name,tags\n甲,local\n乙,\n丙,\n丁,\n戊,\n己,u14\n"
 PAIRINGS = (
     "round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n1,3,戊,己\n2,1,甲,丙\n2,2,戊,乙\n2,3,丁,己\n"
 )
@@ -159,6 +159,11 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
             assert all(r["knockout_place"] is None for r in answer["standings"])
         group = (await client.get("/api/standings?tag=u14")).json()
         assert group["final"] is False and places(group["standings"]) == [(1, "己", None)]
+        # ... whose place in the whole event is the final list's (it kept the Swiss place:
+        # a reviewer)
+        local = (await client.get("/api/standings?tag=local")).json()["standings"]
+        assert [(r["player"], r["event_rank"]) for r in local] == [("甲", placed.index("甲") + 1)]
+        assert placed.index("甲") != 0  # (the Swiss leader did not win the knockout)
 
         text = (await client.get("/api/export/standings.csv")).text.lstrip("\ufeff")
         lines = list(csv.DictReader(io.StringIO(text)))
@@ -171,8 +176,11 @@ async def test_the_final_list_opens_with_the_knockout_places(station: Station) -
         # the TRF's rank column (a rating body's, a pairing program's) is the final list's too:
         # an outsider chief read the champion ranked 10th in it
         trf = (await client.get("/api/export/tournament.trf")).text
-        ranks = {line[14:47].strip(): int(line[85:89]) for line in trf.splitlines()
-                 if line.startswith("001 ")}  # fmt: skip  (TRF: name 15–47, rank 86–89)
+        ranks = {
+            line[14:47].strip(): int(line[85:89])
+            for line in trf.splitlines()
+            if line.startswith("001 ")
+        }  # fmt: skip  (TRF: name 15–47, rank 86–89)
         assert ranks == {name: rank for rank, name, _ in places(final["standings"])}, ranks
         # and it says who played the knockout beside the Swiss rounds, in a comment line the
         # engines skip (read as strictly as bbpPairings and JaVaFo do: nothing refused)

@@ -148,3 +148,17 @@ async def test_the_group_menu_offers_every_group_and_a_new_one_comes_without_a_r
     await page.wait_for_function(
         "[...document.querySelectorAll('#table td.player')].some((t) => t.textContent === '丁四')"
     )
+    # 丙三 was in the women's group by mistake: the group, and 综合组, leave the menu
+    status = await page.evaluate(
+        """async (csv) => {
+          const s = await (await fetch('/api/auth/session')).json();
+          const p = await fetch('/api/players', {method: 'POST', body: csv,
+            headers: {'X-CSRF-Token': s.csrf, 'Content-Type': 'text/csv'}});
+          return p.status;
+        }""",
+        "name,club,rating,tags\n丙三,,,local\n",
+    )
+    assert status == 200
+    await page.wait_for_function("document.querySelectorAll('#tag option').length === 3")
+    options = await page.eval_on_selector_all("#tag option", "os => os.map((o) => o.textContent)")
+    assert options == ["全部", "本地", "14岁以下少儿"], options

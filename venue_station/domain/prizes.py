@@ -90,11 +90,14 @@ def _ranked(rows: list[Standing]) -> list[tuple[str, int]]:
     return [(s.player, s.rank) for s in rows]
 
 
-async def provisional_reasons(station: Station, state: TrfState, final: bool) -> list[str]:
+async def provisional_reasons(
+    station: Station, state: TrfState, final: bool, games: list[Any] | None = None
+) -> list[str]:
     """Why the whole event's list is not final yet: ``rounds`` to play, games ``undecided``,
-    the ``knockout`` to finish (none: the last round is played and decided)."""
+    the ``knockout`` to finish (none: the last round is played and decided). ``games``: the
+    station's outcomes when the caller has them already."""
     reasons: list[str] = []
-    games = await station.outcomes()
+    games = await station.outcomes() if games is None else games
     last = max((int(g["round"]) for g, _ in games), default=0)
     # the event's rounds: the players file's (142/XXR) where it says, else the regulation's
     rounds = tournament_rounds(state, station.regulation.tournament.rounds)

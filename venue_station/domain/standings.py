@@ -17,6 +17,7 @@ places 1–4 first, then the others ranked among themselves from 5 (``merge_stan
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -30,7 +31,7 @@ from venue_station.live.results import Outcome, derive_game
 if TYPE_CHECKING:
     from venue_station.store.database import Store
 
-__all__ = ["final_standings_of", "game_records", "standings_of"]
+__all__ = ["final_standings_of", "game_records", "standings_of", "with_final_places"]
 
 
 def _record(
@@ -107,3 +108,10 @@ async def final_standings_of(
     rest = await standings_of(store, regulation, after_round=after_round, without=placed)
     four = [s for s in everyone if s.player in set(placed)]
     return merge_standings(four + rest, placings)
+
+
+def with_final_places(rows: Sequence[Standing], final: Sequence[Standing]) -> list[Standing]:
+    """A group's table with each player's place in the whole event (``event_rank``) as the
+    final list has it once the knockout is finished (it kept the Swiss place: a reviewer)."""
+    place = {s.player: s.rank for s in final}
+    return [dataclasses.replace(s, event_rank=place.get(s.player, s.event_rank)) for s in rows]

@@ -34,7 +34,7 @@ from venue_station.domain.records import RecordDesk
 from venue_station.domain.records_out import relay_records
 from venue_station.domain.resend import Resender, answer_resend_asks
 from venue_station.domain.rulings import Ruling, plan_ruling
-from venue_station.domain.standings import final_standings_of, standings_of
+from venue_station.domain.standings import final_standings_of, standings_of, with_final_places
 from venue_station.domain.supervisor import Supervisor
 from venue_station.errors import ConfigError, StationError, StoreError, StoreUnavailable
 from venue_station.intake.collector import Collector
@@ -426,7 +426,11 @@ class Station:
                     store, self.regulation, placings, after_round=after_round
                 )
                 return rows, True
-        return await self.standings(after_round=after_round, tag=tag), False
+        rows = await self.standings(after_round=after_round, tag=tag)
+        if tag is not None and after_round in (None, self.regulation.tournament.rounds):
+            final, done = await self.shown_standings(after_round=after_round)
+            rows = with_final_places(rows, final) if done else rows
+        return rows, False
 
     async def player_fouls(self) -> dict[str, dict[str, int]]:
         """The boards' fouls per player, and the confirmed not_recording ones (record_duties)."""

@@ -51,7 +51,7 @@ _COALESCED = {
     "status": "board",
     "game": "game",
     "knockout": "",
-    "players": "",
+    "tournament": "",
     "record": "game",
 }
 

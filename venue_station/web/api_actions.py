@@ -45,9 +45,9 @@ from venue_station.web.http_base import (
     login_guard_of,
     model_response,
     path_int,
-    players_changed,
     sessions_of,
     station_of,
+    tournament_changed,
 )
 from venue_station.web.login_guard import HasherBusy
 from venue_station.web.text_bounds import check_command_args
@@ -211,6 +211,8 @@ async def import_pairings(request: Request) -> Response:
         raise ApiError(400, str(exc), kind="bad_csv", where=f"line {exc.line}") from None
     except ImportRefused as exc:
         raise import_refused(exc) from None
+    if not body.get("dry_run"):
+        tournament_changed(request)
     return json_response(body)
 
 
@@ -236,7 +238,7 @@ async def import_players(request: Request) -> Response:
             400, str(exc), kind="bad_csv", where=f"line {exc.line}", extra=extra
         ) from None
     if not dry_run:
-        players_changed(request)
+        tournament_changed(request)
     # ``dry_run`` said only of a preview, as the other imports say it
     answer = Imported(imported=count, dry_run=True if dry_run else None, new_players=new)
     return json_response(answer.model_dump(mode="json", exclude_none=True))

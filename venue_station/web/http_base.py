@@ -73,10 +73,11 @@ def station_of(request: Request) -> Station:
     return station
 
 
-def players_changed(request: Request) -> None:
-    """The players, their groups or their withdrawals changed: the standings and prize pages
-    read their table again (SSE ``players``; they showed a new group only after a reload)."""
-    station_of(request).hub.publish("players", {})
+def tournament_changed(request: Request) -> None:
+    """The players, their groups or withdrawals, or a round's pairing changed: the standings,
+    prize list and round sheet read their table again (SSE ``tournament``; they showed a new
+    group only after a reload, the wall's round sheet the old round)."""
+    station_of(request).hub.publish("tournament", {})
 
 
 def sessions_of(request: Request) -> Sessions:

@@ -117,7 +117,8 @@ PATHS: dict[str, dict[str, Op]] = {
     },
     "/api/stream": {
         "get": Op(
-            "SSE: hello, state, status, event, alert, game, ping; each data has station_ts",
+            "SSE: hello, state, status, event, alert, game, record, knockout, tournament, "
+            "ping; each data has station_ts",
             "text/event-stream",
         )
     },

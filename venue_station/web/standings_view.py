@@ -10,6 +10,8 @@ their rows, ``"final": true`` on the answer), then the rest from 5 in their Swis
 
 from __future__ import annotations
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import FileResponse, Response
 from starlette.routing import BaseRoute, Route
@@ -25,7 +27,7 @@ from clock_service.standings import (
 from venue_station.domain.exports import with_bom
 from venue_station.domain.prizes import provisional_reasons
 from venue_station.domain.station import Station
-from venue_station.domain.trf_state import load_state
+from venue_station.domain.trf_state import load_state, tournament_rounds
 from venue_station.resources import static_dir
 from venue_station.web.http_base import ApiError, int_param, json_response, station_of
 from venue_station.web.pages import SECURITY_HEADERS
@@ -62,10 +64,14 @@ async def standings(request: Request) -> Response:
     store = station.require_store()
     state = await load_state(store)
     withdrawn = state.withdrawn
-    # the whole event's table once nothing is left to play or rule: titled final as the
-    # prize list is (Wulong's stayed 成绩排名 after round 9: an outsider organiser)
-    whole = tag is None and after in (None, station.regulation.tournament.rounds)
-    complete = whole and not await provisional_reasons(station, state, final)
+    games = await station.outcomes()  # once, for the undecided and the final title
+    # the event's (or a group's) table once nothing is left to play or rule: titled final as
+    # the prize list is (Wulong's stayed 成绩排名 after round 9: an outsider organiser)
+    last = tournament_rounds(state, station.regulation.tournament.rounds)
+    ko_done = final or (tag is not None and await _knockout_done(station))
+    complete = after in (None, last) and not await provisional_reasons(
+        station, state, ko_done, games
+    )
     # every group of the event, whatever the table is filtered by: the page's menu offers them
     # all (opened at ?tag=local it offered only 本地: an outsider organiser)
     groups = sorted({x for tags in (await store.reads.player_tags()).values() for x in tags})
@@ -79,15 +85,23 @@ async def standings(request: Request) -> Response:
             "complete": complete,
             "standings": [r.as_dict() for r in rows],
             "withdrawn": withdrawn,
-            "undecided": await _undecided(station, after),
+            "undecided": _undecided(games, after),
         }
     )
 
 
-async def _undecided(station: Station, after: int | None) -> list[dict[str, object]]:
+async def _knockout_done(station: Station) -> bool:
+    """Whether the regulation's knockout is finished (none to play: True)."""
+    if station.regulation.knockout is None:
+        return True
+    async with station.knockout.lock:
+        rec = await station.knockout.current()
+    return rec is not None and rec.ko.finished
+
+
+def _undecided(games: list[Any], after: int | None) -> list[dict[str, object]]:
     """The games of the rounds counted (up to ``after``; none given: up to the last round with
     a game) that have no confirmed result: the table does not count them yet, and says so."""
-    games = await station.outcomes()
     last = after if after is not None else max((int(g["round"]) for g, _ in games), default=0)
     return [
         {"round": int(g["round"]), "board": str(g["board"]), "status": o.status}

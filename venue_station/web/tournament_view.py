@@ -30,8 +30,8 @@ from venue_station.web.http_base import (
     ApiError,
     import_refused,
     model_response,
-    players_changed,
     station_of,
+    tournament_changed,
 )
 
 __all__ = ["routes"]
@@ -53,7 +53,7 @@ async def _withdraw(request: Request, *, withdrawn: bool) -> Response:
         )
     except ImportRefused as exc:
         raise _refused(exc) from None
-    players_changed(request)
+    tournament_changed(request)
     return model_response(Withdrawn(**out))
 
 
@@ -74,7 +74,7 @@ async def bye(request: Request) -> Response:
         )
     except ImportRefused as exc:
         raise _refused(exc) from None
-    players_changed(request)
+    tournament_changed(request)
     return model_response(ByeGiven(**out))
 
 
@@ -85,7 +85,7 @@ async def undo(request: Request) -> Response:
         out = await desk.undo_last(station_of(request), user=user)
     except ImportRefused as exc:
         raise _refused(exc) from None
-    players_changed(request)
+    tournament_changed(request)
     return model_response(Undone(**out))
 
 

@@ -24,8 +24,8 @@ from venue_station.web.http_base import (
     import_refused,
     int_param,
     json_response,
-    players_changed,
     station_of,
+    tournament_changed,
 )
 from venue_station.web.pages import SECURITY_HEADERS
 
@@ -97,7 +97,7 @@ async def import_file(request: Request) -> Response:
     except ImportRefused as exc:
         raise import_refused(exc) from None
     if not out.get("dry_run"):
-        players_changed(request)
+        tournament_changed(request)
     return json_response(out)
 
 
@@ -123,6 +123,8 @@ async def import_pairs_list(request: Request) -> Response:
         raise _error(exc, "cannot import the pairs list") from None
     except ImportRefused as exc:
         raise import_refused(exc) from None
+    if not out.get("dry_run"):
+        tournament_changed(request)
     return json_response(out)
 
 
@@ -159,6 +161,7 @@ async def approve(request: Request) -> Response:
         raise _engine_error(exc) from None
     except TrfError as exc:
         raise _error(exc, "cannot import the proposal") from None
+    tournament_changed(request)
     return json_response(out)
 
 

@@ -177,7 +177,7 @@
 
   function connect() {
     // its `hello` loads the list; every `game` (and the knockout's news) reloads it
-    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load(), players: () => load() }, $("conn"));
+    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load(), tournament: () => load() }, $("conn"));
   }
 
   document.addEventListener("DOMContentLoaded", () => {

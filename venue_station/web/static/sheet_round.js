@@ -139,6 +139,6 @@
       load();
     });
     $("print").addEventListener("click", () => window.print());
-    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load(), players: () => load() }, $("conn"));
+    QZP.stream({ hello: () => load(), game: () => load(), knockout: () => load(), tournament: () => load() }, $("conn"));
   });
 })();

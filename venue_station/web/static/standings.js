@@ -183,7 +183,11 @@
       applyText();
       const tags = new Set(Array.isArray(body.groups) ? body.groups : []);
       for (const row of state.rows) for (const x of row.tags) tags.add(x);
-      addOptions([], [...tags].sort());
+      // a group a corrected players file emptied leaves the menu (unless it is the one shown)
+      if (tags.has("u14") && tags.has("women")) tags.add("u14,women");
+      for (const o of $("tag").querySelectorAll("option[data-tag]"))
+        if (!tags.has(o.dataset.tag) && o.dataset.tag !== state.tag) { state.tags.delete(o.dataset.tag); o.remove(); }
+      addOptions([], [...tags].filter((x) => x !== "u14,women").sort());
       render();
       document.body.dataset.loaded = String(Date.now());
     } catch (e) {
@@ -206,7 +210,7 @@
 
   function connect() {
     // the knockout's last result makes the final list
-    QZP.stream({ hello: () => load(), game: () => { load(); loadRounds(); }, knockout: () => load(), players: () => load() }, $("conn"));
+    QZP.stream({ hello: () => load(), game: () => { load(); loadRounds(); }, knockout: () => load(), tournament: () => { load(); loadRounds(); } }, $("conn"));
   }
 
   document.addEventListener("DOMContentLoaded", () => {
