@@ -42,3 +42,18 @@ async def test_a_csv_pairs_import_names_its_rematches(tmp_path: Path) -> None:
             "round,board,red,black\n3,1,甲,丙\n3,2,乙,丁\n", send=False
         )
         assert "rematches" not in fresh
+
+
+async def test_a_round_imported_again_without_a_board_leaves_no_ghost_game(
+    tmp_path: Path,
+) -> None:
+    """Round 1 imported again with 丙–丁 moved from board 2 to board 3: game r1-b2 stayed in
+    the games table (丙 and 丁 had two games of round 1, one never decided)."""
+    async with station_without_broker(tmp_path) as station:
+        await station.import_players("name\n甲\n乙\n丙\n丁\n")
+        await station.import_pairings("round,board,red,black\n1,1,甲,乙\n1,2,丙,丁\n", send=False)
+        again = "round,board,red,black\n1,1,甲,乙\n1,3,丙,丁\n"
+        await station.import_pairings(again, send=False, replace=1)
+        games = await station.require_store().games(1)
+        assert [(g["game"], g["red"]) for g in games] == [("r1-b1", "甲"), ("r1-b3", "丙")]
+        assert len(await station.outcomes(1)) == 2

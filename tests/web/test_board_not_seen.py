@@ -22,13 +22,14 @@ from support.web import WebStation, login, open_page, served_station
 from broker_config import Roster
 
 pytestmark = [pytest.mark.browser, pytest.mark.broker, pytest.mark.asyncio(loop_scope="session")]
+FAKES: dict[str, Any] = {}  # the fixture's node, for what it was sent
 
 
 @pytest_asyncio.fixture(loop_scope="session")
 async def venue(broker_factory: Callable[..., Any], tmp_path: Path) -> AsyncIterator[WebStation]:
     broker = broker_factory(Roster.build(venue="test", nodes={"node-a": ["1"]}, arbiters=["arb"]))
     async with served_station(broker, tmp_path) as web:
-        fake = await web.fake_node("node-a", ["1"])
+        fake = FAKES["node-a"] = await web.fake_node("node-a", ["1"])
         await web.publish_status(fake, "1", "online")
         await web.publish_state(fake, "1", red="甲", black="乙")
         await web.wait_board("1", lambda v: v["state"] is not None)
@@ -75,8 +76,21 @@ async def test_a_paired_board_never_seen_is_shown_as_such_everywhere(
         await page.wait_for_selector('#board-detail[data-board="2"]')
         assert await page.locator("#goto-none").is_hidden()
 
-        # and 只看需处理 keeps it: the technician has to go there (a reviewer)
+        # and 只看需处理 keeps it: the technician has to go there (a reviewer); its card names
+        # the round's players (an outsider chief saw 红方 --:-- / 黑方 --:--)
         assert await card.get_attribute("data-needs") == "1"
+        assert "丙" in await card.inner_text() and "丁" in await card.inner_text()
+
+        # its game goes to the spare clock (换用备用钟), from the start: 没有对局 before
+        await page.select_option("#spare-board", "1")
+        spare = page.locator("#f-spare button")
+        await spare.click()
+        await spare.click()
+        await page.wait_for_selector("#log li[data-outcome=ok] >> text=2 → 1")
+        sent = [c for b, c in FAKES["node-a"].commands if b == "1" and c.cmd == "set_game"]
+        assert [(c.args["game"], c.args["red"], c.args["black"]) for c in sent] == [
+            ("r1-b2", "丙", "丁")
+        ]
 
         # the hall screen shows it too, its round's filter as well (the technician's round)
         await page.goto(venue.url + "/?lang=zh&round=1")

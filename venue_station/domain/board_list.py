@@ -9,8 +9,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from venue_station.domain.alarms import broker_down_since
+from venue_station.domain.pairing_import import set_game_args
 from venue_station.intake.ingest import BoardView
-from venue_station.store.database import Store, board_key, game_id
+from venue_station.store.database import board_key
 
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
@@ -19,25 +20,40 @@ __all__ = ["RoundBoards", "board_views"]
 
 
 class RoundBoards:
-    """The latest round paired and its boards, read again after every change of the pairings
-    (an import, an undo, a rebuild) and at the station's start."""
+    """The latest round paired, board -> the ``set_game`` of its game (the players for a card
+    that never saw its clock, the game to give a spare board), read again after every change
+    of the pairings (an import, an undo, a rebuild) and at the station's start."""
 
     def __init__(self) -> None:
         self.round: int | None = None
-        self.boards: frozenset[str] = frozenset()
+        self.games: dict[str, dict[str, Any]] = {}
 
-    async def refresh(self, store: Store) -> None:
-        rows = await store.pairings()
-        self.round = max((int(p["round"]) for p in rows), default=None)
-        self.boards = frozenset(str(p["board"]) for p in rows if int(p["round"]) == self.round)
+    @property
+    def boards(self) -> frozenset[str]:
+        return frozenset(self.games)
+
+    async def refresh(self, station: Station) -> None:
+        store = station.require_store()
+        rounds = [int(r["round"]) for r in await store.rounds()]
+        self.round = max(rounds, default=None)
+        rows = await store.games(self.round) if self.round is not None else []
+        # the round's pairing says which boards (a game an import moved off keeps its row)
+        paired = {str(p["board"]) for p in await store.pairings(self.round)} if rows else set()
+        tags = await store.reads.player_tags()
+        self.games = {
+            str(g["board"]): set_game_args(station.regulation, g, tags)
+            for g in rows
+            if str(g["board"]) in paired
+        }
 
     def __repr__(self) -> str:
-        return f"<RoundBoards round={self.round} boards={len(self.boards)}>"
+        return f"<RoundBoards round={self.round} boards={len(self.games)}>"
 
 
 def board_views(station: Station) -> list[dict[str, Any]]:
     """Every board's view; a board of the round never seen has no status and no state, and
-    ``paired_game`` (its game, for the hall screen's round filter). While the broker is down
+    ``paired``: the ``set_game`` of its game (its players on the card, the hall screen's round
+    filter, the game a spare board takes). While the broker is down
     none is known to be online: each is ``unknown_since`` the instant the station lost it."""
     ingest, latest = station.ingest, station.round_boards
     assert ingest is not None
@@ -50,6 +66,6 @@ def board_views(station: Station) -> list[dict[str, Any]]:
         view["unknown_since"] = blind_since
         if blind_since is not None:
             view["online"] = False
-        if view["board"] in unseen and latest.round is not None:
-            view["paired_game"] = game_id(latest.round, view["board"])
+        if view["board"] in unseen:
+            view["paired"] = latest.games[view["board"]]
     return out

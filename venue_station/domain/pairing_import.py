@@ -8,9 +8,10 @@ store's (``round_import.py``).
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Collection, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clock_service.regulation import handicap_for
+from clock_service.regulation import Regulation, handicap_for
 from venue_station.domain import tournament_desk
 from venue_station.domain.import_guard import check_not_withdrawn, guard_rounds
 from venue_station.domain.knockout_boards import place_beside_knockout
@@ -22,7 +23,7 @@ from venue_station.store.database import game_id
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
 
-__all__ = ["import_pairings", "send_round"]
+__all__ = ["import_pairings", "send_round", "set_game_args"]
 
 
 async def import_pairings(
@@ -67,7 +68,7 @@ async def import_pairings(
         for row in rows:
             station.ingest.authority.bind(game_id(round_no, row["board"]), row["board"])
     station.ingest.add_paired_boards({r["board"] for rows in by_round.values() for r in rows})
-    await station.round_boards.refresh(store)
+    await station.round_boards.refresh(station)
     out: dict[str, Any] = {
         "imported": len(pairings),
         "rounds": sorted(by_round),
@@ -89,17 +90,7 @@ async def send_round(station: Station, round_no: int, *, user: str | None = None
     tags = await station.require_store().reads.player_tags()
 
     async def one(game: dict[str, Any]) -> tuple[str, dict[str, Any]]:
-        args: dict[str, Any] = {
-            "game": game["game"],
-            "tc": game["tc"],
-            "red": game["red"],
-            "black": game["black"],
-        }
-        # 让二先 (Wulong): decided by the profile from the players' tags
-        red_tags, black_tags = tags.get(game["red"], ()), tags.get(game["black"], ())
-        handicap = handicap_for(station.regulation, red_tags, black_tags)
-        if handicap is not None:
-            args["handicap"] = handicap.as_dict()
+        args = set_game_args(station.regulation, game, tags)
         try:
             return game["board"], (
                 await station.send_command(game["board"], "set_game", args, user=user)
@@ -108,3 +99,20 @@ async def send_round(station: Station, round_no: int, *, user: str | None = None
             return game["board"], {"outcome": "not_sent", "ok": False, "error": str(exc)}
 
     return dict(await asyncio.gather(*(one(g) for g in games)))
+
+
+def set_game_args(
+    regulation: Regulation, game: Mapping[str, Any], tags: Mapping[str, Collection[str]]
+) -> dict[str, Any]:
+    """The ``set_game`` of a stored game: its id, time control and players, and 让二先 (Wulong)
+    as the profile decides it from the players' tags."""
+    args: dict[str, Any] = {
+        "game": game["game"],
+        "tc": game["tc"],
+        "red": game["red"],
+        "black": game["black"],
+    }
+    handicap = handicap_for(regulation, tags.get(game["red"], ()), tags.get(game["black"], ()))
+    if handicap is not None:
+        args["handicap"] = handicap.as_dict()
+    return args

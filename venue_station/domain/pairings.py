@@ -45,7 +45,9 @@ def _text(data: str | bytes, source: str, *, gbk: bool = False) -> str:
                 except UnicodeDecodeError:
                     pass
             raise PairingsError(
-                source, 0, f"not UTF-8 (byte {exc.start}); save the file as UTF-8",
+                source,
+                0,
+                f"not UTF-8 (byte {exc.start}); save the file as UTF-8",
                 code="encoding",
             ) from None
     return data.removeprefix("\ufeff")

@@ -87,7 +87,7 @@ async def recover_rounds(station: Station) -> dict[str, Any]:
             station.ingest.authority.bind(game, row["board"])
             games.append(game)
     station.ingest.add_paired_boards({r["board"] for rows in by_round.values() for r in rows})
-    await station.round_boards.refresh(station.require_store())
+    await station.round_boards.refresh(station)
     for game in games:
         await station.ingest.writer.update_game(
             game

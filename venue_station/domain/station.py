@@ -151,7 +151,7 @@ class Station:
             regulation=self.regulation,
         )
         await self.ingest.load()
-        await self.round_boards.refresh(store)
+        await self.round_boards.refresh(self)
         await self.counts.load(self.ingest.alert_ledger.has)
         self.ingest.hold = self.counts.hold
         self.bus.on_sent = self.ingest.authority.sent

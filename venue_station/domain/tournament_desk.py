@@ -183,7 +183,7 @@ async def undo_last(station: Station, *, user: str | None) -> dict[str, Any]:
                 audit=entry["id"], games=begun[:10],
             )  # fmt: skip
         await round_snapshots.put_back(store.engine, before["rounds"], before["rows"])
-        await station.round_boards.refresh(store)
+        await station.round_boards.refresh(station)
         await save_state(store, TrfState(**before["trf_state"]))
         if before.get("player_rows"):  # names a players file put right, rows it dropped
             rows = before["player_rows"]

@@ -156,7 +156,7 @@ async def _set_round(
     if rows:
         assert station.ingest is not None
         station.ingest.add_paired_boards({r["board"] for r in rows})
-        await station.round_boards.refresh(store)
+        await station.round_boards.refresh(station)
     out = preview
     if guard.void:
         out["voided_results"] = list(guard.void)

@@ -132,6 +132,14 @@ async def _swap_in(conn: AsyncConnection, staged: sa.Table, tc: str, rounds: lis
         index_elements=["game"], set_={k: games.excluded[k] for k in _GAME_FIELDS}
     )
     await conn.execute(games)
+    # a game the new pairing no longer has (a board dropped or moved) leaves with it: its row
+    # stayed, a second game of round 1 for its players in the standings and the TRF (a game
+    # with a result or a running clock was voided above, or the import refused)
+    await conn.execute(
+        sa.delete(t.games).where(
+            t.games.c.round.in_(rounds), t.games.c.game.not_in(sa.select(staged.c.game))
+        )
+    )
     marks = dialect.insert(t.rounds)
     marks = marks.on_conflict_do_update(
         index_elements=["round"], set_={"tc": marks.excluded.tc, "imported_ms": stamp}

@@ -412,6 +412,9 @@
     if (!broken || !spare || broken === spare) return;
     const what = () => QZ.t("spare") + " " + broken + " → " + spare;
     let st = card(broken).view.state;
+    // a board whose clock was never seen: its game as the station would set it, from the start
+    const paired = !st && card(broken).view.paired;
+    if (paired) { await boardCmd(spare, "set_game", paired, what); return; }
     if (!st || !st.game) { log(what, "error", () => QZ.t("no_game")); return; }
     // A board that cannot answer (its Pi dead, gone silent): its times as its card shows them
     // now, said to be an estimate for the arbiter to check before the spare starts.
@@ -453,7 +456,7 @@
     stream = QZ.stream({
       hello(d) {
         $("venue").textContent = d.station ? (d.station.title || d.station.venue) : "";
-        for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status, paired_game: v.paired_game || null });
+        for (const v of d.boards || []) update(v.board, { state: v.state, status: v.status, paired: v.paired || null });
         // hello carries no alert and no event: what came before this stream (or while the
         // page was cut off: a laptop asleep, a phone off the wifi) is read now.
         // A read the network fails (cut off again): nothing to say, the next hello reads.

@@ -361,7 +361,7 @@
       // not online (an outsider acknowledged a node's restart and the filter left no board)
       const playing = st && !result && (st.phase === "running" || st.phase === "paused");
       // (a board of the round whose clock was never seen waits for the technician)
-      const waits = open || (!st && !!this.view.paired_game) || (playing && (st.phase === "paused" || !!st.clock_fault || online !== "online"));
+      const waits = open || (!st && !!this.view.paired) || (playing && (st.phase === "paused" || !!st.clock_fault || online !== "online"));
       QZ.setAttr(this.el, "data-needs", need || waits ? "1" : null);
       QZ.setAttr(this.el, "data-phase", st ? st.phase : "none");
       // A board online whose clock face fails (state.clock_fault) says so, with the reason.
@@ -374,7 +374,8 @@
       QZ.setAttr(this.badge, "title", fault || ""); // the face's own words, for a technician (on hover only)
       for (const side of ["red", "black"]) {
         const s = this.sides[side];
-        const player = st && st[side] ? st[side] : QZ.t(side);
+        const paired = !st && this.view.paired; // a clock never seen: its game's players
+        const player = st && st[side] ? st[side] : paired ? paired[side] : QZ.t(side);
         QZ.setText(s.name, player);
         // a flag that decided nothing (dismissed, another result entered) is not shown beside
         // the result that stands

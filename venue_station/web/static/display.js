@@ -29,7 +29,7 @@
 
   function inRound(view) {
     if (!onlyRound) return true;
-    const game = (view.state && view.state.game) || view.paired_game; // (a clock never seen)
+    const game = (view.state && view.state.game) || (view.paired && view.paired.game); // (a clock never seen)
     return !!game && game.startsWith("r" + onlyRound + "-");
   }
   function onScreen(board) { return !range || range.has(board); }
@@ -145,7 +145,7 @@
   QZ.stream({
     hello(d) {
       document.getElementById("venue").textContent = d.station ? (d.station.title || d.station.venue) : "";
-      for (const view of d.boards || []) show({ board: view.board, state: view.state, status: view.status, paired_game: view.paired_game || null });
+      for (const view of d.boards || []) show({ board: view.board, state: view.state, status: view.status, paired: view.paired || null });
       QZ.roundBar.refresh();
       // The records are not in hello: the top boards' own are read, at each (re)connection
       // (a move recorded between the screen's first read and its stream, or while the screen

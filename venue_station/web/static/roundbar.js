@@ -48,7 +48,7 @@
     const games = round ? [...cards.values()].map((c) => c.view.state)
       .filter((st) => st && st.game && st.game.startsWith("r" + round + "-")) : [];
     // (a board of the round whose clock was never seen has not played its game)
-    const unseen = round && [...cards.values()].some((c) => !c.view.state && (c.view.paired_game || "").startsWith("r" + round + "-"));
+    const unseen = round && [...cards.values()].some((c) => !c.view.state && c.view.paired && c.view.paired.game.startsWith("r" + round + "-"));
     const over = !unseen && games.length > 0 && games.every((st) => st.phase === "finished" || st.result);
     set(els.elapsed, round && info.started_ms ? (over ? QZ.t("screen.over")
       : QZ.t("screen.elapsed", { t: clockText(now - info.started_ms) })) : "");
