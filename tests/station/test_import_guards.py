@@ -221,3 +221,27 @@ async def test_no_round_is_paired_while_an_earlier_game_waits_for_a_ruling(
         await station.ingest.flush()
         r = await client.post("/api/pairings?send=0", content=ROUND_TWO.encode(), headers=csv)
         assert r.status_code == 200, r.text
+
+
+async def test_a_round_imported_before_a_flag_is_not_sent_over_it(station: Station) -> None:
+    """Round 2 imported unsent while round 1 was clean; then red's flag fell on board 1, its
+    loss to rule. Sending round 2 (POST /api/rounds/2/set_games) put the next game on the
+    board and the flag could never be ruled (an outsider chief): refused as an import is."""
+    assert station.ingest is not None
+    async with httpx.AsyncClient(base_url=station.http_url) as client:
+        h = await _login(client)
+        csv = {**h, "Content-Type": "text/csv"}
+        assert (await client.post("/api/players", content=PLAYERS.encode(), headers=csv)).is_success
+        for pairs in (PAIRINGS, ROUND_TWO):
+            r = await client.post("/api/pairings?send=0", content=pairs.encode(), headers=csv)
+            assert r.status_code == 200, r.text
+        for seq, type_, data in (
+            (1, "flag", {"side": "red"}),
+            (2, "result", {"winner": "black", "reason": "flag", "status": "pending"}),
+        ):
+            ev = envelope("1", seq, type=type_, data=data, game="r1-b1")
+            station.ingest.handle("qz/v1/test/board/1/event", json.dumps(ev).encode())
+        await station.ingest.flush()
+        r = await client.post("/api/rounds/2/set_games", headers=h)
+        assert r.status_code == 409, r.text
+        assert r.json()["code"] == "rulings_pending" and r.json()["args"]["boards"] == "1"

@@ -29,6 +29,7 @@ __all__ = [
     "check_entrants",
     "check_not_withdrawn",
     "guard_rounds",
+    "no_ruling_waits",
     "same_event",
 ]
 
@@ -61,7 +62,7 @@ async def guard_rounds(
     store = station.require_store()
     wanted = tuple(sorted(set(rounds)))
     if wanted:
-        await _no_ruling_waits(station, wanted[0])
+        await no_ruling_waits(station, wanted[0])
     live = {
         str(v.state.get("game")): str(v.state.get("phase"))
         for v in (station.ingest.boards.values() if station.ingest else ())
@@ -96,7 +97,7 @@ async def guard_rounds(
     return RoundGuard(wanted, tuple(void), replaced)
 
 
-async def _no_ruling_waits(station: Station, round_no: int) -> None:
+async def no_ruling_waits(station: Station, round_no: int) -> None:
     """Refuse (``rulings_pending``) while a game of a round before ``round_no`` has a proposal
     the arbiter has not ruled: its board's next game would leave it nowhere to be ruled, the
     game pending for good and the pairing program's file refused. A ruling made a moment ago

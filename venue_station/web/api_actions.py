@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE
 from venue_station.domain import tournament_desk
+from venue_station.domain.import_guard import no_ruling_waits
 from venue_station.domain.pairings import parse_players
 from venue_station.domain.rulings import RulingRefused
 from venue_station.errors import ImportRefused, PairingsError
@@ -248,6 +249,10 @@ async def send_round(request: Request) -> Response:
     session = require_session(request, "chief")
     station = station_of(request)
     round_no = path_int(request, "round", high=999)
+    try:  # a flag of the round before still to rule would be left nowhere (an outsider chief)
+        await no_ruling_waits(station, round_no)
+    except ImportRefused as exc:
+        raise import_refused(exc) from None
     replies = await station.send_round(round_no, user=session.user)
     if not replies:
         raise ApiError(404, f"no games in round {round_no}", kind="not_found", where="path.round")
