@@ -69,7 +69,7 @@ async def test_a_dismissed_flag_lets_the_arbiter_give_time_and_go_on(
     assert await phase.inner_text() == "暂停 · 待加时"
     await page.click("#lang")
     assert await phase.inner_text() == "Paused · time to give"
-    assert "flag decided no loss" in await hint.inner_text()
+    assert "flag fell but Red has not lost" in await hint.inner_text()
     await page.click("#lang")
     # The hint chose the flagged side for the adjustment.
     assert await page.eval_on_selector("#f-adjust select[name=side]", "s => s.value") == "red"

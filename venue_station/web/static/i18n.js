@@ -756,7 +756,7 @@ window.QZ_TEXT = {
     "code.flagged_side_first": "{side}'s flag was dismissed: give {side} time first, then adjust the other side",
     "code.flag_needs_time": "the game is not over, but {side} has no time left: give {side} time first, then resume",
     "flaghint.pending": "{side}'s flag fell, no result yet: confirm it in the alerts and {side} loses; if the game should go on, dismiss it, give {side} time (Adjust time), then Resume.",
-    "flaghint.dismissed": "{side}'s flag decided no loss, the game is not over: give {side} time (Adjust time), then Resume.",
+    "flaghint.dismissed": "{side}'s flag fell but {side} has not lost: the game goes on. Give {side} time (Adjust time), then Resume.",
     "adjust.seconds": "give the seconds to adjust: positive adds, negative takes, at most ±36000",
     "code.game_finished": "the game is finished",
     "code.not_a_proposal": "this event is not a proposal of this game",
