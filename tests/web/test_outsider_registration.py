@@ -487,3 +487,23 @@ async def test_a_pairs_list_that_pairs_two_players_again_says_so(
     assert "注意：1 局为重复对局" in preview and said in preview, preview
     assert said in result, result
     assert {red, black} == {V1[1], V1[11]}
+
+
+async def test_a_round_imported_unsent_is_sent_from_the_page(
+    page: Any, station: Any, tmp_path: Path
+) -> None:
+    """The chief imports round 1 without 导入后发送, checks it, then sends it from the page
+    (no page could: an outsider chief). No clock is connected here: every board says so."""
+    await as_chief(page, station)
+    await upload(page, tmp_path, "v1.trf", trf(V1, round1=True))  # (upload unchecks 发送)
+    await page.fill("#send-round-no", "1")
+    await page.click("#send-round")
+    said = page.locator("#send-round-result")
+    await page.wait_for_function("document.getElementById('send-round-result').textContent")
+    text = await said.inner_text()
+    assert text.startswith("第1轮已发送：0/10 台确认；未确认：第1、2、3"), text
+    await page.click("#lang")
+    assert (await said.inner_text()).startswith("round 1 sent: 0 of 10 boards answered")
+    await page.fill("#send-round-no", "x")
+    await page.click("#send-round")
+    assert await said.inner_text() == "a wrong round"

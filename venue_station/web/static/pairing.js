@@ -280,6 +280,25 @@
   $("undo").addEventListener("click", () => change("/api/tournament/undo", {}, null));
   $("cancel").addEventListener("click", () => { plan = null; last = null; showResult(); choices(); });
 
+  // A round imported unsent (the chief checked it first) goes to the clocks from here: the
+  // docs said 发送 and no page had it (an outsider chief). Refused while a game of an earlier
+  // round waits for a ruling, in the import's words.
+  let sentSaid = null;
+  $("send-round").addEventListener("click", async () => {
+    const n = Number($("send-round-no").value.trim());
+    sentSaid = () => t("err.bad_round");
+    if (Number.isInteger(n) && n >= 1) {
+      let r = null;
+      try { r = await fetch("/api/rounds/" + n + "/set_games", { method: "POST", headers: { "X-CSRF-Token": csrf || "" } }); } catch (e) { /* below */ }
+      const b = r ? await r.json().catch(() => ({})) : {};
+      const sep = () => (lang === "en" ? ", " : "、");
+      const replies = Object.entries(b.set_game || {}), missed = replies.filter(([, x]) => !x.ok).map(([board]) => board);
+      sentSaid = !r ? () => t("err.network") : !r.ok ? () => (b.code && TEXT[lang]["err." + b.code] ? t("err." + b.code, b.args || {}) : t("err.generic", { status: r.status }))
+        : () => t("sent", { round: n, n: replies.length - missed.length, total: replies.length }) + (missed.length ? t("sent.missed", { list: missed.join(sep()) }) : "");
+    }
+    $("send-round-result").textContent = sentSaid();
+  });
+
   let proposal = null;
   let engineName = null;
 
@@ -348,6 +367,7 @@
   $("lang").addEventListener("click", () => {
     lang = QZP.switchLang(lang);
     applyText();
+    if (sentSaid) $("send-round-result").textContent = sentSaid();
     showProposal();
     showResult();
     choices();

@@ -70,6 +70,8 @@
       "err.generic": "出错了（HTTP {status}）", "err.bad_trf": "文件格式有误", "err.bad_request": "请求有误",
       "err.unauthenticated": "请先在裁判台登录", "err.forbidden": "只有总裁判可以导入",
       "err.board_held": "第{round}轮用了淘汰赛所在的台次（{boards}）：请改用数字台次", "err.csrf": "页面已过期，请刷新后重试", "err.too_large": "文件太大", "err.not_found": "找不到",
+      "send-round-label": "发送到棋钟的轮次", "send-round": "发送对局到棋钟",
+      sent: "第{round}轮已发送：{n}/{total} 台确认", "sent.missed": "；未确认：第{list}台（未连接或未应答）",
       "err.network": "无法连接站点", "err.line": "（第{line}行）", "err.columns": "（第{line}行，第{a}–{b}列）",
     },
     en: {
@@ -143,6 +145,8 @@
       "err.bad_request": "the request is wrong", "err.unauthenticated": "log in on the arbiter page first",
       "err.forbidden": "only the chief arbiter may import", "err.board_held": "round {round} uses the knockout's board(s) ({boards}): number the boards", "err.csrf": "the page is out of date; reload it",
       "err.too_large": "the file is too large", "err.not_found": "not found", "err.network": "cannot reach the station",
+      "send-round-label": "Round to send to the clocks", "send-round": "Send its games to the clocks",
+      sent: "round {round} sent: {n} of {total} boards answered", "sent.missed": "; not answered: board(s) {list} (not connected or no answer)",
       "err.line": " (line {line})", "err.columns": " (line {line}, columns {a}–{b})",
     },
   };
