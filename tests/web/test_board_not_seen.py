@@ -81,6 +81,14 @@ async def test_a_paired_board_never_seen_is_shown_as_such_everywhere(
         assert await card.get_attribute("data-needs") == "1"
         assert "丙" in await card.inner_text() and "丁" in await card.inner_text()
 
+        # a command to the whole venue names it: it did not reach it (全场开钟 said "7 started"
+        # of 8, board 12 neither counted nor named: an outsider chief)
+        await page.click("#pause-all")
+        await page.click("#pause-all")
+        said = page.locator("#log li >> text=未收到")
+        await said.wait_for()
+        assert "1台本轮棋钟从未连接，未收到：第2台" in await said.inner_text()
+
         # its game goes to the spare clock (换用备用钟), from the start: 没有对局 before
         await page.select_option("#spare-board", "1")
         spare = page.locator("#f-spare button")

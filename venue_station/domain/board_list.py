@@ -16,7 +16,7 @@ from venue_station.store.database import board_key
 if TYPE_CHECKING:
     from venue_station.domain.station import Station
 
-__all__ = ["RoundBoards", "board_views"]
+__all__ = ["RoundBoards", "board_views", "unseen_boards"]
 
 
 class RoundBoards:
@@ -50,6 +50,15 @@ class RoundBoards:
         return f"<RoundBoards round={self.round} boards={len(self.games)}>"
 
 
+def unseen_boards(station: Station) -> list[str]:
+    """The boards of the latest round paired whose clock the station never saw, in order: a
+    command to the whole venue does not reach them (全场开钟 said "7 started" of 8: an outsider)."""
+    ingest = station.ingest
+    assert ingest is not None
+    seen = set(ingest.boards) | set(ingest.seqs.boards)
+    return sorted((b for b in station.round_boards.boards if b not in seen), key=board_key)
+
+
 def board_views(station: Station) -> list[dict[str, Any]]:
     """Every board's view; a board of the round never seen has no status and no state, and
     ``paired``: the ``set_game`` of its game (its players on the card, the hall screen's round
@@ -58,7 +67,7 @@ def board_views(station: Station) -> list[dict[str, Any]]:
     ingest, latest = station.ingest, station.round_boards
     assert ingest is not None
     views, seqs = ingest.boards, ingest.seqs.boards
-    unseen = {b for b in latest.boards if b not in views and b not in seqs}
+    unseen = set(unseen_boards(station))
     names = sorted(set(views) | set(seqs) | unseen, key=board_key)
     out = [views.get(b, BoardView(b)).as_dict(seqs.get(b)) for b in names]
     blind_since = broker_down_since(station)

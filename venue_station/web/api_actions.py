@@ -18,6 +18,7 @@ from starlette.routing import BaseRoute, Route
 
 from venue_station.auth import COOKIE
 from venue_station.domain import tournament_desk
+from venue_station.domain.board_list import unseen_boards
 from venue_station.domain.import_guard import no_ruling_waits
 from venue_station.domain.pairings import parse_players
 from venue_station.domain.rulings import RulingRefused
@@ -142,6 +143,8 @@ async def _run_command(request: Request, board: str | None) -> Response:
     except ConnectionError as exc:
         raise ApiError(503, str(exc), kind="not_connected") from None
     body = result.as_dict()
+    if board is None and (unseen := unseen_boards(station)):
+        body["unseen"] = unseen  # the round's boards the command could not reach: named
     if result.outcome == "timeout":
         who = f"board {board}" if board is not None else f"{len(result.missing)} board(s)"
         body["error"] = f"no reply from {who} within {station.config.command_timeout_s:g} s"

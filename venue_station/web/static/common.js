@@ -130,6 +130,9 @@
       const list = named(outcome).slice(0, 12);
       parts.push(QZ.t("summary." + outcome, { n: sum[outcome] }) + (list.length ? QZ.t("summary.boards", { list: list.join(QZ.lang === "en" ? ", " : "、") }) : ""));
     }
+    // the round's boards whose clock was never seen: the command did not reach them
+    const unseen = Array.isArray(data.unseen) ? data.unseen : [];
+    if (unseen.length) parts.push(QZ.t("summary.unseen", { n: unseen.length, list: unseen.slice(0, 12).map((b) => QZ.t("board", { n: b })).join(QZ.lang === "en" ? ", " : "、") }));
     return parts.join(" · ");
   };
   // An API error in words, by the code the station sends (``code``), else by the HTTP status.
