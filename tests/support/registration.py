@@ -4,10 +4,16 @@ the groups spreadsheet, and the page's import as a person does it (choose, 导�
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
+
+from support.station import station_config
+from venue_station.auth import hash_password
+from venue_station.web.web_server import StationWithWeb
 
 NAMES = [
     "王天一",
@@ -217,3 +223,16 @@ async def import_v1_groups_v2(page: Any, station: Any, tmp: Path) -> tuple[str, 
     assert res.startswith("已导入棋手名单"), res
     await page.select_option("#kind", "trf")
     return await upload(page, tmp, "v2.trf", trf(V2))
+
+
+@contextlib.asynccontextmanager
+async def wulong_station(tmp_path: Path, **config: Any) -> AsyncIterator[Any]:
+    """A Wulong station, no broker, with the chief's account (``chief`` / ``pw-chief``)."""
+    accounts = [{"username": "chief", "password_hash": hash_password("pw-chief"), "role": "chief"}]
+    cfg = station_config(tmp_path, account=accounts, regulation="wulong-2015", **config)
+    started = StationWithWeb(cfg, connect=False)
+    await started.start()
+    try:
+        yield started
+    finally:
+        await started.stop()
