@@ -29,7 +29,7 @@ import random
 from collections.abc import Callable, Iterable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from clock_service.knockout import Knockout, KnockoutError, ProposedGame, Stage
+from clock_service.knockout import Knockout, KnockoutError, Placing, ProposedGame, Stage
 from clock_service.regulation import Regulation
 from venue_station.live.results import Outcome, derive_game
 from wire_contract.wallclock import wall_ms
@@ -379,6 +379,12 @@ class KnockoutDesk:
             for step in steps:
                 held.setdefault(str(step["board"]), str(step["game"]))
         return int(rec.doc["after_round"]), held
+
+    async def placings(self) -> list[Placing] | None:
+        """The finished knockout's places 1–4 (None: no knockout, or not finished yet)."""
+        async with self.lock:
+            rec = await self.current()
+        return list(rec.ko.placings()) if rec is not None and rec.ko.finished else None
 
     async def current(self) -> KnockoutRecord | None:
         """The record brought up to date (saved when the boards reported a result); hold

@@ -414,23 +414,19 @@ class Station:
     ) -> tuple[list[Standing], bool]:
         """What the standings page shows, and whether it is the final list: once the knockout
         is finished, the whole event's latest (or last round's) table puts its places 1–4
-        first; an earlier round or one group stays the Swiss table."""
-        whole = tag is None and after_round in (None, self.regulation.tournament.rounds)
-        if whole:
-            async with self.knockout.lock:
-                rec = await self.knockout.current()
-            if rec is not None and rec.ko.finished:
-                placings = rec.ko.placings()
-                store = self.require_store()
-                rows = await final_standings_of(
-                    store, self.regulation, placings, after_round=after_round
-                )
-                return rows, True
+        first; an earlier round or one group stays the Swiss table (a group's with the final
+        list's places as ``event_rank``)."""
+        last = after_round in (None, self.regulation.tournament.rounds)
+        placings = await self.knockout.placings() if last else None
+        if placings is None:
+            return await self.standings(after_round=after_round, tag=tag), False
+        store = self.require_store()
+        final = await final_standings_of(store, self.regulation, placings, after_round=after_round)
+        if tag is None:
+            return final, True
+        # a group's table: each player's place in the whole event is the final list's
         rows = await self.standings(after_round=after_round, tag=tag)
-        if tag is not None and after_round in (None, self.regulation.tournament.rounds):
-            final, done = await self.shown_standings(after_round=after_round)
-            rows = with_final_places(rows, final) if done else rows
-        return rows, False
+        return with_final_places(rows, final), False
 
     async def player_fouls(self) -> dict[str, dict[str, int]]:
         """The boards' fouls per player, and the confirmed not_recording ones (record_duties)."""

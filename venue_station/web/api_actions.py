@@ -22,6 +22,7 @@ from venue_station.domain.board_list import unseen_boards
 from venue_station.domain.import_guard import no_ruling_waits
 from venue_station.domain.pairings import parse_players
 from venue_station.domain.rulings import RulingRefused
+from venue_station.domain.station import Station
 from venue_station.errors import ImportRefused, PairingsError
 from venue_station.web.access import (
     client_address,
@@ -157,7 +158,7 @@ async def _run_command(request: Request, board: str | None) -> Response:
 _RULED = ("result", "foul", "forfeit")
 
 
-async def _check_not_paired_from(station: Any, board: str, seq: Any) -> None:
+async def _check_not_paired_from(station: Station, board: str, seq: Any) -> None:
     """A result (or a foul, a forfeit: the points and the tie-breaks) a later round was paired
     from, or the knockout drawn from, is changed only when the arbiter says so twice: the
     pairing stands as it was made (it is not paired again), and the arbiter should know."""
@@ -166,22 +167,23 @@ async def _check_not_paired_from(station: Any, board: str, seq: Any) -> None:
     game = await store.game(decided) if decided is not None else None
     if game is None:
         return
-    if seq is not None:  # a withdraw: only of what decides (a start or a warning changes none)
-        events = await store.game_events(decided, _RULED)
-        if not any(e["seq"] == seq for e in events):
-            return
     later = [r["round"] for r in await store.rounds() if r["round"] > game["round"]]
     ko_after, _ = await station.knockout.boards_in_play()
     if ko_after is not None and ko_after >= game["round"]:
         later.append(ko_after + 1)  # the knockout was drawn from this round's standings
-    if later:
-        raise ApiError(
-            409,
-            f"round {min(later)} was paired from game {decided}'s result: it is not paired "
-            "again; send after_pairing: true to change the result anyway",
-            kind="paired_from",
-            extra={"args": {"game": decided, "round": game["round"], "paired": min(later)}},
-        )
+    if not later:
+        return
+    if seq is not None:  # a withdraw: only of what decides (a start or a warning changes none)
+        events = await store.game_events(game["game"], _RULED)
+        if not any(e["seq"] == seq for e in events):
+            return
+    raise ApiError(
+        409,
+        f"round {min(later)} was paired from game {decided}'s result: it is not paired "
+        "again; send after_pairing: true to change the result anyway",
+        kind="paired_from",
+        extra={"args": {"game": decided, "round": game["round"], "paired": min(later)}},
+    )
 
 
 async def board_cmd(request: Request) -> Response:

@@ -26,7 +26,6 @@ from clock_service.standings import (
 )
 from venue_station.domain.exports import with_bom
 from venue_station.domain.prizes import provisional_reasons
-from venue_station.domain.station import Station
 from venue_station.domain.trf_state import load_state, tournament_rounds
 from venue_station.resources import static_dir
 from venue_station.web.http_base import ApiError, int_param, json_response, station_of
@@ -68,7 +67,7 @@ async def standings(request: Request) -> Response:
     # the event's (or a group's) table once nothing is left to play or rule: titled final as
     # the prize list is (Wulong's stayed 成绩排名 after round 9: an outsider organiser)
     last = tournament_rounds(state, station.regulation.tournament.rounds)
-    ko_done = final or (tag is not None and await _knockout_done(station))
+    ko_done = final or (tag is not None and await station.knockout.placings() is not None)
     complete = after in (None, last) and not await provisional_reasons(
         station, state, ko_done, games
     )
@@ -88,15 +87,6 @@ async def standings(request: Request) -> Response:
             "undecided": _undecided(games, after),
         }
     )
-
-
-async def _knockout_done(station: Station) -> bool:
-    """Whether the regulation's knockout is finished (none to play: True)."""
-    if station.regulation.knockout is None:
-        return True
-    async with station.knockout.lock:
-        rec = await station.knockout.current()
-    return rec is not None and rec.ko.finished
 
 
 def _undecided(games: list[Any], after: int | None) -> list[dict[str, object]]:
